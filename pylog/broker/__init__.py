@@ -1,0 +1,1 @@
+"""The broker process: asyncio server, API handlers, replica manager, replica fetchers."""

@@ -1,0 +1,1 @@
+"""Shared by every layer: configuration definitions, .properties files, small value types."""

@@ -1,0 +1,1 @@
+"""The controller: event queue, cluster context, elections, state machines, reassignment."""

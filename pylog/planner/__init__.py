@@ -1,0 +1,1 @@
+"""Pure assignment algorithms: create-time placement, minimal-movement rebalancing, Kafka's --generate."""

@@ -1,0 +1,1 @@
+"""Kafka's wire protocol, sans I/O: framing, request/response codec, record batches, error codes."""

@@ -1,0 +1,1 @@
+"""The PySpark reassignment pipeline and the `pylog` data source for Spark."""
