@@ -1,0 +1,263 @@
+"""BROKER_CONFIGS: every server.properties key the pylog broker reads, with Kafka 3.3's defaults.
+
+Types, defaults, validators and dynamic update modes follow Kafka's KafkaConfig, DynamicConfig and
+DynamicBrokerConfig (ZooKeeper mode). Docs are pylog's own and say what pylog does with the key.
+Definition order is the order of server.properties.example and of validation (first error wins).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pylog.common.configdef import (
+    LONG_MAX, ConfigKey, Importance, Type, ValidList, ValidString, at_least, between, define,
+)
+from pylog.common.listeners import DEFAULT_PROTOCOL_MAP, SECURITY_PROTOCOLS
+from pylog.common.versions import METADATA_VERSION_VALIDATOR
+
+__all__ = ["BROKER_CONFIGS", "BROKER_GROUPS", "COMPRESSION_TYPES", "NO_EFFECT"]
+
+HIGH, MEDIUM, LOW = Importance.HIGH, Importance.MEDIUM, Importance.LOW
+CLUSTER, PER_BROKER = "cluster-wide", "per-broker"
+# BrokerCompressionCodec.brokerCompressionOptions, in Kafka's order (it shows in error messages).
+COMPRESSION_TYPES = ("uncompressed", "zstd", "lz4", "snappy", "gzip", "producer")
+NO_EFFECT = "Accepted for compatibility with Kafka; pylog ignores it (no effect)."
+
+# (group title, intro comment) in file order; every key below belongs to one of them.
+BROKER_GROUPS: list[tuple[str, str]] = []
+_keys: list[ConfigKey] = []
+
+
+def _group(title: str, intro: str = "") -> None:
+    BROKER_GROUPS.append((title, intro))
+
+
+def _k(name: str, type_: Type, default: Any, doc: str, validator: Any = None, importance: Importance = MEDIUM,
+       dynamic: str | None = None, used: bool = True) -> None:
+    if not used:
+        doc = f"{doc} {NO_EFFECT}" if doc else NO_EFFECT
+    _keys.append(ConfigKey(name, type_, default, validator, doc, importance, dynamic, BROKER_GROUPS[-1][0], used))
+
+
+_group("Server Basics")
+_k("broker.id", Type.INT, -1, "The id of this broker; unique in the cluster. -1 asks for a generated id: the broker "
+   "reuses the id stored in meta.properties or, failing that, takes the next number from /brokers/seqid plus "
+   "reserved.broker.max.id (so generated ids start at 1001).", importance=HIGH)
+_k("broker.id.generation.enable", Type.BOOLEAN, True, "Whether a broker started with broker.id=-1 may generate "
+   "its id through ZooKeeper. When false, broker.id must be set to a value >= 0.")
+_k("reserved.broker.max.id", Type.INT, 1000, "The highest id that may be configured by hand; generated ids "
+   "start above it, so the two ranges never collide.", at_least(0))
+_k("broker.rack", Type.STRING, None, "The rack (or availability zone) of this broker, e.g. `us-east-1d`. Replica "
+   "assignment spreads each partition's replicas over as many racks as it can.")
+
+_group("Socket Server Settings")
+_k("listeners", Type.STRING, "PLAINTEXT://:9092", "Comma-separated URIs the broker listens on, as "
+   "NAME://host:port. An empty host binds every interface; names map to security protocols through "
+   "listener.security.protocol.map. pylog serves PLAINTEXT only.", importance=HIGH, dynamic=PER_BROKER)
+_k("advertised.listeners", Type.STRING, None, "The listeners this broker registers in ZooKeeper for clients and "
+   "other brokers to connect to, when they differ from listeners (e.g. behind NAT). Unset means use listeners. "
+   "Names must be a subset of the listener names, and 0.0.0.0 is not allowed.", importance=HIGH, dynamic=PER_BROKER)
+_k("listener.security.protocol.map", Type.STRING, DEFAULT_PROTOCOL_MAP, "Maps listener names to security "
+   "protocols as NAME:PROTOCOL pairs, so several listeners can share a protocol (e.g. INTERNAL:PLAINTEXT).",
+   importance=LOW, dynamic=PER_BROKER)
+_k("inter.broker.listener.name", Type.STRING, None, "The listener other brokers (replica fetchers, the "
+   "controller) use to reach this one. Unset means the listener named after security.inter.broker.protocol. "
+   "It must be one of the advertised listeners.")
+_k("security.inter.broker.protocol", Type.STRING, "PLAINTEXT", "The security protocol used between brokers when "
+   "inter.broker.listener.name is unset. Set only one of the two.", ValidString(SECURITY_PROTOCOLS))
+_k("num.network.threads", Type.INT, 3, "Kafka's number of network threads. pylog serves all connections from one "
+   "event loop.", at_least(1), HIGH, CLUSTER, used=False)
+_k("num.io.threads", Type.INT, 8, "Kafka's number of request handler threads.", at_least(1), HIGH, CLUSTER,
+   used=False)
+_k("socket.send.buffer.bytes", Type.INT, 102400, "SO_SNDBUF for client connections; -1 keeps the OS default.",
+   importance=HIGH)
+_k("socket.receive.buffer.bytes", Type.INT, 102400, "SO_RCVBUF for client connections; -1 keeps the OS default.",
+   importance=HIGH)
+_k("socket.request.max.bytes", Type.INT, 104857600, "The largest request the broker accepts; a bigger size "
+   "prefix closes the connection (protection against garbage and memory exhaustion).", at_least(1), HIGH)
+_k("request.timeout.ms", Type.INT, 30000, "Kafka's timeout for the broker's own client requests.",
+   importance=HIGH, used=False)
+
+_group("Log Basics")
+_k("log.dirs", Type.STRING, None, "Comma-separated directories where partition data is stored. Each new "
+   "partition goes to the directory holding the fewest partitions. Unset means use log.dir.", importance=HIGH)
+_k("log.dir", Type.STRING, "/tmp/kafka-logs", "The single log directory used when log.dirs is unset.",
+   importance=HIGH)
+_k("num.partitions", Type.INT, 1, "The partition count of topics created without one (auto-created topics and "
+   "CreateTopics with -1).", at_least(1))
+_k("default.replication.factor", Type.INT, 1, "The replication factor of topics created without one "
+   "(auto-created topics and CreateTopics with -1).")
+_k("auto.create.topics.enable", Type.BOOLEAN, True, "Whether a Metadata request for an unknown topic creates it "
+   "with num.partitions and default.replication.factor.", importance=HIGH)
+_k("delete.topic.enable", Type.BOOLEAN, True, "Whether topics can be deleted. When false, DeleteTopics fails with "
+   "TOPIC_DELETION_DISABLED and deletion markers in ZooKeeper are left alone.", importance=HIGH)
+_k("num.recovery.threads.per.data.dir", Type.INT, 1, "Kafka's log recovery thread count per log directory; pylog "
+   "recovers logs one at a time.", at_least(1), HIGH, CLUSTER, used=False)
+_k("log.segment.bytes", Type.INT, 1073741824, "The largest size of one segment file; a write that would exceed "
+   "it rolls a new segment. Topic override: segment.bytes.", at_least(14), HIGH, CLUSTER)
+_k("log.roll.ms", Type.LONG, None, "Roll a new segment when the active one is this old (ms), even if not full. "
+   "Unset means log.roll.hours. Topic override: segment.ms.", importance=HIGH, dynamic=CLUSTER)
+_k("log.roll.hours", Type.INT, 168, "The segment age limit in hours, used when log.roll.ms is unset.",
+   at_least(1), HIGH)
+_k("log.roll.jitter.ms", Type.LONG, None, "The largest random amount (ms) subtracted from the roll time, so "
+   "partitions do not all roll at once. Unset means log.roll.jitter.hours. Topic override: segment.jitter.ms.",
+   importance=HIGH, dynamic=CLUSTER)
+_k("log.roll.jitter.hours", Type.INT, 0, "The roll jitter in hours, used when log.roll.jitter.ms is unset.",
+   at_least(0), HIGH)
+_k("log.index.size.max.bytes", Type.INT, 10485760, "The size each offset and time index file is preallocated to; "
+   "a full index rolls the segment. Topic override: segment.index.bytes.", at_least(4), dynamic=CLUSTER)
+_k("log.index.interval.bytes", Type.INT, 4096, "Roughly how many bytes of batches lie between two offset index "
+   "entries. Topic override: index.interval.bytes.", at_least(0), dynamic=CLUSTER)
+_k("log.segment.delete.delay.ms", Type.LONG, 60000, "How long a segment removed by retention stays on disk, "
+   "renamed with a .deleted suffix, before the file is deleted. Topic override: file.delete.delay.ms.",
+   at_least(0), HIGH, CLUSTER)
+_k("log.preallocate", Type.BOOLEAN, False, "Whether new segment files are preallocated to log.segment.bytes. "
+   "Topic override: preallocate.", dynamic=CLUSTER)
+_k("message.max.bytes", Type.INT, 1048588, "The largest record batch (after compression) the broker accepts; "
+   "bigger batches fail with MESSAGE_TOO_LARGE. Topic override: max.message.bytes.", at_least(0), HIGH, CLUSTER)
+_k("compression.type", Type.STRING, "producer", "The compression the broker stores batches with; `producer` keeps "
+   "what the producer sent. Topic override: compression.type.",
+   ValidString(COMPRESSION_TYPES), HIGH, CLUSTER)
+_k("log.message.timestamp.type", Type.STRING, "CreateTime", "CreateTime keeps the producer's timestamps; "
+   "LogAppendTime makes the broker stamp each batch with its own clock. Topic override: message.timestamp.type.",
+   ValidString(("CreateTime", "LogAppendTime")), dynamic=CLUSTER)
+_k("log.message.timestamp.difference.max.ms", Type.LONG, LONG_MAX, "With CreateTime, the largest allowed "
+   "difference between a batch's timestamp and the broker's clock; beyond it the produce fails with "
+   "INVALID_TIMESTAMP. Topic override: message.timestamp.difference.max.ms.", at_least(0), dynamic=CLUSTER)
+_k("log.cleanup.policy", Type.LIST, ["delete"], "The default cleanup policy of topics: `delete` removes old "
+   "segments by time and size. pylog does not compact; `compact` is accepted and stored but only `delete` "
+   "retention runs. Topic override: cleanup.policy.", ValidList(("compact", "delete")), dynamic=CLUSTER)
+_k("log.cleaner.delete.retention.ms", Type.LONG, 86400000, "Kafka's tombstone retention for compacted topics. "
+   "Topic override: delete.retention.ms.", at_least(0), dynamic=CLUSTER, used=False)
+_k("log.cleaner.min.compaction.lag.ms", Type.LONG, 0, "Kafka's minimum age before a record may be compacted. "
+   "Topic override: min.compaction.lag.ms.", at_least(0), dynamic=CLUSTER, used=False)
+_k("log.cleaner.max.compaction.lag.ms", Type.LONG, LONG_MAX, "Kafka's maximum time a record stays uncompacted. "
+   "Topic override: max.compaction.lag.ms.", at_least(1), dynamic=CLUSTER, used=False)
+_k("log.cleaner.min.cleanable.ratio", Type.DOUBLE, 0.5, "Kafka's dirty ratio that triggers compaction. "
+   "Topic override: min.cleanable.dirty.ratio.", between(0, 1), dynamic=CLUSTER, used=False)
+_k("log.message.format.version", Type.STRING, "3.0-IV1", "Deprecated in Kafka 3.0 and ignored there with "
+   "inter-broker protocol 3.0 or later. pylog always writes record batch format v2.",
+   METADATA_VERSION_VALIDATOR, used=False)
+_k("log.message.downconversion.enable", Type.BOOLEAN, True, "Kafka's switch for converting batches to old "
+   "formats for old consumers; pylog only serves clients that read format v2. Topic override: "
+   "message.downconversion.enable.", importance=LOW, dynamic=CLUSTER, used=False)
+
+_group("Internal Topic Settings", "Settings of the group coordinator's __consumer_offsets topic. On a single "
+       "broker they must be 1; with three or more brokers use 3 for availability.")
+_k("offsets.topic.replication.factor", Type.SHORT, 3, "The replication factor of __consumer_offsets. Creating "
+   "it fails until this many brokers are alive.", at_least(1), HIGH)
+_k("offsets.topic.num.partitions", Type.INT, 50, "The partition count of __consumer_offsets; it cannot change "
+   "once the topic exists.", at_least(1), HIGH)
+_k("offsets.topic.segment.bytes", Type.INT, 104857600, "The segment size of __consumer_offsets.", at_least(1), HIGH)
+_k("offsets.retention.minutes", Type.INT, 10080, "Committed offsets of a group that has been empty this long "
+   "are removed.", at_least(1), HIGH)
+_k("transaction.state.log.replication.factor", Type.SHORT, 3, "Kafka's replication factor for "
+   "__transaction_state; pylog has no transaction coordinator.", at_least(1), HIGH, used=False)
+_k("transaction.state.log.min.isr", Type.INT, 2, "Kafka's min.insync.replicas for __transaction_state.",
+   at_least(1), HIGH, used=False)
+_k("transaction.state.log.num.partitions", Type.INT, 50, "Kafka's partition count for __transaction_state.",
+   at_least(1), HIGH, used=False)
+
+_group("Log Flush Policy", "Writes go to the OS page cache at once; these settings only decide when the broker "
+       "also fsyncs. Replication, not fsync, is what keeps acknowledged data safe, so the defaults never force a "
+       "flush: logs are flushed on roll and on clean shutdown, and recovered from the last checkpoint after a crash.")
+_k("log.flush.interval.messages", Type.LONG, LONG_MAX, "Fsync a partition once this many messages are unflushed. "
+   "Topic override: flush.messages.", at_least(1), HIGH, CLUSTER)
+_k("log.flush.interval.ms", Type.LONG, None, "Fsync a partition once its oldest unflushed message is this old "
+   "(ms). Unset means log.flush.scheduler.interval.ms. Topic override: flush.ms.", importance=HIGH, dynamic=CLUSTER)
+_k("log.flush.scheduler.interval.ms", Type.LONG, LONG_MAX, "How often (ms) the broker checks whether any log is "
+   "due for a flush.", importance=HIGH)
+_k("log.flush.offset.checkpoint.interval.ms", Type.INT, 60000, "How often (ms) the recovery points are written "
+   "to recovery-point-offset-checkpoint; recovery after a crash starts from them.", at_least(0), HIGH)
+_k("log.flush.start.offset.checkpoint.interval.ms", Type.INT, 60000, "How often (ms) log start offsets are "
+   "written to log-start-offset-checkpoint.", at_least(0), HIGH)
+
+_group("Log Retention Policy", "A segment is deleted when either limit is reached; only whole segments below the "
+       "high watermark are deleted, oldest first, and never the active segment.")
+_k("log.retention.hours", Type.INT, 168, "How long to keep a segment after its newest record (hours); the "
+   "lowest priority of the three retention time keys.", importance=HIGH)
+_k("log.retention.minutes", Type.INT, None, "Retention time in minutes; overrides log.retention.hours.",
+   importance=HIGH)
+_k("log.retention.ms", Type.LONG, None, "Retention time in ms; overrides log.retention.minutes and "
+   "log.retention.hours. -1 keeps data forever. Topic override: retention.ms.", importance=HIGH, dynamic=CLUSTER)
+_k("log.retention.bytes", Type.LONG, -1, "The largest size of one partition's log before old segments are "
+   "deleted; -1 means no size limit. Topic override: retention.bytes.", importance=HIGH, dynamic=CLUSTER)
+_k("log.retention.check.interval.ms", Type.LONG, 300000, "How often (ms) the broker applies retention.",
+   at_least(1))
+
+_group("Replication")
+_k("min.insync.replicas", Type.INT, 1, "With acks=all, a produce succeeds only while at least this many replicas "
+   "(leader included) are in the ISR; otherwise it fails with NOT_ENOUGH_REPLICAS. With replication factor 3, "
+   "2 tolerates one failed broker without losing acknowledged writes. Topic override: min.insync.replicas.",
+   at_least(1), HIGH, CLUSTER)
+_k("unclean.leader.election.enable", Type.BOOLEAN, False, "Whether a replica outside the ISR may become leader "
+   "when no ISR member is alive. This restores availability at the price of losing acknowledged writes. "
+   "Topic override: unclean.leader.election.enable.", importance=HIGH, dynamic=CLUSTER)
+_k("replica.lag.time.max.ms", Type.LONG, 30000, "A follower that has not fetched, or not caught up to the "
+   "leader's log end, for this long is removed from the ISR.", importance=HIGH)
+_k("replica.fetch.wait.max.ms", Type.INT, 500, "The longest a follower's fetch waits at the leader for data. "
+   "Must not exceed replica.lag.time.max.ms or replica.socket.timeout.ms.", importance=HIGH)
+_k("replica.fetch.min.bytes", Type.INT, 1, "The bytes a follower's fetch waits for before the leader answers.",
+   importance=HIGH)
+_k("replica.fetch.max.bytes", Type.INT, 1048576, "The bytes a follower asks for per partition; a bigger first "
+   "batch is still returned whole so fetching always progresses.", at_least(0))
+_k("replica.fetch.response.max.bytes", Type.INT, 10485760, "The bytes a follower asks for per fetch response in "
+   "total (same first-batch exception).", at_least(0))
+_k("replica.fetch.backoff.ms", Type.INT, 1000, "How long a follower waits before fetching again after a fetch "
+   "error.", at_least(0))
+_k("num.replica.fetchers", Type.INT, 1, "How many fetcher tasks this broker runs per source broker; partitions "
+   "are spread over them.", importance=HIGH, dynamic=CLUSTER)
+_k("replica.socket.timeout.ms", Type.INT, 30000, "The socket timeout of follower fetch connections.",
+   importance=HIGH)
+_k("replica.high.watermark.checkpoint.interval.ms", Type.LONG, 5000, "How often (ms) high watermarks are written "
+   "to replication-offset-checkpoint.", importance=HIGH)
+_k("controller.socket.timeout.ms", Type.INT, 30000, "The socket timeout of the controller's connections to "
+   "brokers (LeaderAndIsr, UpdateMetadata, StopReplica).")
+_k("leader.replication.throttled.rate", Type.LONG, LONG_MAX, "Upper bound (bytes/s) on replication traffic this "
+   "broker serves as leader for the replicas listed in each topic's leader.replication.throttled.replicas. "
+   "Normally set dynamically during reassignments.", at_least(0), dynamic=CLUSTER)
+_k("follower.replication.throttled.rate", Type.LONG, LONG_MAX, "Upper bound (bytes/s) on replication traffic "
+   "this broker fetches as follower for the replicas listed in each topic's "
+   "follower.replication.throttled.replicas. Normally set dynamically during reassignments.",
+   at_least(0), dynamic=CLUSTER)
+_k("replica.alter.log.dirs.io.max.bytes.per.second", Type.LONG, LONG_MAX, "Kafka's bound on disk I/O used to "
+   "move replicas between log directories of one broker.", at_least(0), dynamic=CLUSTER, used=False)
+
+_group("Leader Balancing")
+_k("auto.leader.rebalance.enable", Type.BOOLEAN, True, "Whether the controller periodically moves leadership "
+   "back to each partition's preferred (first) replica.", importance=HIGH)
+_k("leader.imbalance.check.interval.seconds", Type.LONG, 300, "How often (s) the controller checks leader "
+   "balance.", at_least(1), HIGH)
+_k("leader.imbalance.per.broker.percentage", Type.INT, 10, "The controller runs preferred elections for a broker "
+   "when more than this percentage of the partitions it prefers to lead are led elsewhere.", importance=HIGH)
+
+_group("Controlled Shutdown")
+_k("controlled.shutdown.enable", Type.BOOLEAN, True, "Whether a stopping broker first asks the controller to move "
+   "its leaderships away, so clients see no unavailability.")
+_k("controlled.shutdown.max.retries", Type.INT, 3, "How many times a controlled shutdown is attempted before "
+   "the broker stops anyway.")
+_k("controlled.shutdown.retry.backoff.ms", Type.LONG, 5000, "The wait between controlled shutdown attempts.")
+
+_group("Zookeeper")
+_k("zookeeper.connect", Type.STRING, None, "The ZooKeeper ensemble as host:port[,host:port...], optionally "
+   "followed by a chroot path (e.g. 127.0.0.1:2181/pylog) that is created if missing. Required.", importance=HIGH)
+_k("zookeeper.session.timeout.ms", Type.INT, 18000, "The ZooKeeper session timeout. When the session expires, the "
+   "broker's registration disappears and it re-registers with a new session.", importance=HIGH)
+_k("zookeeper.connection.timeout.ms", Type.INT, None, "How long to wait for the first ZooKeeper connection "
+   "before giving up. Unset means zookeeper.session.timeout.ms.", importance=HIGH)
+
+_group("Group Coordinator Settings")
+_k("group.initial.rebalance.delay.ms", Type.INT, 3000, "How long the coordinator waits for more members to join "
+   "a new (empty) group before the first rebalance. 0 suits development and tests.")
+_k("group.min.session.timeout.ms", Type.INT, 6000, "The smallest session timeout a consumer may ask for.")
+_k("group.max.session.timeout.ms", Type.INT, 1800000, "The largest session timeout a consumer may ask for.")
+
+_group("pylog Metrics", "pylog's own per-partition load sampling, which feeds the reassignment planner.")
+_k("metrics.sample.interval.ms", Type.LONG, 60000, "How often (ms) each broker samples the load of the partitions "
+   "it leads (bytes in, bytes out, messages in, log size) and publishes one record per partition to the internal "
+   "topic __pylog_metrics. 0 disables sampling.", at_least(0), LOW)
+_k("metrics.topic.replication.factor", Type.SHORT, 1, "The replication factor of __pylog_metrics when a broker "
+   "creates it. The samples are advisory, so losing some is harmless.", at_least(1), LOW)
+
+BROKER_CONFIGS: dict[str, ConfigKey] = define(_keys)
+del _keys
