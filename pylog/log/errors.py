@@ -1,0 +1,51 @@
+"""Errors raised by the partition log; those with a Kafka error code carry it as `error_code`."""
+
+from __future__ import annotations
+
+from pylog.protocol.errors import ErrorCode
+from pylog.protocol.records import CodedError, RecordError
+
+
+class LogError(Exception):
+    """Base of the log's own errors that have no wire error code (a broker bug or disk state)."""
+
+
+class OffsetOutOfRangeError(CodedError):
+    """A read or log-start move outside [log start offset, log end offset] (OFFSET_OUT_OF_RANGE)."""
+
+    code = ErrorCode.OFFSET_OUT_OF_RANGE
+
+
+class KafkaStorageError(CodedError):
+    """The log's files are unusable, e.g. flushed data is corrupt (KAFKA_STORAGE_ERROR)."""
+
+    code = ErrorCode.KAFKA_STORAGE_ERROR
+
+
+class RecordTooLargeError(RecordError):
+    """A batch larger than max.message.bytes (MESSAGE_TOO_LARGE, 10)."""
+
+    code = ErrorCode.MESSAGE_TOO_LARGE
+
+
+class RecordBatchTooLargeError(RecordError):
+    """An append larger than segment.bytes (RECORD_LIST_TOO_LARGE, 18)."""
+
+    code = ErrorCode.RECORD_LIST_TOO_LARGE
+
+
+class UnexpectedAppendOffsetError(LogError):
+    """A follower append that does not start at the log end offset, or whose offsets go backwards."""
+
+    def __init__(self, message: str, first_offset: int, last_offset: int) -> None:
+        super().__init__(message)
+        self.first_offset = first_offset
+        self.last_offset = last_offset
+
+
+class CorruptIndexError(LogError):
+    """An index file that fails its sanity check; the segment's indexes get rebuilt."""
+
+
+class CheckpointError(LogError, OSError):
+    """A malformed checkpoint file (Kafka: IOException with the same message)."""

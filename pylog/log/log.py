@@ -1,0 +1,572 @@
+"""One partition's log: a directory `<topic>-<partition>` of segments, plus its epoch cache.
+
+Synchronous and single-threaded by design: the broker calls it from its event loop. The produce
+path is `append_as_leader` on the request's own buffer (offsets stamped in place, one write);
+the fetch path is `read`, which returns file ranges for sendfile without touching record bytes.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import shutil
+import time
+from bisect import bisect_right
+from typing import Callable, NamedTuple, Sequence
+
+from pylog.log.checkpoint import LEADER_EPOCH_CHECKPOINT, PARTITION_METADATA, PartitionMetadataFile, fsync_dir
+from pylog.log.config import LogConfig
+from pylog.log.epoch_cache import LeaderEpochCache
+from pylog.log.errors import (
+    LogError,
+    OffsetOutOfRangeError,
+    RecordBatchTooLargeError,
+    RecordTooLargeError,
+    UnexpectedAppendOffsetError,
+)
+from pylog.log.loader import load_segments, new_segment
+from pylog.log.segment import LogSegment
+from pylog.protocol.records import BatchHeader, assign_offsets, set_log_append_time
+
+log = logging.getLogger("pylog.log")
+
+EARLIEST_TIMESTAMP = -2  # ListOffsets special timestamps
+LATEST_TIMESTAMP = -1
+MAX_TIMESTAMP = -3
+_INT_MAX = 2**31 - 1
+
+
+class FileSlice(NamedTuple):
+    """A byte range of a segment file holding whole batches; the server sends it with sendfile.
+
+    The range is only valid until the log is truncated or the segment deleted (retention):
+    a sender must treat a short read as an error, never pad it.
+    """
+
+    path: str
+    position: int
+    size: int
+
+    def read(self) -> bytes:
+        """The bytes of the slice (for tests and tools; the broker uses sendfile)."""
+        fd = os.open(self.path, os.O_RDONLY)
+        try:
+            return os.pread(fd, self.size, self.position)
+        finally:
+            os.close(fd)
+
+
+class AppendInfo(NamedTuple):
+    """What an append wrote."""
+
+    first_offset: int
+    last_offset: int
+    max_timestamp: int
+    num_records: int
+    size: int
+    log_append_time: int = -1  # the broker's timestamp when message.timestamp.type=LogAppendTime
+
+
+def parse_partition_dir(name: str) -> tuple[str, int]:
+    """`<topic>-<partition>` -> (topic, partition); raises ValueError for anything else."""
+    topic, sep, part = name.rpartition("-")
+    if not sep or not topic or not part.isdigit():
+        raise ValueError(
+            f"Found directory {name}, '{name}' is not in the form of topic-partition or "
+            f"topic-partition.uniqueId-delete (if marked for deletion)."
+        )
+    return topic, int(part)
+
+
+def _now_ms() -> int:
+    return int(time.time() * 1000)
+
+
+class Log:
+    """A partition's segments, offsets (start, end, high watermark, recovery point) and epochs."""
+
+    def __init__(
+        self,
+        dir: str,
+        config: LogConfig,
+        segments: list[LogSegment],
+        next_offset: int,
+        log_start_offset: int,
+        recovery_point: int,
+    ) -> None:
+        self.dir = os.path.abspath(dir)
+        self.topic, self.partition = parse_partition_dir(os.path.basename(self.dir))
+        self.config = config
+        self.segments = segments
+        self._bases = [s.base_offset for s in segments]
+        self.next_offset = next_offset
+        self.log_start_offset = log_start_offset
+        self.recovery_point = recovery_point
+        self._hw = log_start_offset
+        self._unflushed_messages = 0
+        self._last_flush_ms = _now_ms()
+        self._flush_pending_upto: int | None = None  # set by roll: flush the old segment soon
+        self._dir_dirty = False
+        # Called when truncation lowers the recovery point, so the owner can re-checkpoint it
+        # at once (a stale, higher recovery point would make recovery trust lost data).
+        self.recovery_point_listener: Callable[[Log], None] | None = None
+        self.epoch_cache = LeaderEpochCache(
+            os.path.join(self.dir, LEADER_EPOCH_CHECKPOINT), lambda: self.next_offset, self.name
+        )
+        self.epoch_cache.truncate_from_end(next_offset)
+        self.epoch_cache.truncate_from_start(log_start_offset)
+
+    @classmethod
+    def open(
+        cls,
+        dir: str,
+        config: LogConfig,
+        recovery_point: int = 0,
+        log_start_offset: int = 0,
+        *,
+        clean_shutdown: bool = False,
+        topic_id: str | None = None,
+        now_ms: int | None = None,
+    ) -> "Log":
+        """Open (creating if needed) a partition dir, recovering the unflushed tail.
+
+        Unless `clean_shutdown`, batches from `recovery_point` on are re-validated and a torn or
+        corrupt tail is truncated (logged as a warning on "pylog.log"). Missing or corrupt
+        indexes are rebuilt. With `topic_id`, `partition.metadata` is written (or checked).
+        """
+        dir = os.path.abspath(dir)
+        name = os.path.basename(dir)
+        parse_partition_dir(name)
+        os.makedirs(dir, exist_ok=True)
+        loaded = load_segments(dir, name, config, recovery_point, log_start_offset, clean_shutdown, now_ms)
+        self = cls(dir, config, loaded.segments, loaded.next_offset, loaded.log_start_offset, loaded.recovery_point)
+        self._dir_dirty = loaded.changed
+        if topic_id is not None:
+            self.set_topic_id(topic_id)
+        return self
+
+    # --- properties ---------------------------------------------------------------------------
+    @property
+    def name(self) -> str:
+        """`<topic>-<partition>`."""
+        return f"{self.topic}-{self.partition}"
+
+    @property
+    def log_end_offset(self) -> int:
+        """The offset the next appended record gets (LEO)."""
+        return self.next_offset
+
+    @property
+    def high_watermark(self) -> int:
+        """Offsets below it are committed and readable by consumers."""
+        return self._hw
+
+    @high_watermark.setter
+    def high_watermark(self, offset: int) -> None:
+        self._hw = min(max(offset, self.log_start_offset), self.next_offset)
+
+    @property
+    def size_bytes(self) -> int:
+        """Bytes of all segments."""
+        return sum(s.size for s in self.segments)
+
+    @property
+    def active_segment(self) -> LogSegment:
+        """The segment appends go to."""
+        return self.segments[-1]
+
+    @property
+    def topic_id(self) -> str | None:
+        """The topic id from `partition.metadata`, if written."""
+        f = PartitionMetadataFile(os.path.join(self.dir, PARTITION_METADATA))
+        return f.read() if f.exists() else None
+
+    def set_topic_id(self, topic_id: str) -> None:
+        """Write `partition.metadata`; a different id already there is an error (Kafka's check)."""
+        f = PartitionMetadataFile(os.path.join(self.dir, PARTITION_METADATA))
+        if f.exists():
+            existing = f.read()
+            if existing != topic_id:
+                raise LogError(
+                    f"Tried to assign topic ID {topic_id} to log for topic partition {self.name}, "
+                    f"but log already contained topic ID {existing}"
+                )
+            return
+        f.write(topic_id)
+
+    def update_config(self, config: LogConfig) -> None:
+        """Apply changed topic configs (dynamic config updates)."""
+        self.config = config
+        for seg in self.segments:
+            seg.index_interval_bytes = config.index_interval_bytes
+            seg.index.max_entries = config.max_index_entries
+            seg.time_index.max_entries = config.max_time_index_entries
+
+    # --- appends ------------------------------------------------------------------------------
+    def append_as_leader(
+        self,
+        buf: bytearray | memoryview,
+        headers: Sequence[BatchHeader],
+        leader_epoch: int,
+        now_ms: int | None = None,
+    ) -> AppendInfo:
+        """Assign offsets from the LEO, stamp `leader_epoch`, append; `headers` from validate_batches.
+
+        Raises RecordTooLargeError (a batch over max.message.bytes) or RecordBatchTooLargeError
+        (the append is larger than segment.bytes) before writing anything.
+        """
+        size = len(buf)
+        config = self.config
+        max_bytes = config.max_message_bytes
+        for h in headers:
+            if h.batch_length + 12 > max_bytes:
+                raise RecordTooLargeError(
+                    f"The record batch size in the append to {self.name} is {h.batch_length + 12} bytes "
+                    f"which exceeds the maximum configured value of {max_bytes}."
+                )
+        if size > config.segment_bytes:
+            raise RecordBatchTooLargeError(
+                f"Message batch size is {size} bytes in append to partition {self.name}, which "
+                f"exceeds the maximum configured segment size of {config.segment_bytes}."
+            )
+        first = self.next_offset
+        last = assign_offsets(buf, headers, first, leader_epoch)
+        append_time = -1
+        if config.message_timestamp_type == "LogAppendTime":
+            append_time = _now_ms() if now_ms is None else now_ms
+            for h in headers:
+                set_log_append_time(buf, h, append_time)
+        if leader_epoch >= 0 and leader_epoch != self.epoch_cache.latest_epoch:
+            self.epoch_cache.assign(leader_epoch, first)
+        return self._append(buf, headers, first, last, now_ms, append_time)
+
+    def append_as_follower(self, buf: bytearray | memoryview, headers: Sequence[BatchHeader]) -> AppendInfo:
+        """Append batches with the leader's offsets; they must start at the LEO and increase."""
+        if not headers:
+            raise ValueError("append_as_follower needs at least one batch")
+        first = headers[0].base_offset
+        last = headers[-1].base_offset + headers[-1].last_offset_delta
+        if first != self.next_offset:
+            raise UnexpectedAppendOffsetError(
+                f"Unexpected offset in append to {self.name}. First offset {first} is not the next "
+                f"offset {self.next_offset}. Last offset in append: {last}. Log start offset = "
+                f"{self.log_start_offset}",
+                first, last,
+            )
+        prev = first - 1
+        for h in headers:
+            if h.base_offset <= prev or h.last_offset_delta < 0:
+                raise UnexpectedAppendOffsetError(
+                    f"Out of order offsets found in append to {self.name}: batch [{h.base_offset}, "
+                    f"{h.last_offset}] after offset {prev}",
+                    first, last,
+                )
+            prev = h.base_offset + h.last_offset_delta
+        if len(buf) > self.config.segment_bytes:
+            raise RecordBatchTooLargeError(
+                f"Message batch size is {len(buf)} bytes in append to partition {self.name}, which "
+                f"exceeds the maximum configured segment size of {self.config.segment_bytes}."
+            )
+        cache = self.epoch_cache
+        for h in headers:
+            if h.partition_leader_epoch >= 0 and h.partition_leader_epoch != cache.latest_epoch:
+                cache.assign(h.partition_leader_epoch, h.base_offset)
+        return self._append(buf, headers, first, last, None, -1)
+
+    def _append(
+        self,
+        buf: bytearray | memoryview,
+        headers: Sequence[BatchHeader],
+        first: int,
+        last: int,
+        now_ms: int | None,
+        append_time: int,
+    ) -> AppendInfo:
+        max_ts = -1
+        for h in headers:
+            if h.max_timestamp > max_ts:
+                max_ts = h.max_timestamp
+        size = len(buf)
+        seg = self._maybe_roll(size, max_ts, last, _now_ms() if now_ms is None else now_ms)
+        seg.append(buf, headers)
+        self.next_offset = last + 1
+        n = last - first + 1
+        self._unflushed_messages += n
+        if self._unflushed_messages >= self.config.flush_messages:
+            self.flush()
+        return AppendInfo(first, last, max_ts, n, size, append_time)
+
+    def _maybe_roll(self, size: int, max_ts: int, max_offset: int, now_ms: int) -> LogSegment:
+        """Kafka's shouldRoll: size, segment.ms (message time), full indexes, offset overflow."""
+        seg = self.segments[-1]
+        config = self.config
+        if (
+            seg.size > config.segment_bytes - size
+            or (seg.size > 0 and seg.time_waited_for_roll(now_ms, max_ts) > config.segment_ms - config.segment_jitter_ms)
+            or seg.index.is_full
+            or seg.time_index.is_full
+            or max_offset - seg.base_offset > _INT_MAX
+        ):
+            return self.roll(now_ms)
+        return seg
+
+    def roll(self, now_ms: int | None = None) -> LogSegment:
+        """Start a new active segment at the LEO (no-op if the active one is empty there)."""
+        active = self.segments[-1]
+        if active.size == 0 and active.base_offset == self.next_offset:
+            return active
+        start = time.monotonic()
+        active.on_become_inactive()
+        seg = new_segment(self.dir, self.next_offset, self.config, now_ms)
+        self.segments.append(seg)
+        self._bases.append(seg.base_offset)
+        self._dir_dirty = True
+        # Kafka flushes the finished segment right away in the background; we leave it to the
+        # next flush_due() so a roll never stalls the event loop on fsync.
+        self._flush_pending_upto = seg.base_offset
+        log.info(
+            "[Log partition=%s, dir=%s] Rolled new log segment at offset %d in %d ms.",
+            self.name, os.path.dirname(self.dir), seg.base_offset, (time.monotonic() - start) * 1000,
+        )
+        return seg
+
+    def maybe_assign_epoch_start_offset(self, leader_epoch: int, start_offset: int) -> None:
+        """Record a new leader epoch starting at `start_offset` (e.g. the LEO on becoming leader)."""
+        self.epoch_cache.assign(leader_epoch, start_offset)
+
+    # --- reads --------------------------------------------------------------------------------
+    def read(
+        self, start_offset: int, max_bytes: int, max_offset: int | None = None, min_one: bool = True
+    ) -> list[FileSlice]:
+        """Whole batches from the one containing `start_offset`, at most `max_bytes` of them.
+
+        Batches reaching `max_offset` (exclusive; e.g. the high watermark) are left out. With
+        `min_one` the first batch is returned even if larger than `max_bytes`. Reading at the LEO
+        returns []; outside [log start, LEO] raises OffsetOutOfRangeError.
+        """
+        leo = self.next_offset
+        if start_offset == leo:
+            return []
+        if start_offset < self.log_start_offset or start_offset > leo:
+            raise OffsetOutOfRangeError(
+                f"Received request for offset {start_offset} for partition {self.name}, but we only "
+                f"have log segments in the range {self.log_start_offset} to {leo}."
+            )
+        if max_offset is not None and start_offset >= max_offset:
+            return []
+        segments = self.segments
+        i = max(bisect_right(self._bases, start_offset) - 1, 0)
+        slices: list[FileSlice] = []
+        remaining = max_bytes
+        while i < len(segments):
+            seg = segments[i]
+            pos, size, limit_hit = seg.read(start_offset, remaining, max_offset, min_one and not slices)
+            if size:
+                slices.append(FileSlice(seg.path, pos, size))
+                remaining -= size
+            if limit_hit or remaining <= 0:
+                break
+            i += 1
+        return slices
+
+    def offset_for_timestamp(self, timestamp: int) -> tuple[int, int] | None:
+        """ListOffsets: (timestamp, offset) of the first record with time >= `timestamp`.
+
+        Special values: -2 earliest -> (-1, log start offset); -1 latest -> (-1, LEO);
+        -3 max timestamp -> (largest timestamp, its batch's last offset). None if nothing matches.
+        """
+        if timestamp == EARLIEST_TIMESTAMP:
+            return -1, self.log_start_offset
+        if timestamp == LATEST_TIMESTAMP:
+            return -1, self.next_offset
+        if timestamp == MAX_TIMESTAMP:
+            best = max(self.segments, key=lambda s: s.max_timestamp)
+            if best.max_timestamp < 0:
+                return None
+            return best.max_timestamp, best.offset_of_max_timestamp
+        for seg in self.segments:
+            if seg.size and seg.largest_timestamp() >= timestamp:
+                return seg.find_offset_by_timestamp(timestamp, self.log_start_offset)
+        return None
+
+    # --- truncation, retention ------------------------------------------------------------------
+    def truncate_to(self, offset: int) -> bool:
+        """Remove everything from the batch containing `offset` on; False if nothing to remove."""
+        if offset < 0:
+            raise ValueError(f"Cannot truncate partition {self.name} to a negative offset ({offset}).")
+        if offset >= self.next_offset:
+            log.info(
+                "[Log partition=%s] Truncating to %d has no effect as the largest offset in the log is %d",
+                self.name, offset, self.next_offset - 1,
+            )
+            return False
+        log.info("[Log partition=%s] Truncating to offset %d", self.name, offset)
+        if self.segments[0].base_offset > offset:
+            self.truncate_fully_and_start_at(offset)
+            return True
+        while len(self.segments) > 1 and self.segments[-1].base_offset > offset:
+            self._bases.pop()
+            self.segments.pop().delete()
+        active = self.segments[-1]
+        active.truncate_to(offset)
+        self.next_offset = active.read_next_offset()
+        self._dir_dirty = True
+        self.epoch_cache.truncate_from_end(self.next_offset)
+        self.log_start_offset = min(self.log_start_offset, self.next_offset)
+        self._hw = min(self._hw, self.next_offset)
+        if self._flush_pending_upto is not None and self._flush_pending_upto > self.next_offset:
+            self._flush_pending_upto = None
+        self._lower_recovery_point(self.next_offset)
+        return True
+
+    def truncate_fully_and_start_at(self, offset: int) -> None:
+        """Delete all data and restart the log empty at `offset` (start = LEO = HW = offset)."""
+        log.info("[Log partition=%s] Truncate fully and start at offset %d", self.name, offset)
+        for seg in self.segments:
+            seg.delete()
+        self.segments = [new_segment(self.dir, offset, self.config)]
+        self._bases = [offset]
+        self.next_offset = offset
+        self.log_start_offset = offset
+        self._hw = offset
+        self._dir_dirty = True
+        self._flush_pending_upto = None
+        self._unflushed_messages = 0
+        self.epoch_cache.clear_and_flush()
+        self.recovery_point = offset
+        if self.recovery_point_listener is not None:
+            self.recovery_point_listener(self)
+
+    def _lower_recovery_point(self, offset: int) -> None:
+        if offset < self.recovery_point:
+            self.recovery_point = offset
+            if self.recovery_point_listener is not None:
+                self.recovery_point_listener(self)
+
+    def maybe_increment_log_start_offset(self, offset: int) -> bool:
+        """Move the log start offset forward (DeleteRecords); it may not pass the high watermark.
+
+        The segments wholly below it are deleted by the next apply_retention().
+        """
+        if offset > self._hw:
+            raise OffsetOutOfRangeError(
+                f"Cannot increment the log start offset to {offset} of partition {self.name} since "
+                f"it is larger than the high watermark {self._hw}"
+            )
+        if offset <= self.log_start_offset:
+            return False
+        self.log_start_offset = offset
+        self.epoch_cache.truncate_from_start(offset)
+        if self.recovery_point < offset:
+            self.recovery_point = offset
+        return True
+
+    def apply_retention(self, now_ms: int | None = None) -> int:
+        """Delete whole old segments by log start offset, retention.ms and retention.bytes.
+
+        Only segments wholly below the high watermark are candidates, and never the active
+        segment. Returns the number of segments deleted.
+        """
+        now = _now_ms() if now_ms is None else now_ms
+        cfg = self.config
+        deleted = self._delete_old(
+            lambda seg, nxt: nxt.base_offset <= self.log_start_offset,
+            lambda seg: f"log start offset {self.log_start_offset} breach",
+        )
+        if "delete" not in cfg.cleanup_policy:
+            return deleted
+        if cfg.retention_ms >= 0:
+            deleted += self._delete_old(
+                lambda seg, nxt: now - seg.largest_timestamp() > cfg.retention_ms,
+                lambda seg: (
+                    f"retention time {cfg.retention_ms}ms breach based on the largest record timestamp "
+                    f"in the segment, which is {seg.largest_timestamp()}"
+                ),
+            )
+        if cfg.retention_bytes >= 0:
+            excess = [self.size_bytes - cfg.retention_bytes]
+
+            def over_size(seg: LogSegment, nxt: LogSegment) -> bool:
+                if excess[0] - seg.size >= 0:
+                    excess[0] -= seg.size
+                    return True
+                return False
+
+            deleted += self._delete_old(
+                over_size,
+                lambda seg: f"retention size {cfg.retention_bytes} breach. Log size after deletion will be "
+                f"{self.size_bytes - seg.size}.",
+            )
+        return deleted
+
+    def _delete_old(
+        self,
+        predicate: Callable[[LogSegment, LogSegment], bool],
+        reason: Callable[[LogSegment], str],
+    ) -> int:
+        hw = self._hw
+        segments = self.segments
+        n = 0
+        while n < len(segments) - 1:  # the active (last) segment is never deleted
+            seg, nxt = segments[n], segments[n + 1]
+            if nxt.base_offset <= hw and predicate(seg, nxt):
+                n += 1
+            else:
+                break
+        for seg in segments[:n]:
+            log.info("[Log partition=%s] Deleting segment %s due to %s", self.name, seg.path, reason(seg))
+            seg.delete()
+        if n:
+            del segments[:n]
+            del self._bases[:n]
+            self._dir_dirty = True
+            new_start = segments[0].base_offset
+            if new_start > self.log_start_offset:
+                self.log_start_offset = new_start
+                self.epoch_cache.truncate_from_start(new_start)
+            self.recovery_point = max(self.recovery_point, new_start)
+        return n
+
+    # --- durability ---------------------------------------------------------------------------
+    def flush(self, up_to: int | None = None, now_ms: int | None = None) -> None:
+        """fsync segments holding offsets below `up_to` (default: everything); advance the recovery point."""
+        target = self.next_offset if up_to is None else min(up_to, self.next_offset)
+        if target > self.recovery_point:
+            segments = self.segments
+            for i, seg in enumerate(segments):
+                seg_end = segments[i + 1].base_offset if i + 1 < len(segments) else self.next_offset + 1
+                if seg.base_offset < target and seg_end > self.recovery_point:
+                    seg.flush()
+        if self._dir_dirty:
+            fsync_dir(self.dir)
+            self._dir_dirty = False
+        if target > self.recovery_point:
+            self.recovery_point = target
+        if target >= self.next_offset:
+            self._unflushed_messages = 0
+        if self._flush_pending_upto is not None and self._flush_pending_upto <= target:
+            self._flush_pending_upto = None
+        self._last_flush_ms = _now_ms() if now_ms is None else now_ms
+
+    def flush_due(self, now_ms: int | None = None) -> bool:
+        """Flush what a roll left pending, and everything when flush.ms has passed; True if flushed."""
+        now = _now_ms() if now_ms is None else now_ms
+        flushed = False
+        if self._flush_pending_upto is not None:
+            self.flush(self._flush_pending_upto, now)
+            flushed = True
+        if self.next_offset > self.recovery_point and now - self._last_flush_ms >= self.config.flush_ms:
+            self.flush(None, now)
+            flushed = True
+        return flushed
+
+    def close(self) -> None:
+        """Write final time index entries, fsync what is dirty, close all files."""
+        for seg in self.segments:
+            seg.close()
+
+    def delete(self) -> None:
+        """Close and remove the whole partition directory."""
+        for seg in self.segments:
+            seg.delete()
+        shutil.rmtree(self.dir, ignore_errors=True)

@@ -1,0 +1,231 @@
+"""All partition logs of a broker across its log dirs, and the per-dir checkpoint files.
+
+Each log dir root holds `recovery-point-offset-checkpoint`, `replication-offset-checkpoint` (high
+watermarks) and `log-start-offset-checkpoint` for the partitions in that dir, and the
+`.kafka_cleanshutdown` marker after a clean shutdown (which lets the next start skip recovery).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import shutil
+import time
+import uuid
+from typing import Mapping
+
+from pylog.log.checkpoint import (
+    LOG_START_OFFSET_CHECKPOINT,
+    RECOVERY_POINT_CHECKPOINT,
+    REPLICATION_OFFSET_CHECKPOINT,
+    OffsetCheckpoint,
+    fsync_dir,
+)
+from pylog.log.config import LogConfig
+from pylog.log.errors import LogError
+from pylog.log.log import Log, parse_partition_dir
+
+log = logging.getLogger("pylog.log")
+
+CLEAN_SHUTDOWN_FILE = ".kafka_cleanshutdown"
+DELETE_DIR_SUFFIX = "-delete"
+FUTURE_DIR_SUFFIX = "-future"
+
+TopicPartition = tuple[str, int]
+
+
+def delete_dir_name(topic: str, partition: int) -> str:
+    """Kafka's `<topic>-<partition>.<uuid32hex>-delete`, topic cut so the name fits 255 chars."""
+    suffix = f"-{partition}.{uuid.uuid4().hex}{DELETE_DIR_SUFFIX}"
+    return topic[: max(0, 255 - len(suffix))] + suffix
+
+
+class LogManager:
+    """Creates, loads, checkpoints, retains, flushes and deletes the broker's partition logs."""
+
+    def __init__(
+        self,
+        log_dirs: list[str],
+        default_config: LogConfig,
+        topic_configs: Mapping[str, LogConfig] | None = None,
+    ) -> None:
+        if not log_dirs:
+            raise ValueError("at least one log dir is needed")
+        self.log_dirs = [os.path.abspath(d) for d in log_dirs]
+        self.default_config = default_config
+        self.topic_configs: dict[str, LogConfig] = dict(topic_configs or {})
+        self._logs: dict[TopicPartition, Log] = {}
+        self.had_clean_shutdown: dict[str, bool] = {}
+
+    def config_for(self, topic: str) -> LogConfig:
+        """The topic's config override, else the default."""
+        return self.topic_configs.get(topic, self.default_config)
+
+    # --- loading ------------------------------------------------------------------------------
+    def load(self, now_ms: int | None = None) -> None:
+        """Open every partition dir of every log dir (recovering unless shut down cleanly).
+
+        High watermarks are restored from `replication-offset-checkpoint`. The clean shutdown
+        marker is removed afterwards, so a crash from here on leads to recovery.
+        """
+        for root in self.log_dirs:
+            os.makedirs(root, exist_ok=True)
+            marker = os.path.join(root, CLEAN_SHUTDOWN_FILE)
+            clean = os.path.exists(marker)
+            self.had_clean_shutdown[root] = clean
+            recovery_points = OffsetCheckpoint(os.path.join(root, RECOVERY_POINT_CHECKPOINT)).read()
+            log_starts = OffsetCheckpoint(os.path.join(root, LOG_START_OFFSET_CHECKPOINT)).read()
+            high_watermarks = OffsetCheckpoint(os.path.join(root, REPLICATION_OFFSET_CHECKPOINT)).read()
+            for entry in sorted(os.listdir(root)):
+                path = os.path.join(root, entry)
+                if not os.path.isdir(path):
+                    continue
+                if entry.endswith(DELETE_DIR_SUFFIX):
+                    log.info("Deleting %s, a partition dir marked for deletion", path)
+                    shutil.rmtree(path, ignore_errors=True)
+                    continue
+                if entry.endswith(FUTURE_DIR_SUFFIX):
+                    log.warning("Ignoring %s: moving replicas between log dirs is not supported", path)
+                    continue
+                try:
+                    tp = parse_partition_dir(entry)
+                except ValueError as e:
+                    log.warning("Skipping %s: %s", path, e)
+                    continue
+                if tp in self._logs:
+                    raise LogError(
+                        f"Duplicate log directories for {tp[0]}-{tp[1]} are found in both {path} and "
+                        f"{self._logs[tp].dir}. It is likely because log directory failure happened while "
+                        "broker was replacing current replica with future replica. Recover broker from "
+                        "this failure by manually deleting one of the two directories for this partition. "
+                        "It is recommended to delete the partition in the log directory that is known to "
+                        "have failed recently."
+                    )
+                plog = Log.open(
+                    path,
+                    self.config_for(tp[0]),
+                    recovery_points.get(tp, 0),
+                    log_starts.get(tp, 0),
+                    clean_shutdown=clean,
+                    now_ms=now_ms,
+                )
+                if tp in high_watermarks:
+                    plog.high_watermark = high_watermarks[tp]
+                plog.recovery_point_listener = self._recovery_point_lowered
+                self._logs[tp] = plog
+            if clean:
+                os.unlink(marker)
+                fsync_dir(root)
+
+    # --- lookup and lifecycle -----------------------------------------------------------------
+    def get(self, topic: str, partition: int) -> Log | None:
+        """The partition's log, if this broker has it."""
+        return self._logs.get((topic, partition))
+
+    def all_logs(self) -> list[Log]:
+        """Every open log."""
+        return list(self._logs.values())
+
+    def log_dir_of(self, plog: Log) -> str:
+        """The log dir root holding a partition."""
+        return os.path.dirname(plog.dir)
+
+    def get_or_create(
+        self, topic: str, partition: int, config: LogConfig | None = None, topic_id: str | None = None
+    ) -> Log:
+        """Return the log, creating it in the log dir with the fewest partitions if needed."""
+        existing = self._logs.get((topic, partition))
+        if existing is not None:
+            if topic_id is not None and existing.topic_id is None:
+                existing.set_topic_id(topic_id)
+            return existing
+        counts = {d: 0 for d in self.log_dirs}
+        for plog in self._logs.values():
+            counts[self.log_dir_of(plog)] = counts.get(self.log_dir_of(plog), 0) + 1
+        root = min(self.log_dirs, key=lambda d: counts[d])  # ties: first configured dir
+        cfg = config or self.config_for(topic)
+        if config is not None:
+            self.topic_configs[topic] = config
+        plog = Log.open(os.path.join(root, f"{topic}-{partition}"), cfg, topic_id=topic_id)
+        plog.flush()
+        fsync_dir(root)
+        plog.recovery_point_listener = self._recovery_point_lowered
+        self._logs[(topic, partition)] = plog
+        log.info("Created log for partition %s-%d in %s", topic, partition, root)
+        return plog
+
+    def delete(self, topic: str, partition: int) -> bool:
+        """Remove a partition's log and files; False if it was not here."""
+        plog = self._logs.pop((topic, partition), None)
+        if plog is None:
+            return False
+        root = self.log_dir_of(plog)
+        plog.close()
+        # Rename first: a crash half-way through the rmtree leaves a dir load() cleans up.
+        doomed = os.path.join(root, delete_dir_name(topic, partition))
+        os.rename(plog.dir, doomed)
+        fsync_dir(root)
+        self._checkpoint(root, RECOVERY_POINT_CHECKPOINT, lambda p: p.recovery_point)
+        self._checkpoint(root, LOG_START_OFFSET_CHECKPOINT, self._log_start_to_checkpoint)
+        shutil.rmtree(doomed, ignore_errors=True)
+        log.info("Deleted log for partition %s-%d in %s", topic, partition, root)
+        return True
+
+    # --- checkpoints --------------------------------------------------------------------------
+    def _checkpoint(self, root: str, filename: str, value) -> None:  # type: ignore[no-untyped-def]
+        offsets = {}
+        for (topic, partition), plog in self._logs.items():
+            if self.log_dir_of(plog) == root:
+                v = value(plog)
+                if v is not None:
+                    offsets[(topic, partition)] = v
+        OffsetCheckpoint(os.path.join(root, filename)).write(offsets)
+
+    @staticmethod
+    def _log_start_to_checkpoint(plog: Log) -> int | None:
+        # Kafka only records log start offsets that moved past the first segment's base offset.
+        return plog.log_start_offset if plog.log_start_offset > plog.segments[0].base_offset else None
+
+    def checkpoint_high_watermarks(self) -> None:
+        """Write `replication-offset-checkpoint` in every log dir."""
+        for root in self.log_dirs:
+            self._checkpoint(root, REPLICATION_OFFSET_CHECKPOINT, lambda p: p.high_watermark)
+
+    def checkpoint_recovery_points(self) -> None:
+        """Write `recovery-point-offset-checkpoint` in every log dir."""
+        for root in self.log_dirs:
+            self._checkpoint(root, RECOVERY_POINT_CHECKPOINT, lambda p: p.recovery_point)
+
+    def checkpoint_log_start_offsets(self) -> None:
+        """Write `log-start-offset-checkpoint` in every log dir."""
+        for root in self.log_dirs:
+            self._checkpoint(root, LOG_START_OFFSET_CHECKPOINT, self._log_start_to_checkpoint)
+
+    def _recovery_point_lowered(self, plog: Log) -> None:
+        # Truncation lowered a recovery point: persist it now, as Kafka's LogManager.truncateTo does.
+        self._checkpoint(self.log_dir_of(plog), RECOVERY_POINT_CHECKPOINT, lambda p: p.recovery_point)
+
+    # --- periodic work ------------------------------------------------------------------------
+    def run_retention(self, now_ms: int | None = None) -> int:
+        """Apply retention to every log; the number of segments deleted."""
+        now = int(time.time() * 1000) if now_ms is None else now_ms
+        return sum(plog.apply_retention(now) for plog in self._logs.values())
+
+    def flush_due(self, now_ms: int | None = None) -> int:
+        """Flush logs whose flush.ms passed or that rolled; the number of logs flushed."""
+        now = int(time.time() * 1000) if now_ms is None else now_ms
+        return sum(1 for plog in self._logs.values() if plog.flush_due(now))
+
+    def shutdown(self) -> None:
+        """Flush and close every log, write all checkpoints and the clean shutdown markers."""
+        for plog in self._logs.values():
+            plog.flush()
+        self.checkpoint_recovery_points()
+        self.checkpoint_log_start_offsets()
+        self.checkpoint_high_watermarks()
+        for plog in self._logs.values():
+            plog.close()
+        for root in self.log_dirs:
+            open(os.path.join(root, CLEAN_SHUTDOWN_FILE), "ab").close()
+            fsync_dir(root)
+        self._logs.clear()
