@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Mapping, Protocol
 
+from pylog.common.broker_keys import BROKER_CONFIGS
 from pylog.common.configdef import ConfigError, to_string
 from pylog.common.topic_keys import TOPIC_CONFIGS, TOPIC_SYNONYMS
 
@@ -54,14 +55,34 @@ def topic_config_value(name: str, broker_config: BrokerValues | None) -> Any:
     return value
 
 
-def effective_topic_config(topic_overrides: Mapping[str, str], broker_config: BrokerValues | None) -> dict[str, str]:
+class _DynamicOverlay:
+    """Broker values with dynamic broker-level values (strings) laid over them."""
+
+    def __init__(self, base: BrokerValues | None, dynamic: Mapping[str, str]) -> None:
+        self.base = base
+        self.dynamic = {n: BROKER_CONFIGS[n].parse(v) for n, v in dynamic.items()
+                        if n in BROKER_CONFIGS and BROKER_CONFIGS[n].dynamic_scope is not None}
+
+    def get(self, name: str) -> Any:
+        if name in self.dynamic:
+            return self.dynamic[name]
+        return self.base.get(name) if self.base is not None else BROKER_CONFIGS[name].default
+
+
+def effective_topic_config(topic_overrides: Mapping[str, str], broker_config: BrokerValues | None,
+                           dynamic_broker_values: Mapping[str, str] | None = None) -> dict[str, str]:
     """Every topic key's effective value as a string: the override, else the broker synonym, else the default.
 
+    `dynamic_broker_values` (per-broker merged over cluster default, as strings) is laid over
+    broker_config; BrokerConfig.with_dynamic does the same and also keeps DescribeConfigs sources.
     Unknown override keys are ignored (Kafka keeps serving topics whose znode has stale keys);
     a malformed value of a known key raises ConfigError.
     """
+    broker: BrokerValues | None = broker_config
+    if dynamic_broker_values:
+        broker = _DynamicOverlay(broker_config, dynamic_broker_values)
     out: dict[str, str] = {}
     for name, key in TOPIC_CONFIGS.items():
-        value = key.parse(topic_overrides[name]) if name in topic_overrides else topic_config_value(name, broker_config)
+        value = key.parse(topic_overrides[name]) if name in topic_overrides else topic_config_value(name, broker)
         out[name] = to_string(value, key.type) or ""
     return out

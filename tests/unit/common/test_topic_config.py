@@ -99,3 +99,10 @@ def test_effective_config_ignores_stale_unknown_keys_but_not_bad_values() -> Non
 def test_message_format_version_is_always_the_3_0_default() -> None:
     broker = BrokerConfig.from_props({**ZK, "log.message.format.version": "2.8"})
     assert effective_topic_config({}, broker)["message.format.version"] == "3.0-IV1"
+
+
+def test_effective_config_with_flattened_dynamic_values() -> None:
+    broker = BrokerConfig.from_props({**ZK, "log.retention.hours": "1", "min.insync.replicas": "2"})
+    eff = effective_topic_config({}, broker, {"log.retention.ms": "1234", "broker.id": "9"})
+    assert (eff["retention.ms"], eff["min.insync.replicas"]) == ("1234", "2")
+    assert effective_topic_config({}, None, {"min.insync.replicas": "3"})["min.insync.replicas"] == "3"
