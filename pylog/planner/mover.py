@@ -184,9 +184,35 @@ def plan_topic(parts: Sequence[tuple[int, Sequence[int], int]], levels: Sequence
                 move(i, src, dst)
 
     # 2. Replicas on brokers being removed (or unknown): each must move.
+    landed: dict[int, list[int]] = {}  # broker -> partitions whose removed replica moved there
+
+    def reroute(i: int, src: int) -> bool:
+        # Augmenting path of length one: an earlier orphan that landed on a broker valid for this one moves on
+        # to a broker still below target, freeing the slot. Both remain single moves from the original layout.
+        reps = new[i]
+        for b in sorted(landed):
+            if b in reps or not rack_ok(reps, src, rack_index[b]):
+                continue
+            for j in landed[b]:
+                if b not in new[j]:
+                    continue
+                nxt = best_dest(j, b)
+                if nxt is not None:
+                    move(j, b, nxt)
+                    landed[b].remove(j)
+                    landed.setdefault(nxt, []).append(j)
+                    move(i, src, b)
+                    landed[b].append(i)
+                    return True
+        return False
+
     for i in range(len(new)):
         for src in [r for r in new[i] if r not in rack_index]:
             dst = best_dest(i, src)
+            if dst is not None:
+                landed.setdefault(dst, []).append(i)
+            elif reroute(i, src):
+                continue
             if dst is None:
                 dst = fallback_dest(i, src)
                 if dst is None:

@@ -150,12 +150,34 @@ def _count_targets(prep: Prepared) -> None:
             g_hi[k] += sizes[k] * lv.level + lv.hi
     total = sum(demands.values()) + sum(b * n for b, n in zip(base, sizes))
     g_levels = level_fill(total, sizes, g_lo, g_hi)
-    prep.global_target = global_targets(total, ctx.rack_brokers, g_levels, current)
-    budget = {b: prep.global_target[b] - base[ctx.rack_index[b]] for b in ctx.rack_index}
-    order = sorted(prep.groups, key=lambda g: (-demands[g], g))
-    prep.extras = deal_extras(order, demands, ranges, holders, prep.levels, budget, ctx.rack_index, n_racks)
+    # The count lower bound uses the best overall targets on their own (the definition) ...
+    best_alone = global_targets(total, ctx.rack_brokers, g_levels, current)
+    # ... while the dealing decides which brokers get the overall ceil, to suit the per-topic targets too.
+    # Racks' lower bounds on the overall extras are met through the topics' own per-rack lower bounds.
+    pool = total - sum(lv.level * len(bs) for lv, bs in zip(g_levels, ctx.rack_brokers))
+    budget = {b: g_levels[k].level - base[k] for b, k in ctx.rack_index.items()}
+    # Topics that can save moves with their extras (they hold more than their level somewhere) pick first,
+    # the most constrained first, so topics indifferent to where their extras go do not take those slots.
+    # Every topic still picks among the highest remaining budgets, which keeps the dealing complete.
+    beneficial = {g: sum(1 for b, c in held.items() if b in ctx.rack_index and c > prep.levels[g][ctx.rack_index[b]])
+                  for g, held in holders.items()}
+    order = sorted(prep.groups, key=lambda g: (beneficial[g] == 0, beneficial[g], -demands[g], g))
+    # Deal with floating overall targets and the beneficial bonus first; the bonus can break the greedy's
+    # completeness, so fall back to plain highest-budget-first (beneficial only breaking ties), which always
+    # completes when racks do not bind (Gale-Ryser), first with floating and then with fixed overall targets.
+    fixed = {b: best_alone[b] - base[k] for b, k in ctx.rack_index.items()}
+    attempts = [(budget, pool, True), (budget, pool, False), (fixed, 0, False)]
+    for start, pool_now, bonus in attempts:
+        prep.extras, claimed = deal_extras(order, demands, ranges, holders, prep.levels, dict(start),
+                                           ctx.rack_index, n_racks, set(ctx.rack_index), pool_now,
+                                           [lv.hi for lv in g_levels], bonus)
+        if claimed is not None:
+            break
+    if not pool_now:
+        claimed = {b for b, k in ctx.rack_index.items() if best_alone[b] > g_levels[k].level}
+    prep.global_target = {b: g_levels[k].level + (b in claimed) for b, k in ctx.rack_index.items()}
     orphans = sum(c for b, c in current.items() if b not in ctx.rack_index)
-    prep.lower_bound = orphans + sum(max(0, current.get(b, 0) - t) for b, t in prep.global_target.items())
+    prep.lower_bound = orphans + sum(max(0, current.get(b, 0) - t) for b, t in best_alone.items())
     topic_lb = orphans
     for group, held in holders.items():
         extras = set(prep.extras[group])

@@ -103,40 +103,84 @@ def global_targets(total: int, rack_brokers: Sequence[Sequence[int]], levels: Se
 
 
 class _Budgets:
-    """Remaining extra budget per broker, bucketed by (rack, budget) so picks touch few brokers."""
+    """Remaining extra budget per broker, bucketed by (rack, budget) so picks touch few brokers.
 
-    def __init__(self, budget: dict[int, int], rack_of: Mapping[int, int], n_racks: int) -> None:
+    Floating units model the overall "floor or ceil" freedom: `pool` brokers overall (at most `rack_cap[k]` in
+    rack k) may end one above their level. Each eligible broker starts with one floating unit on top of its
+    budget; spending it claims one of the pool, and once the pool (or a rack's cap) is used up the other
+    brokers' floating units are withdrawn. So the dealing, not a fixed tie-break, decides which brokers get
+    the overall ceil, and it gives it where the topics save moves.
+    """
+
+    def __init__(self, budget: dict[int, int], rack_of: Mapping[int, int], n_racks: int,
+                 floating: set[int], pool: int, rack_cap: Sequence[int]) -> None:
         self.budget = budget
         self.rack_of = rack_of
+        self.floating = {b for b in floating if rack_cap[rack_of[b]] > 0} if pool > 0 else set()
+        self.pool = pool
+        self.rack_left = list(rack_cap)
+        self.claimed: set[int] = set()
         self.buckets: list[dict[int, dict[int, None]]] = [{} for _ in range(n_racks)]
         for b in sorted(budget):
+            budget[b] += b in self.floating
             self.buckets[rack_of[b]].setdefault(budget[b], {})[b] = None
 
     def levels(self) -> list[int]:
         """Distinct budget values present, highest first."""
         return sorted({v for rack in self.buckets for v, bs in rack.items() if bs}, reverse=True)
 
-    def take(self, b: int) -> None:
-        """Spend one unit of b's budget."""
+    def _shift(self, b: int, delta: int) -> None:
         v = self.budget[b]
         rack = self.buckets[self.rack_of[b]]
         del rack[v][b]
-        self.budget[b] = v - 1
-        rack.setdefault(v - 1, {})[b] = None
+        self.budget[b] = v + delta
+        rack.setdefault(v + delta, {})[b] = None
+
+    def take(self, b: int) -> None:
+        """Spend one unit of b's budget (claiming a floating unit if it was b's last)."""
+        self._shift(b, -1)
+        if b in self.floating and self.budget[b] == 0:
+            self.floating.discard(b)
+            self.claimed.add(b)
+            self.pool -= 1
+            k = self.rack_of[b]
+            self.rack_left[k] -= 1
+            if self.pool == 0:
+                self._withdraw(lambda x: True)
+            elif self.rack_left[k] == 0:
+                self._withdraw(lambda x: self.rack_of[x] == k)
+
+    def _withdraw(self, which) -> None:
+        for x in sorted(self.floating):
+            if which(x):
+                self.floating.discard(x)
+                if self.budget[x] > 0:
+                    self._shift(x, -1)
 
 
 def deal_extras(topic_order: Sequence[str], demands: Mapping[str, int], rack_ranges: Mapping[str, Sequence[tuple[int, int]]],
                 holders: Mapping[str, Mapping[int, int]], levels: Mapping[str, Sequence[int]],
-                budget: dict[int, int], rack_of: Mapping[int, int], n_racks: int) -> dict[str, list[int]]:
+                budget: dict[int, int], rack_of: Mapping[int, int], n_racks: int,
+                floating: set[int] | None = None, pool: int = 0,
+                rack_cap: Sequence[int] | None = None, bonus: bool = True) -> tuple[dict[str, list[int]], set[int]]:
     """Give each topic its `demands[t]` extras on distinct brokers, spending the brokers' budgets exactly.
 
     Highest remaining budget first (the Gale-Ryser greedy, which always completes when the budgets are even),
     with a one-level bonus for beneficial brokers (holding more of the topic than its level), so the extras
     land where they save a move. Per-rack [lo, hi] ranges keep the targets rack-feasible. A topic that finds no
     broker with budget left overdraws the fullest one; the report shows the resulting imbalance.
+    Returns the extras per topic and the brokers that claimed a floating unit (see `_Budgets`), or None
+    instead of the latter when some budget was overdrawn or left over (the overall targets are then missed).
     """
-    budgets = _Budgets(budget, rack_of, n_racks)
+    budgets = _Budgets(budget, rack_of, n_racks, floating or set(), pool, rack_cap or [0] * n_racks)
     result: dict[str, list[int]] = {}
+    # wanted[b]: topics not dealt yet for which b is beneficial.
+    wanted: dict[int, int] = {}
+    for topic in topic_order:
+        lv = levels[topic]
+        for b, c in holders[topic].items():
+            if b in rack_of and c > lv[rack_of[b]]:
+                wanted[b] = wanted.get(b, 0) + 1
     for ti, topic in enumerate(topic_order):
         need = demands[topic]
         if need <= 0:
@@ -146,6 +190,8 @@ def deal_extras(topic_order: Sequence[str], demands: Mapping[str, int], rack_ran
         lv = levels[topic]
         held = holders[topic]
         beneficial = {b for b, c in held.items() if b in rack_of and c > lv[rack_of[b]]}
+        for b in beneficial:
+            wanted[b] -= 1
         per_rack = [0] * n_racks
         chosen: list[int] = []
         chosen_set: set[int] = set()
@@ -169,16 +215,19 @@ def deal_extras(topic_order: Sequence[str], demands: Mapping[str, int], rack_ran
                 chosen.append(b); chosen_set.add(b); per_rack[rack_of[b]] += 1; got += 1
 
             # Positive budgets first; a beneficial broker ranks one level above its budget.
-            for eff in range(top + 1, 0, -1):
-                for b in ben_by_budget.get(eff - 1, ()) if eff > 1 else ():
+            shift = 1 if bonus else 0
+            for eff in range(top + shift, 0, -1):
+                for b in ben_by_budget.get(eff - shift, ()) if eff - shift > 0 else ():
                     if got < count and per_rack[rack_of[b]] < cap[rack_of[b]]:
                         add(b)
-                for k in order:
-                    for b in budgets.buckets[k].get(eff, ()):
-                        if got >= count or per_rack[k] >= cap[k]:
-                            break
-                        if b not in chosen_set and b not in beneficial:
-                            add(b)
+                # Non-beneficial picks avoid brokers where a later topic would save a move, if they can.
+                for spare_only in (True, False):
+                    for k in order:
+                        for b in budgets.buckets[k].get(eff, ()):
+                            if got >= count or per_rack[k] >= cap[k]:
+                                break
+                            if b not in chosen_set and b not in beneficial and not (spare_only and wanted.get(b)):
+                                add(b)
                 if got >= count:
                     return
             # Overdraw: no broker with budget left fits; take the least overdrawn.
@@ -206,4 +255,5 @@ def deal_extras(topic_order: Sequence[str], demands: Mapping[str, int], rack_ran
         for b in chosen:
             budgets.take(b)
         result[topic] = sorted(chosen)
-    return result
+    exact = all(v == 0 for v in budgets.budget.values())
+    return result, (budgets.claimed if exact else None)
