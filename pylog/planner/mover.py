@@ -222,7 +222,31 @@ def plan_topic(parts: Sequence[tuple[int, Sequence[int], int]], levels: Sequence
                 stats.detour_moves += 1
             move(i, src, dst)
 
-    # 3. Brokers above target give their smallest partitions to the neediest valid broker.
+    # 3a. Racks above their topic total send across racks first, each unit from an above-target broker, with a
+    # partition that lacks the receiving rack: done later, such pairs may be gone, and within a rack every pair
+    # of brokers above/below target has a valid move (the count argument), so rack totals are fixed first.
+    if n_racks > 1:
+        net = [sum(count.get(b, 0) - target(b) for b in bs) for bs in ctx.rack_brokers]
+        for x in range(n_racks):
+            if net[x] <= 0:
+                continue
+            senders = sorted((b for b in ctx.rack_brokers[x] if count.get(b, 0) > target(b)),
+                             key=lambda b: (target(b) - count[b], b))
+            for y in range(n_racks):
+                for a in senders:
+                    if net[x] <= 0 or net[y] >= 0:
+                        break
+                    for i in sorted(set(on_broker.get(a, ())), key=lambda i: (sizes[i], parts[i][0])):
+                        if net[x] <= 0 or net[y] >= 0 or count[a] <= target(a):
+                            break
+                        if a in new[i] and rack_ok(new[i], a, y):
+                            dst = deficits.best(y, new[i])
+                            if dst is not None:
+                                move(i, a, dst[1])
+                                net[x] -= 1
+                                net[y] += 1
+
+    # 3. Brokers above target give their smallest partitions to the neediest valid broker, own rack first.
     over = sorted((b for b in rack_index if count.get(b, 0) > target(b)),
                   key=lambda b: (target(b) - count[b], b))
     for a in over:
@@ -232,7 +256,9 @@ def plan_topic(parts: Sequence[tuple[int, Sequence[int], int]], levels: Sequence
                 break
             if a not in new[i]:
                 continue
-            dst = best_dest(i, a)
+            dst = best_dest(i, a, [rack_index[a]]) if n_racks > 1 else None
+            if dst is None:
+                dst = best_dest(i, a)
             if dst is not None:
                 move(i, a, dst)
         left = count[a] - target(a)
