@@ -186,6 +186,15 @@ class OffsetIndex(_IndexFile):
             return self.base_offset, 0
         return self.base_offset + self._rel[i], self._pos[i]
 
+    def boundary_before(self, position_limit: int, offset_limit: int | None) -> int | None:
+        """The last indexed batch position <= `position_limit` whose batch (and so every earlier
+        one) ends below `offset_limit`; None if there is none."""
+        self._ensure_loaded()
+        i = bisect_right(self._pos, position_limit) - 1
+        if offset_limit is not None:
+            i = min(i, bisect_right(self._rel, offset_limit - self.base_offset - 1) - 1)
+        return self._pos[i] if i >= 0 else None
+
     def append(self, offset: int, position: int) -> None:
         """Add an entry; offsets must increase."""
         self._ensure_loaded()

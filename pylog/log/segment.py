@@ -238,12 +238,19 @@ class LogSegment:
             self.ensure_indexes()
         _, index_pos = self.index.lookup(start_offset)
         first = -1
-        total = 0
         for b in self.walk(index_pos):
-            if first < 0:
-                if b.last_offset < start_offset:
-                    continue
+            if b.last_offset >= start_offset:
                 first = b.position
+                break
+        if first < 0:
+            return 0, 0, False
+        # Skip over whole batches with the index: every entry is a batch boundary, and the batches
+        # before it end below its offset. Only the last stretch (< index.interval.bytes) is walked.
+        total = 0
+        jump = self.index.boundary_before(first + max_bytes, max_offset)
+        if jump is not None and jump > first:
+            total = jump - first
+        for b in self.walk(first + total):
             if max_offset is not None and b.last_offset >= max_offset:
                 return first, total, True
             if total + b.size > max_bytes:
@@ -251,7 +258,7 @@ class LogSegment:
                     return first, b.size, True
                 return first, total, True
             total += b.size
-        return max(first, 0), total, False
+        return first, total, False
 
     def read_next_offset(self) -> int:
         """The offset after the last batch (the base offset when empty)."""

@@ -269,3 +269,35 @@ def test_log_config_from_topic_props():
     assert LogConfig.from_props({"retention.ms": "5"}, base=cfg).segment_bytes == 1000
     with pytest.raises(ConfigError, match="Invalid value 1 for configuration segment.bytes"):
         LogConfig.from_props({"segment.bytes": "1"})
+
+
+def test_read_matches_a_brute_force_walk(open_log):
+    """read() jumps over batches with the sparse index; it must pick exactly the batches a full walk would."""
+    import random
+
+    from pylog.protocol.records import iter_batches
+
+    rng = random.Random(7)
+    log = open_log(index_interval_bytes=150, segment_bytes=5000)
+    for _ in range(120):
+        append(log, rng.randint(1, 4), value=b"z" * rng.randint(0, 120))
+    everything = [(h.base_offset, h.last_offset, h.size) for s in log.segments
+                  for h in iter_batches(FileSlice(s.path, 0, s.size).read())]
+    leo = log.log_end_offset
+    for _ in range(400):
+        start = rng.randrange(0, leo)
+        max_bytes = rng.choice([1, 50, 200, 700, 3000, 20000])
+        max_offset = rng.choice([None, rng.randrange(start, leo + 1)])
+        min_one = rng.random() < 0.7
+        expected, total = [], 0
+        for base, last, size in everything:
+            if last < start:
+                continue
+            if max_offset is not None and last >= max_offset:
+                break
+            if total + size > max_bytes and not (min_one and not expected):
+                break
+            expected.append(base)
+            total += size
+        got = [h.base_offset for h in iter_batches(slice_bytes(log.read(start, max_bytes, max_offset, min_one)))]
+        assert got == expected, (start, max_bytes, max_offset, min_one)
