@@ -1,0 +1,114 @@
+"""An asyncio connection to one broker: pipelined requests matched to responses by correlation id.
+
+Used by replica fetchers, the controller's channel to brokers and controlled shutdown.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import logging
+import struct
+
+from pylog.protocol.api import ApiMessage
+from pylog.protocol.codec import decode_response, encode_request
+
+log = logging.getLogger("pylog.client")
+_I32 = struct.Struct(">i")
+
+
+class BrokerUnavailable(ConnectionError):
+    """The connection failed or was closed before the response arrived."""
+
+
+class AsyncBrokerConnection:
+    """One TCP connection to a broker; `request()` may be called concurrently."""
+
+    def __init__(self, host: str, port: int, client_id: str, connect_timeout: float = 10.0) -> None:
+        self.host, self.port, self.client_id = host, port, client_id
+        self.connect_timeout = connect_timeout
+        self._reader: asyncio.StreamReader | None = None
+        self._writer: asyncio.StreamWriter | None = None
+        self._pending: dict[int, tuple[asyncio.Future, int, int]] = {}
+        self._ids = itertools.count(1)
+        self._read_task: asyncio.Task | None = None
+        self._connecting: asyncio.Lock = asyncio.Lock()
+
+    @property
+    def connected(self) -> bool:
+        """Whether the socket is open."""
+        return self._writer is not None and not self._writer.is_closing()
+
+    async def connect(self) -> None:
+        """Open the socket (no-op when already open)."""
+        async with self._connecting:
+            if self.connected:
+                return
+            self._reader, self._writer = await asyncio.wait_for(
+                asyncio.open_connection(self.host, self.port, limit=1 << 20), self.connect_timeout)
+            self._read_task = asyncio.get_running_loop().create_task(self._read_loop())
+
+    async def request(self, msg: ApiMessage, version: int, timeout: float = 30.0) -> ApiMessage:
+        """Send one request and wait for its response."""
+        if not self.connected:
+            await self.connect()
+        corr = next(self._ids) & 0x7FFFFFFF
+        fut: asyncio.Future = asyncio.get_running_loop().create_future()
+        self._pending[corr] = (fut, msg.API_KEY, version)
+        try:
+            assert self._writer is not None
+            self._writer.write(encode_request(msg, version, corr, self.client_id))
+            return await asyncio.wait_for(fut, timeout)
+        except asyncio.TimeoutError:
+            # A late response would desynchronise nothing (ids are unique) but the peer is slow
+            # or gone: drop the connection so the next request starts clean.
+            await self.close()
+            raise
+        finally:
+            self._pending.pop(corr, None)
+
+    async def _read_loop(self) -> None:
+        reader = self._reader
+        assert reader is not None
+        try:
+            while True:
+                (size,) = _I32.unpack(await reader.readexactly(4))
+                frame = await reader.readexactly(size)
+                (corr,) = _I32.unpack_from(frame, 0)
+                entry = self._pending.get(corr)
+                if entry is None:
+                    continue
+                fut, api_key, version = entry
+                if not fut.done():
+                    try:
+                        fut.set_result(decode_response(api_key, version, frame)[1])
+                    except Exception as exc:  # undecodable response: fail this request only
+                        fut.set_exception(exc)
+        except (asyncio.IncompleteReadError, ConnectionError, OSError) as exc:
+            self._fail_pending(BrokerUnavailable(f"{self.host}:{self.port}: {exc or 'connection closed'}"))
+        except asyncio.CancelledError:
+            self._fail_pending(BrokerUnavailable(f"{self.host}:{self.port}: connection closed"))
+            raise
+        finally:
+            if self._writer is not None:
+                self._writer.close()
+
+    def _fail_pending(self, exc: Exception) -> None:
+        for fut, _, _ in list(self._pending.values()):
+            if not fut.done():
+                fut.set_exception(exc)
+
+    async def close(self) -> None:
+        """Close the socket and fail outstanding requests."""
+        writer, task = self._writer, self._read_task
+        self._writer = self._reader = None
+        self._read_task = None
+        if writer is not None:
+            writer.close()
+        if task is not None and task is not asyncio.current_task():
+            task.cancel()
+            try:
+                await task
+            except (asyncio.CancelledError, Exception):
+                pass
+        self._fail_pending(BrokerUnavailable(f"{self.host}:{self.port}: connection closed"))
