@@ -1,0 +1,104 @@
+"""The controller's connections to brokers: one ordered send queue per broker.
+
+Requests to a broker leave in the order the controller issued them (UpdateMetadata before the
+LeaderAndIsr that depends on it); a broker that can't be reached is retried until the controller
+removes it from the live set. Responses are handed back through callbacks on the event loop.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import Callable
+
+from pylog.client.aio import AsyncBrokerConnection, BrokerUnavailable
+from pylog.protocol.api import ApiMessage
+
+log = logging.getLogger("pylog.controller.channel")
+
+Callback = Callable[[int, ApiMessage], None]
+
+
+class BrokerChannel:
+    """The queue and sender task for one broker."""
+
+    def __init__(self, broker_id: int, host: str, port: int, client_id: str, retry_s: float) -> None:
+        self.broker_id = broker_id
+        self.conn = AsyncBrokerConnection(host, port, client_id)
+        self.queue: asyncio.Queue = asyncio.Queue()
+        self.retry_s = retry_s
+        self.task = asyncio.get_running_loop().create_task(self._run(), name=f"controller-to-{broker_id}")
+
+    async def _run(self) -> None:
+        while True:
+            msg, version, callback = await self.queue.get()
+            while True:
+                try:
+                    resp = await self.conn.request(msg, version, timeout=30)
+                    break
+                except (BrokerUnavailable, OSError, asyncio.TimeoutError) as exc:
+                    log.info("Controller request %s to broker %d failed (%s); retrying",
+                             type(msg).__name__, self.broker_id, exc)
+                    await self.conn.close()
+                    await asyncio.sleep(self.retry_s)
+                except asyncio.CancelledError:
+                    raise
+                except Exception:  # a request we can't encode or a response we can't decode: drop it
+                    log.exception("Controller request %s to broker %d failed", type(msg).__name__, self.broker_id)
+                    resp = None
+                    break
+            if resp is None:
+                continue
+            if callback is not None:
+                try:
+                    callback(self.broker_id, resp)
+                except Exception:
+                    log.exception("Controller callback for %s from broker %d failed", type(msg).__name__,
+                                  self.broker_id)
+
+    async def close(self) -> None:
+        """Stop sending and close the socket."""
+        self.task.cancel()
+        try:
+            await self.task
+        except (asyncio.CancelledError, Exception):
+            pass
+        await self.conn.close()
+
+
+class ControllerChannel:
+    """Per-broker channels, added and removed as brokers come and go."""
+
+    def __init__(self, controller_id: int, retry_s: float = 0.5) -> None:
+        self.controller_id = controller_id
+        self.retry_s = retry_s
+        self.channels: dict[int, BrokerChannel] = {}
+
+    def add_broker(self, broker_id: int, host: str, port: int) -> None:
+        """Open (or reopen, if its address changed) the channel to a broker."""
+        ch = self.channels.get(broker_id)
+        if ch is not None and (ch.conn.host, ch.conn.port) == (host, port):
+            return
+        if ch is not None:
+            asyncio.get_running_loop().create_task(ch.close())
+        self.channels[broker_id] = BrokerChannel(broker_id, host, port, f"controller-{self.controller_id}",
+                                                 self.retry_s)
+
+    def remove_broker(self, broker_id: int) -> None:
+        """Drop a dead broker's channel and whatever it still had queued."""
+        ch = self.channels.pop(broker_id, None)
+        if ch is not None:
+            asyncio.get_running_loop().create_task(ch.close())
+
+    def send(self, broker_id: int, msg: ApiMessage, version: int, callback: Callback | None = None) -> None:
+        """Queue a request to a broker (dropped if it is not live)."""
+        ch = self.channels.get(broker_id)
+        if ch is None:
+            log.debug("Not sending %s to broker %d: not live", type(msg).__name__, broker_id)
+            return
+        ch.queue.put_nowait((msg, version, callback))
+
+    async def close(self) -> None:
+        """Close every channel."""
+        await asyncio.gather(*(ch.close() for ch in self.channels.values()), return_exceptions=True)
+        self.channels.clear()

@@ -1,0 +1,97 @@
+"""The controller's cache of the cluster: live brokers, assignments, leaders and ISRs.
+
+One owner: the controller's event task. Nothing else reads or writes it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from pylog.controller.states import PartitionState, ReplicaState
+from pylog.zk.codecs import BrokerRegistration, PartitionState as LeaderIsr
+
+TP = tuple[str, int]
+
+
+@dataclass(slots=True)
+class Assignment:
+    """A partition's replicas; during a reassignment `replicas` is target + original (KIP-455)."""
+
+    replicas: tuple[int, ...]
+    adding: tuple[int, ...] = ()
+    removing: tuple[int, ...] = ()
+
+    @property
+    def target(self) -> tuple[int, ...]:
+        """Where the replicas will be once the reassignment completes."""
+        return tuple(r for r in self.replicas if r not in self.removing)
+
+    @property
+    def original(self) -> tuple[int, ...]:
+        """Where the replicas were before the reassignment started."""
+        return tuple(r for r in self.replicas if r not in self.adding)
+
+    @property
+    def reassigning(self) -> bool:
+        """Whether a reassignment is in progress."""
+        return bool(self.adding or self.removing)
+
+
+@dataclass(slots=True)
+class LiveBroker:
+    """A registered broker and its epoch (the czxid of its registration znode)."""
+
+    registration: BrokerRegistration
+    epoch: int
+
+
+@dataclass
+class ControllerContext:
+    """Everything the controller knows; reset on every failover."""
+
+    epoch: int = 0
+    epoch_zk_version: int = -1
+    live: dict[int, LiveBroker] = field(default_factory=dict)
+    shutting_down: set[int] = field(default_factory=set)
+    topic_ids: dict[str, str | None] = field(default_factory=dict)
+    assignments: dict[TP, Assignment] = field(default_factory=dict)
+    leaders: dict[TP, LeaderIsr] = field(default_factory=dict)
+    partition_states: dict[TP, PartitionState] = field(default_factory=dict)
+    replica_states: dict[tuple[str, int, int], ReplicaState] = field(default_factory=dict)
+    topics_to_delete: set[str] = field(default_factory=set)
+    deletion_pending_replicas: dict[str, set[tuple[int, int]]] = field(default_factory=dict)
+    topic_configs: dict[str, dict[str, str]] = field(default_factory=dict)
+
+    @property
+    def live_ids(self) -> set[int]:
+        """Registered brokers (including ones in controlled shutdown)."""
+        return set(self.live)
+
+    def partitions_of(self, topic: str) -> list[TP]:
+        """A topic's partitions, sorted."""
+        return sorted(tp for tp in self.assignments if tp[0] == topic)
+
+    def topics(self) -> set[str]:
+        """Every known topic."""
+        return set(self.topic_ids)
+
+    def partitions_on(self, broker_id: int) -> list[TP]:
+        """Partitions with a replica on a broker."""
+        return [tp for tp, a in self.assignments.items() if broker_id in a.replicas]
+
+    def partitions_led_by(self, broker_id: int) -> list[TP]:
+        """Partitions whose current leader is a broker."""
+        return [tp for tp, s in self.leaders.items() if s.leader == broker_id]
+
+    def remove_topic(self, topic: str) -> None:
+        """Forget a deleted topic."""
+        for tp in self.partitions_of(topic):
+            self.assignments.pop(tp, None)
+            self.leaders.pop(tp, None)
+            self.partition_states.pop(tp, None)
+        for key in [k for k in self.replica_states if k[0] == topic]:
+            del self.replica_states[key]
+        self.topic_ids.pop(topic, None)
+        self.topics_to_delete.discard(topic)
+        self.deletion_pending_replicas.pop(topic, None)
+        self.topic_configs.pop(topic, None)

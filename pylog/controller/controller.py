@@ -1,0 +1,586 @@
+"""The controller: one broker, elected through /controller, decides every leader and ISR.
+
+A single task drains the event queue and alone touches the ControllerContext; kazoo watch
+callbacks only post events (with the generation they were registered under, so events from an
+earlier term are dropped). ZooKeeper calls run on a one-thread executor so the broker's request
+handling never waits on them, and every write is fenced by the controller epoch.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import functools
+import logging
+from typing import Any, Awaitable, Callable, Iterable
+
+from pylog.controller import election as elect
+from pylog.controller import events as ev
+from pylog.controller import requests as rq
+from pylog.controller.channel import ControllerChannel
+from pylog.controller.context import Assignment, ControllerContext, LiveBroker
+from pylog.controller.deletion import TopicDeletionManager
+from pylog.controller.states import PartitionState as PS
+from pylog.controller.states import ReplicaState as RS
+from pylog.controller.zk_ops import ControllerZk
+from pylog.protocol.errors import ErrorCode
+from pylog.zk import paths
+from pylog.zk.codecs import PartitionState, TopicAssignment
+from pylog.zk.core import SessionEvent, ZkConnection
+from pylog.zk.errors import ControllerMovedError
+from pylog.zk.uuids import random_uuid
+
+log = logging.getLogger("pylog.controller")
+TP = tuple[str, int]
+Strategy = Callable[[TP, PartitionState, Assignment, set[int]], "elect.Election | None"]
+
+
+def _truthy(value: Any) -> bool:
+    return str(value).strip().lower() == "true"
+
+
+class Controller:
+    """Runs for controller inside a broker and, when elected, manages the cluster."""
+
+    def __init__(self, broker_id: int, zk: ZkConnection, config: Any) -> None:
+        self.broker_id = broker_id
+        self.zk = zk
+        self.config = config
+        self.ops = ControllerZk(zk)
+        self.ctx = ControllerContext()
+        self.is_active = False
+        self.active_id = -1
+        self.generation = 0
+        self.queue: asyncio.Queue = asyncio.Queue()
+        self.channel = ControllerChannel(broker_id)
+        self.deletion = TopicDeletionManager(self)
+        self._executor = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix=f"controller-zk-{broker_id}")
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._task: asyncio.Task | None = None
+        self._watches: list[Any] = []
+        self._timers: list[asyncio.Task] = []
+        self.extensions: list[Any] = []  # reassignment, preferred election: see attach()
+
+    # -- plumbing -------------------------------------------------------------------------
+
+    async def zk_call(self, fn: Callable[..., Any], *args: Any) -> Any:
+        """Run a blocking ZooKeeper call off the event loop."""
+        return await asyncio.get_running_loop().run_in_executor(self._executor, functools.partial(fn, *args))
+
+    def post(self, event: Any, generation: int | None = None) -> None:
+        """Queue an event from any thread (dropped if it belongs to an earlier term)."""
+        loop = self._loop
+        if loop is None or loop.is_closed():
+            return
+        if generation is not None and generation != self.generation:
+            return
+        loop.call_soon_threadsafe(self.queue.put_nowait, event)
+
+    async def call(self, func: Callable[[], Awaitable[Any]]) -> Any:
+        """Run `func` on the controller's task (serialised with every other event)."""
+        fut = asyncio.get_running_loop().create_future()
+        self.queue.put_nowait(ev.Call(func, fut))
+        return await fut
+
+    def attach(self, extension: Any) -> None:
+        """Register an extension with optional hooks: on_failover(), on_resign(), on_isr_change(tps),
+        on_broker_startup(ids), on_broker_failure(ids)."""
+        self.extensions.append(extension)
+
+    async def _hook(self, name: str, *args: Any) -> None:
+        for ext in self.extensions:
+            fn = getattr(ext, name, None)
+            if fn is not None:
+                await fn(*args)
+
+    # -- lifecycle ------------------------------------------------------------------------
+
+    async def start(self) -> None:
+        """Watch /controller and run for election."""
+        self._loop = asyncio.get_running_loop()
+        self._task = self._loop.create_task(self._run(), name=f"controller-{self.broker_id}")
+        self.zk.add_session_listener(self._on_session)
+        await self.zk_call(self.zk.watch_data, paths.controller(), lambda d, s: self.post(ev.Elect()))
+
+    def _on_session(self, event: SessionEvent) -> None:
+        if event == SessionEvent.NEW_SESSION:
+            self.post(ev.Expired())
+
+    async def stop(self) -> None:
+        """Resign (handing /controller over) and stop the event task."""
+        self.zk.remove_session_listener(self._on_session)
+        if self._task is not None:
+            self.queue.put_nowait(ev.Shutdown())
+            try:
+                await asyncio.wait_for(self._task, 10)
+            except (asyncio.TimeoutError, asyncio.CancelledError):
+                self._task.cancel()
+        self._executor.shutdown(wait=False)
+
+    async def _run(self) -> None:
+        while True:
+            event = await self.queue.get()
+            if isinstance(event, ev.Shutdown):
+                was_active = self.is_active
+                await self._resign()
+                if was_active:
+                    try:
+                        await self.zk_call(self.ops.resign, self.broker_id)
+                    except Exception as exc:
+                        log.warning("Could not delete /controller on shutdown: %s", exc)
+                return
+            try:
+                await self._process(event)
+            except ControllerMovedError as exc:
+                log.warning("Controller %d moved: %s; resigning", self.broker_id, exc)
+                await self._resign()
+                await self._elect()
+            except Exception as exc:
+                log.exception("Controller %d failed to process %s", self.broker_id, type(event).__name__)
+                if isinstance(event, ev.Call) and not event.future.done():
+                    event.future.set_exception(exc)
+
+    async def _process(self, event: Any) -> None:
+        if isinstance(event, ev.Call):
+            if not event.future.done():
+                result = await event.func()
+                if not event.future.done():
+                    event.future.set_result(result)
+            return
+        if isinstance(event, ev.Elect):
+            await self._elect()
+        elif isinstance(event, ev.Expired):
+            await self._resign()
+            await self._elect()
+        elif not self.is_active:
+            return
+        elif isinstance(event, ev.BrokerChange):
+            await self._on_broker_change()
+        elif isinstance(event, ev.TopicChange):
+            await self._on_topic_change()
+        elif isinstance(event, ev.PartitionModifications):
+            await self._on_partition_modifications(event.topic)
+        elif isinstance(event, ev.TopicDeletion):
+            await self.deletion.on_marked()
+        elif isinstance(event, ev.IsrChange):
+            await self._on_isr_change()
+        elif isinstance(event, ev.DeletionConfirmed):
+            await self.deletion.on_confirmed(event.topic, event.broker_id, event.resp)
+
+    # -- election and failover ------------------------------------------------------------
+
+    async def _elect(self) -> None:
+        current = await self.zk_call(self.ops.controller_id)
+        if self.is_active:
+            if current != self.broker_id:
+                log.info("Controller %d: /controller now names %d; resigning", self.broker_id, current)
+                await self._resign()
+            else:
+                return
+        if current != -1:
+            self.active_id = current
+            return
+        won = await self.zk_call(self.ops.try_elect, self.broker_id)
+        if won is None:
+            self.active_id = await self.zk_call(self.ops.controller_id)
+            return
+        epoch, version = won
+        log.info("Broker %d is the controller at epoch %d", self.broker_id, epoch)
+        await self._on_failover(epoch, version)
+
+    async def _resign(self) -> None:
+        if not self.is_active:
+            return
+        log.info("Broker %d resigns as controller (epoch %d)", self.broker_id, self.ctx.epoch)
+        self.is_active = False
+        self.generation += 1
+        for w in self._watches:
+            w.cancel()
+        self._watches.clear()
+        for t in self._timers:
+            t.cancel()
+        self._timers.clear()
+        await self._hook("on_resign")
+        await self.channel.close()
+        self.ctx = ControllerContext()
+        self.active_id = -1
+
+    def _watch_children(self, path: str, event: Any) -> None:
+        gen = self.generation
+        self._watches.append(self.zk.watch_children(path, lambda _c: self.post(event, gen)))
+
+    def _watch_topic(self, topic: str) -> None:
+        gen = self.generation
+        self._watches.append(self.zk.watch_data(
+            paths.topic(topic), lambda d, s: self.post(ev.PartitionModifications(topic), gen) if d else None))
+
+    async def _on_failover(self, epoch: int, version: int) -> None:
+        self.generation += 1
+        self.ctx = ctx = ControllerContext(epoch=epoch, epoch_zk_version=version)
+        self.ops.epoch_zk_version = version
+        self.is_active = True
+        self.active_id = self.broker_id
+        for path, event in ((paths.broker_ids(), ev.BrokerChange()), (paths.topics(), ev.TopicChange()),
+                            (paths.delete_topics(), ev.TopicDeletion()),
+                            (paths.isr_change_notifications(), ev.IsrChange())):
+            await self.zk_call(self._watch_children, path, event)
+        for bid, (reg, bepoch) in (await self.zk_call(self.ops.live_brokers)).items():
+            ctx.live[bid] = LiveBroker(reg, bepoch)
+            self._open_channel(bid)
+        topics = await self.zk_call(self.ops.topics)
+        await self._load_topics(topics)
+        states = await self.zk_call(self.ops.partition_states, list(ctx.assignments))
+        ctx.leaders.update(states)
+        live = ctx.live_ids
+        for tp, a in ctx.assignments.items():
+            for r in a.replicas:
+                ctx.replica_states[(*tp, r)] = RS.ONLINE if r in live else RS.OFFLINE
+            st = ctx.leaders.get(tp)
+            ctx.partition_states[tp] = PS.NEW if st is None else (PS.ONLINE if st.leader in live else PS.OFFLINE)
+        self._send_update_metadata(ctx.live_ids, None)
+        for bid in ctx.live_ids:
+            self._send_leader_and_isr(bid, [tp for tp in ctx.partitions_on(bid) if tp in ctx.leaders])
+        log.info("Controller %d loaded %d brokers, %d topics, %d partitions", self.broker_id, len(ctx.live),
+                 len(ctx.topic_ids), len(ctx.assignments))
+        await self.deletion.on_marked()
+        await self.trigger_online_partitions()
+        await self._hook("on_failover")
+        await self._on_isr_change()
+
+    async def _load_topics(self, topics: Iterable[str]) -> list[TP]:
+        """Read assignments of topics new to the context; returns their partitions."""
+        ctx = self.ctx
+        assignments = await self.zk_call(self.ops.assignments, list(topics))
+        added: list[TP] = []
+        for topic, ta in assignments.items():
+            if ta.topic_id is None:
+                # Topics created by older tools lack ids: give them one, as Kafka's controller does.
+                ta = TopicAssignment(ta.partitions, random_uuid(), ta.adding_replicas, ta.removing_replicas)
+                await self.zk_call(self.ops.write_assignment, topic, ta)
+            ctx.topic_ids[topic] = ta.topic_id
+            for p, reps in ta.partitions.items():
+                ctx.assignments[(topic, p)] = Assignment(tuple(reps), ta.adding(p), ta.removing(p))
+                added.append((topic, p))
+            await self.zk_call(self._watch_topic, topic)
+        ctx.topic_configs.update(await self.zk_call(self.ops.topic_configs, list(assignments)))
+        return added
+
+    def _open_channel(self, bid: int) -> None:
+        ep = self.ctx.live[bid].registration.endpoint("PLAINTEXT") or self.ctx.live[bid].registration.endpoints[0]
+        self.channel.add_broker(bid, ep.host or "127.0.0.1", ep.port)
+
+    # -- requests to brokers ----------------------------------------------------------------
+
+    def _send_update_metadata(self, brokers: Iterable[int], tps: Iterable[TP] | None,
+                              deleting: Iterable[TP] = ()) -> None:
+        tps = None if tps is None else list(tps)
+        deleting = list(deleting)
+        for bid in sorted(brokers):
+            msg, v = rq.update_metadata(self.ctx, self.broker_id, bid, tps, deleting)
+            self.channel.send(bid, msg, v)
+
+    def _send_leader_and_isr(self, bid: int, tps: Iterable[TP], is_new: bool = False) -> None:
+        tps = list(tps)
+        if tps:
+            msg, v = rq.leader_and_isr(self.ctx, self.broker_id, bid, tps, is_new)
+            self.channel.send(bid, msg, v)
+
+    def send_stop_replica(self, bid: int, tps: Iterable[TP], delete: bool, deleting_topic: bool = False,
+                          callback: Callable[[int, Any], None] | None = None) -> None:
+        """Tell a broker to stop (and maybe delete) replicas."""
+        msg, v = rq.stop_replica(self.ctx, self.broker_id, bid, tps, delete, deleting_topic)
+        self.channel.send(bid, msg, v, callback)
+
+    def propagate(self, tps: Iterable[TP], is_new: bool = False) -> None:
+        """Tell the replicas their new state and every live broker the new metadata."""
+        tps = sorted(set(tps))
+        if not tps:
+            return
+        by_broker: dict[int, list[TP]] = {}
+        live = self.ctx.live_ids
+        for tp in tps:
+            for r in self.ctx.assignments[tp].replicas:
+                if r in live:
+                    by_broker.setdefault(r, []).append(tp)
+        for bid, group in sorted(by_broker.items()):
+            self._send_leader_and_isr(bid, group, is_new)
+        self._send_update_metadata(live, tps)
+
+    # -- elections --------------------------------------------------------------------------
+
+    def unclean_enabled(self, topic: str) -> bool:
+        """unclean.leader.election.enable for a topic: its override, else the broker setting."""
+        override = self.ctx.topic_configs.get(topic, {}).get("unclean.leader.election.enable")
+        if override is not None:
+            return _truthy(override)
+        return _truthy(self.config.get("unclean.leader.election.enable"))
+
+    def eligible(self) -> set[int]:
+        """Brokers that may lead: live and not shutting down."""
+        return self.ctx.live_ids - self.ctx.shutting_down
+
+    def offline_strategy(self, tp: TP, st: PartitionState, a: Assignment, live: set[int]) -> elect.Election | None:
+        """Leader gone: first live ISR member in assignment order, unclean only if enabled."""
+        result = elect.offline_leader(a.target if a.reassigning else a.replicas, st.isr, live,
+                                      self.unclean_enabled(tp[0]))
+        if result is not None and result.unclean:
+            log.warning("Unclean leader election. Broker %d was elected as leader of %s-%d from outside the ISR %s;"
+                        " committed records may be lost", result.leader, tp[0], tp[1], list(st.isr))
+        return result
+
+    async def elect_partitions(self, tps: Iterable[TP], strategy: Strategy,
+                               live: set[int] | None = None) -> dict[TP, ErrorCode]:
+        """Elect leaders for existing partitions with `strategy`; writes ZooKeeper, then tells brokers.
+
+        Reads the current state from ZooKeeper first (leaders change ISRs on their own) and retries
+        partitions whose state moved under us. Returns NONE per elected partition, else the error.
+        """
+        ctx = self.ctx
+        live = self.eligible() if live is None else live
+        remaining = [tp for tp in dict.fromkeys(tps) if tp in ctx.assignments]
+        outcome: dict[TP, ErrorCode] = {}
+        changed: list[TP] = []
+        for _attempt in range(10):
+            if not remaining:
+                break
+            fresh = await self.zk_call(self.ops.partition_states, remaining)
+            proposals: dict[TP, PartitionState] = {}
+            for tp in remaining:
+                st = fresh.get(tp)
+                if st is None:
+                    outcome[tp] = ErrorCode.LEADER_NOT_AVAILABLE
+                    continue
+                if st.controller_epoch > ctx.epoch:
+                    raise ControllerMovedError(f"{tp[0]}-{tp[1]} was written by controller epoch {st.controller_epoch}")
+                ctx.leaders[tp] = st
+                result = strategy(tp, st, ctx.assignments[tp], live)
+                if result is None:
+                    outcome[tp] = ErrorCode.ELIGIBLE_LEADERS_NOT_AVAILABLE
+                    ctx.partition_states[tp] = PS.OFFLINE
+                    continue
+                proposals[tp] = PartitionState(result.leader, st.leader_epoch + 1, result.isr, ctx.epoch,
+                                               partition_epoch=st.partition_epoch)
+            written = await self.zk_call(self.ops.update_partition_states, proposals) if proposals else {}
+            remaining = []
+            for tp, new in written.items():
+                if new is None:
+                    remaining.append(tp)
+                    continue
+                ctx.leaders[tp] = new
+                ctx.partition_states[tp] = PS.ONLINE
+                outcome[tp] = ErrorCode.NONE
+                changed.append(tp)
+        for tp in remaining:
+            outcome[tp] = ErrorCode.NOT_CONTROLLER
+        self.propagate(changed)
+        return outcome
+
+    async def init_new_partitions(self, tps: Iterable[TP]) -> None:
+        """NEW -> ONLINE: the first live replica leads, the live replicas form the ISR."""
+        ctx = self.ctx
+        live = self.eligible()
+        proposals = {}
+        for tp in tps:
+            a = ctx.assignments[tp]
+            isr = tuple(r for r in a.replicas if r in live)
+            if not isr:
+                log.warning("No live replica of %s-%d among %s; it stays offline", tp[0], tp[1], list(a.replicas))
+                ctx.partition_states[tp] = PS.NEW
+                continue
+            proposals[tp] = PartitionState(isr[0], 0, isr, ctx.epoch)
+        created = await self.zk_call(self.ops.create_partition_states, proposals) if proposals else {}
+        done = []
+        for tp, st in created.items():
+            if st is None:  # someone created it first: adopt what is there
+                existing = await self.zk_call(self.ops.partition_states, [tp])
+                if tp in existing:
+                    ctx.leaders[tp] = existing[tp]
+                continue
+            ctx.leaders[tp] = st
+            ctx.partition_states[tp] = PS.ONLINE
+            done.append(tp)
+        self.propagate(done, is_new=True)
+
+    async def trigger_online_partitions(self) -> None:
+        """Bring every NEW and OFFLINE partition online where a leader can be found."""
+        ctx = self.ctx
+        deleting = ctx.topics_to_delete
+        new = [tp for tp, s in ctx.partition_states.items() if s == PS.NEW and tp[0] not in deleting]
+        offline = [tp for tp, s in ctx.partition_states.items() if s == PS.OFFLINE and tp[0] not in deleting]
+        if new:
+            await self.init_new_partitions(new)
+        if offline:
+            await self.elect_partitions(offline, self.offline_strategy)
+
+    # -- broker membership -----------------------------------------------------------------
+
+    async def _on_broker_change(self) -> None:
+        ctx = self.ctx
+        current = await self.zk_call(self.ops.live_brokers)
+        dead = set(ctx.live) - set(current)
+        bounced = {b for b in set(ctx.live) & set(current) if current[b][1] != ctx.live[b].epoch}
+        new = set(current) - set(ctx.live)
+        if dead or bounced:
+            await self.on_brokers_failed(dead | bounced)
+        for bid in new | bounced:
+            ctx.live[bid] = LiveBroker(*current[bid])
+            self._open_channel(bid)
+        if new or bounced:
+            await self.on_brokers_started(new | bounced)
+
+    async def on_brokers_failed(self, dead: set[int]) -> None:
+        """Elect new leaders for what the dead led and drop them from every ISR."""
+        ctx = self.ctx
+        log.info("Controller %d: brokers %s failed", self.broker_id, sorted(dead))
+        for bid in dead:
+            ctx.live.pop(bid, None)
+            ctx.shutting_down.discard(bid)
+            self.channel.remove_broker(bid)
+        for (t, p, r) in list(ctx.replica_states):
+            if r in dead:
+                ctx.replica_states[(t, p, r)] = RS.OFFLINE
+        led = [tp for tp, st in ctx.leaders.items() if st.leader in dead and tp[0] not in ctx.topics_to_delete]
+        for tp in led:
+            ctx.partition_states[tp] = PS.OFFLINE
+        await self.elect_partitions(led, self.offline_strategy)
+        await self.remove_replicas_from_isr(dead, [tp for tp, st in ctx.leaders.items()
+                                                  if set(st.isr) & dead and tp[0] not in ctx.topics_to_delete])
+        self._send_update_metadata(ctx.live_ids, [])
+        await self._hook("on_broker_failure", dead)
+
+    async def remove_replicas_from_isr(self, gone: set[int], tps: Iterable[TP]) -> None:
+        """Write ISRs without `gone` (leadership too, if they held it), bumping the leader epoch."""
+        ctx = self.ctx
+        remaining = list(tps)
+        changed = []
+        for _attempt in range(10):
+            if not remaining:
+                break
+            fresh = await self.zk_call(self.ops.partition_states, remaining)
+            proposals = {}
+            for tp in remaining:
+                st = fresh.get(tp)
+                if st is None or not set(st.isr) & gone:
+                    continue
+                leader, isr = st.leader, tuple(st.isr)
+                for r in gone:
+                    leader, isr = elect.remove_from_isr(leader, isr, r)
+                proposals[tp] = PartitionState(leader, st.leader_epoch + 1, isr, ctx.epoch,
+                                               partition_epoch=st.partition_epoch)
+            written = await self.zk_call(self.ops.update_partition_states, proposals) if proposals else {}
+            remaining = [tp for tp, new in written.items() if new is None]
+            for tp, new in written.items():
+                if new is not None:
+                    ctx.leaders[tp] = new
+                    if new.leader < 0:
+                        ctx.partition_states[tp] = PS.OFFLINE
+                    changed.append(tp)
+        self.propagate(changed)
+
+    async def on_brokers_started(self, started: set[int]) -> None:
+        """Tell new brokers everything, others about them, and retry what they make possible."""
+        ctx = self.ctx
+        log.info("Controller %d: brokers %s started", self.broker_id, sorted(started))
+        self._send_update_metadata(started, None)
+        self._send_update_metadata(ctx.live_ids - started, [])
+        for bid in sorted(started):
+            tps = [tp for tp in ctx.partitions_on(bid) if tp in ctx.leaders and tp[0] not in ctx.topics_to_delete]
+            for tp in tps:
+                ctx.replica_states[(*tp, bid)] = RS.ONLINE
+            self._send_leader_and_isr(bid, tps)
+        await self.trigger_online_partitions()
+        await self.deletion.resume()
+        await self._hook("on_broker_startup", started)
+
+    async def controlled_shutdown(self, broker_id: int, broker_epoch: int) -> tuple[ErrorCode, list[TP]]:
+        """Move leadership off a broker that is about to stop; returns what it still leads."""
+        return await self.call(functools.partial(self._controlled_shutdown, broker_id, broker_epoch))
+
+    async def _controlled_shutdown(self, broker_id: int, broker_epoch: int) -> tuple[ErrorCode, list[TP]]:
+        ctx = self.ctx
+        if not self.is_active:
+            return ErrorCode.NOT_CONTROLLER, []
+        lb = ctx.live.get(broker_id)
+        if lb is None:
+            return ErrorCode.BROKER_NOT_AVAILABLE, []
+        if broker_epoch >= 0 and broker_epoch != lb.epoch:
+            return ErrorCode.STALE_BROKER_EPOCH, []
+        ctx.shutting_down.add(broker_id)
+        log.info("Controller %d: controlled shutdown of broker %d", self.broker_id, broker_id)
+        replicated = [tp for tp in ctx.partitions_on(broker_id) if len(ctx.assignments[tp].replicas) > 1]
+        led = [tp for tp in replicated if ctx.leaders.get(tp) and ctx.leaders[tp].leader == broker_id]
+
+        def strategy(tp: TP, st: PartitionState, a: Assignment, live: set[int]) -> elect.Election | None:
+            return elect.controlled_shutdown_leader(a.replicas, st.isr, live | {broker_id}, ctx.shutting_down)
+
+        await self.elect_partitions(led, strategy, ctx.live_ids)
+        followed = [tp for tp in replicated if ctx.leaders.get(tp) and ctx.leaders[tp].leader != broker_id
+                    and broker_id in ctx.leaders[tp].isr]
+        self.send_stop_replica(broker_id, followed, delete=False)
+        await self.remove_replicas_from_isr({broker_id}, followed)
+        remaining = [tp for tp in replicated if ctx.leaders.get(tp) and ctx.leaders[tp].leader == broker_id]
+        return ErrorCode.NONE, remaining
+
+    # -- topics ---------------------------------------------------------------------------
+
+    async def _on_topic_change(self) -> None:
+        ctx = self.ctx
+        topics = set(await self.zk_call(self.ops.topics))
+        gone = ctx.topics() - topics
+        for t in gone:
+            ctx.remove_topic(t)
+        new = topics - ctx.topics()
+        if not new:
+            return
+        added = await self._load_topics(sorted(new))
+        for tp in added:
+            ctx.partition_states[tp] = PS.NEW
+            for r in ctx.assignments[tp].replicas:
+                ctx.replica_states[(*tp, r)] = RS.NEW
+        log.info("Controller %d: new topics %s", self.broker_id, sorted(new))
+        await self.init_new_partitions(added)
+
+    async def _on_partition_modifications(self, topic: str) -> None:
+        ctx = self.ctx
+        if topic in ctx.topics_to_delete or topic not in ctx.topic_ids:
+            return
+        got = await self.zk_call(self.ops.assignments, [topic])
+        ta = got.get(topic)
+        if ta is None:
+            return
+        added = []
+        for p, reps in ta.partitions.items():
+            if (topic, p) not in ctx.assignments:
+                ctx.assignments[(topic, p)] = Assignment(tuple(reps), ta.adding(p), ta.removing(p))
+                ctx.partition_states[(topic, p)] = PS.NEW
+                added.append((topic, p))
+        if added:
+            log.info("Controller %d: new partitions %s", self.broker_id, added)
+            await self.init_new_partitions(added)
+
+    async def _on_isr_change(self) -> None:
+        children = await self.zk_call(self.ops.children, paths.isr_change_notifications())
+        if not children:
+            return
+        tps = await self.zk_call(self._read_isr_notifications, sorted(children))
+        tps = [tp for tp in tps if tp in self.ctx.assignments]
+        fresh = await self.zk_call(self.ops.partition_states, tps)
+        self.ctx.leaders.update(fresh)
+        self._send_update_metadata(self.ctx.live_ids, list(fresh))
+        await self._hook("on_isr_change", list(fresh))
+
+    def _read_isr_notifications(self, children: list[str]) -> list[TP]:
+        import json
+        out: set[TP] = set()
+        base = paths.isr_change_notifications()
+        raw = self.zk.get_many(f"{base}/{c}" for c in children)
+        for c in children:
+            got = raw[f"{base}/{c}"]
+            if got is not None:
+                try:
+                    for e in json.loads(got[0]).get("partitions", []):
+                        out.add((e["topic"], int(e["partition"])))
+                except (ValueError, KeyError, TypeError):
+                    log.warning("Ignoring malformed ISR change notification %s", c)
+            self.ops.delete_path(f"{base}/{c}")
+        return sorted(out)

@@ -1,0 +1,66 @@
+"""Controller events. Watch callbacks (kazoo threads) and RPC handlers only post these."""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass, field
+from typing import Any, Awaitable, Callable
+
+
+@dataclass(frozen=True)
+class Elect:
+    """Try to become controller (startup, /controller changed or vanished)."""
+
+
+@dataclass(frozen=True)
+class BrokerChange:
+    """/brokers/ids children changed."""
+
+
+@dataclass(frozen=True)
+class TopicChange:
+    """/brokers/topics children changed."""
+
+
+@dataclass(frozen=True)
+class PartitionModifications:
+    """A topic's assignment znode changed (e.g. partitions were added)."""
+
+    topic: str
+
+
+@dataclass(frozen=True)
+class TopicDeletion:
+    """/admin/delete_topics children changed."""
+
+
+@dataclass(frozen=True)
+class IsrChange:
+    """A leader changed an ISR (/isr_change_notification children)."""
+
+
+@dataclass(frozen=True)
+class DeletionConfirmed:
+    """A broker answered a topic deletion's StopReplica."""
+
+    topic: str
+    broker_id: int
+    resp: Any = field(compare=False)
+
+
+@dataclass(frozen=True)
+class Expired:
+    """The ZooKeeper session was replaced: resign and run for controller again."""
+
+
+@dataclass(frozen=True)
+class Call:
+    """Run `func()` as the controller's owner task and hand its result to `future`."""
+
+    func: Callable[[], Awaitable[Any]]
+    future: asyncio.Future = field(compare=False)
+
+
+@dataclass(frozen=True)
+class Shutdown:
+    """Stop processing."""

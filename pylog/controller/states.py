@@ -1,0 +1,78 @@
+"""Partition and replica state machines as data: each state lists the states it may follow.
+
+Transitions (partitions):
+  NON_EXISTENT -> NEW            topic or partitions created (assignment known, no leader yet)
+  NEW -> ONLINE                  first leader = first live replica, ISR = live replicas
+  ONLINE/OFFLINE -> ONLINE       an election (offline, preferred, reassignment, controlled shutdown)
+  NEW/ONLINE/OFFLINE -> OFFLINE  no eligible leader left
+  OFFLINE -> NON_EXISTENT        topic deleted
+Transitions (replicas):
+  NON_EXISTENT -> NEW            replica assigned (reassignment target, new partition)
+  NEW/ONLINE/OFFLINE -> ONLINE   its broker is live and told its role
+  NEW/ONLINE/OFFLINE -> OFFLINE  its broker died or shuts down: removed from ISRs
+  OFFLINE/ONLINE -> DELETION_STARTED -> DELETED -> NON_EXISTENT   topic deletion / reassignment removal
+"""
+
+from __future__ import annotations
+
+import enum
+import logging
+from typing import Callable, Hashable, Iterable, TypeVar
+
+log = logging.getLogger("pylog.state.change")
+
+
+class PartitionState(enum.Enum):
+    """Where a partition is in its life, as the controller sees it."""
+
+    NON_EXISTENT = 0
+    NEW = 1
+    ONLINE = 2
+    OFFLINE = 3
+
+
+class ReplicaState(enum.Enum):
+    """Where one replica is in its life, as the controller sees it."""
+
+    NON_EXISTENT = 0
+    NEW = 1
+    ONLINE = 2
+    OFFLINE = 3
+    DELETION_STARTED = 4
+    DELETED = 5
+
+
+P, R = PartitionState, ReplicaState
+
+PARTITION_PREVIOUS: dict[PartitionState, frozenset[PartitionState]] = {
+    P.NEW: frozenset({P.NON_EXISTENT}),
+    P.ONLINE: frozenset({P.NEW, P.ONLINE, P.OFFLINE}),
+    P.OFFLINE: frozenset({P.NEW, P.ONLINE, P.OFFLINE}),
+    P.NON_EXISTENT: frozenset({P.OFFLINE, P.NEW}),
+}
+
+REPLICA_PREVIOUS: dict[ReplicaState, frozenset[ReplicaState]] = {
+    R.NEW: frozenset({R.NON_EXISTENT}),
+    R.ONLINE: frozenset({R.NEW, R.ONLINE, R.OFFLINE}),
+    R.OFFLINE: frozenset({R.NEW, R.ONLINE, R.OFFLINE, R.DELETION_STARTED}),
+    R.DELETION_STARTED: frozenset({R.OFFLINE, R.ONLINE, R.DELETION_STARTED}),
+    R.DELETED: frozenset({R.DELETION_STARTED}),
+    R.NON_EXISTENT: frozenset({R.DELETED, R.NEW}),
+}
+
+K = TypeVar("K", bound=Hashable)
+S = TypeVar("S", PartitionState, ReplicaState)
+
+
+def split_valid(items: Iterable[K], current: Callable[[K], S], target: S,
+                previous: dict[S, frozenset[S]]) -> list[K]:
+    """The items that may move to `target`; each refused one is logged, none raises."""
+    ok = []
+    allowed = previous[target]
+    for item in items:
+        state = current(item)
+        if state in allowed:
+            ok.append(item)
+        else:
+            log.error("Invalid state transition of %s from %s to %s", item, state.name, target.name)
+    return ok
