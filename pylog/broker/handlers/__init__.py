@@ -1,1 +1,54 @@
-"""One module per Kafka API key, each registered with the version range it implements."""
+"""One module per Kafka API key, each registered with the version range it implements.
+
+ApiVersions is generated from this registry, so what we advertise can't drift from what we
+implement. A handler returns a response message, a list of raw parts (Fetch: bytes and file
+chunks), or None when the request gets no response (Produce with acks=0).
+"""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+from dataclasses import dataclass
+from typing import Any, Awaitable, Callable
+
+from pylog.protocol.api import api_name, schema_max_version
+
+
+@dataclass(frozen=True, slots=True)
+class Handler:
+    """An API key's handler and the versions it accepts (and the ones it advertises)."""
+
+    api_key: int
+    min_version: int
+    max_version: int
+    func: Callable[..., Awaitable[Any]]
+    advertised_min: int
+
+
+HANDLERS: dict[int, Handler] = {}
+
+
+def handler(api_key: int, min_version: int, max_version: int, advertised_min: int | None = None):
+    """Register `func` for `api_key` at versions min..max; a duplicate key fails at import."""
+    def register(func: Callable[..., Awaitable[Any]]) -> Callable[..., Awaitable[Any]]:
+        if api_key in HANDLERS:
+            raise RuntimeError(f"{api_name(api_key)} is registered twice")
+        if not 0 <= min_version <= max_version <= schema_max_version(api_key):
+            raise RuntimeError(f"bad version range {min_version}-{max_version} for {api_name(api_key)}")
+        HANDLERS[api_key] = Handler(api_key, min_version, max_version, func,
+                                    min_version if advertised_min is None else advertised_min)
+        return func
+    return register
+
+
+def load_all() -> dict[int, Handler]:
+    """Import every handler module so the registry is complete."""
+    for mod in pkgutil.iter_modules(__path__):
+        importlib.import_module(f"{__name__}.{mod.name}")
+    return HANDLERS
+
+
+def advertised_ranges() -> list[tuple[int, int, int]]:
+    """(api key, min, max) for ApiVersions, in key order."""
+    return [(h.api_key, h.advertised_min, h.max_version) for h in sorted(HANDLERS.values(), key=lambda h: h.api_key)]

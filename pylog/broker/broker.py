@@ -1,0 +1,275 @@
+"""The broker process: wires logs, ZooKeeper, the replica manager, the controller and the server.
+
+Start-up follows Kafka's order: ZooKeeper session and cluster id, meta.properties checks, log
+recovery, the socket server, then the ephemeral registration (clients may be sent here from that
+moment), then the run for controller. Shutdown is the reverse, with a controlled shutdown first
+so leaderships move away before this broker stops answering.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import signal
+import time
+from typing import Any, Coroutine
+
+from pylog.broker.fetcher import ReplicaFetcherManager
+from pylog.broker.metadata_cache import MetadataCache
+from pylog.broker.replica_manager import ReplicaManager, now_ms
+from pylog.broker.server import SocketServer
+from pylog.broker.stats import PartitionStats
+from pylog.broker.throttle import ReplicationThrottle
+from pylog.broker.topic_admin import TopicAdmin
+from pylog.broker.topic_configs import TopicConfigs
+from pylog.broker.zk_store import BrokerZkStore
+from pylog.client.aio import AsyncBrokerConnection, BrokerUnavailable
+from pylog.client.versions import INTER_BROKER
+from pylog.controller.controller import Controller
+from pylog.log.config import LogConfig
+from pylog.log.manager import LogManager
+from pylog.log import meta
+from pylog.protocol.api import ApiKey, request_class
+from pylog.protocol.errors import ErrorCode
+from pylog.zk.client import ZkClient
+from pylog.zk.codecs import BrokerRegistration, EndPoint
+from pylog.zk.core import SessionEvent
+from pylog.zk.uuids import random_uuid
+
+log = logging.getLogger("pylog.broker")
+
+
+class Broker:
+    """One pylog broker."""
+
+    def __init__(self, config: Any) -> None:
+        self.config = config
+        self.broker_id: int = int(config.get("broker.id"))
+        self.rack: str | None = config.get("broker.rack")
+        listener = config.listeners[0]
+        self.bind = (listener.host or "0.0.0.0", listener.port)
+        adv = config.advertised_listeners[0]
+        self._advertised_host = adv.host or "127.0.0.1"
+        self._advertised_port = adv.port
+        self.metadata = MetadataCache()
+        self.cluster_id: str | None = None
+        self.broker_epoch = -1
+        self.zk: ZkClient | None = None
+        self.logs: LogManager | None = None
+        self.stats = PartitionStats()
+        self.throttle = ReplicationThrottle(self)
+        self.fetchers = ReplicaFetcherManager(self)
+        self.topic_configs = TopicConfigs(self)
+        self.topic_admin = TopicAdmin(self)
+        self.zk_store: BrokerZkStore | None = None
+        self.replicas: ReplicaManager | None = None
+        self.controller: Controller | None = None
+        self.server: SocketServer | None = None
+        self._tasks: set[asyncio.Task] = set()
+        self._stopping = asyncio.Event()
+        self.started = False
+
+    @property
+    def advertised_endpoint(self) -> tuple[str, int]:
+        """Host and port clients are told to use."""
+        return self._advertised_host, self._advertised_port
+
+    def spawn(self, coro: Coroutine[Any, Any, Any]) -> asyncio.Task:
+        """Run a coroutine in the background, keeping a reference until it ends."""
+        task = asyncio.get_running_loop().create_task(coro)
+        self._tasks.add(task)
+        task.add_done_callback(self._task_done)
+        return task
+
+    def _task_done(self, task: asyncio.Task) -> None:
+        self._tasks.discard(task)
+        if not task.cancelled() and task.exception() is not None:
+            log.error("Background task failed", exc_info=task.exception())
+
+    async def _blocking(self, fn: Any, *args: Any) -> Any:
+        return await asyncio.get_running_loop().run_in_executor(None, fn, *args)
+
+    # -- start-up -------------------------------------------------------------------------
+
+    async def start(self) -> None:
+        """Bring the broker up; raises with a clear message when it can't."""
+        cfg = self.config
+        t0 = time.monotonic()
+        self.zk = ZkClient(cfg.get("zookeeper.connect"), int(cfg.get("zookeeper.session.timeout.ms")),
+                           int(cfg.zookeeper_connection_timeout_ms))
+        await self._blocking(self.zk.start)
+        await self._blocking(self.zk.create_top_level_paths)
+        self.cluster_id = await self._blocking(self.zk.create_or_get_cluster_id, random_uuid())
+        log_dirs = list(cfg.log_dirs)
+        await self._blocking(self._check_meta_properties, log_dirs)
+        self.logs = LogManager(log_dirs, LogConfig.from_props(cfg.topic_defaults()))
+        await self._blocking(self.logs.load)
+        self.zk_store = BrokerZkStore(self)
+        self.replicas = ReplicaManager(self, self.logs, self.zk_store, self.fetchers, self.topic_configs)
+        self.server = SocketServer(self, self.bind[0], self.bind[1], int(cfg.get("socket.request.max.bytes")))
+        port = await self.server.start()
+        if self._advertised_port == 0:
+            self._advertised_port = port
+        await self.topic_configs.start()
+        self.broker_epoch = await self._blocking(self.zk.register_broker, self._registration())
+        self.zk.add_session_listener(self._on_session)
+        self.controller = Controller(self.broker_id, self.zk, cfg)
+        await self.controller.start()
+        self._start_background_tasks()
+        self.started = True
+        log.info("[KafkaServer id=%d] started (%s:%d, cluster %s, %d logs) in %.1fs", self.broker_id,
+                 *self.advertised_endpoint, self.cluster_id, len(self.logs.all_logs()), time.monotonic() - t0)
+
+    def _check_meta_properties(self, log_dirs: list[str]) -> None:
+        """meta.properties must agree across log dirs, with broker.id and with /cluster/id."""
+        for d in log_dirs:
+            os.makedirs(d, exist_ok=True)
+        stored, offline = meta.load_broker_metadata(log_dirs)
+        if offline:
+            raise RuntimeError(f"Cannot read meta.properties in log dirs {offline}")
+        meta.check_version(stored)
+        meta.check_cluster_id(self.cluster_id, stored)
+        resolved = meta.resolve_broker_id(self.broker_id, stored)
+        if resolved is None:
+            raise RuntimeError("broker.id is not set and no id is stored in meta.properties")
+        self.broker_id = resolved
+        for d in log_dirs:
+            if meta.read_meta_properties(d) is None:
+                meta.write_meta_properties(d, self.cluster_id, self.broker_id)
+
+    def _registration(self) -> BrokerRegistration:
+        host, port = self.advertised_endpoint
+        return BrokerRegistration(self.broker_id, (EndPoint("PLAINTEXT", host, port, "PLAINTEXT"),),
+                                  rack=self.rack, timestamp_ms=now_ms())
+
+    def _on_session(self, event: SessionEvent) -> None:
+        # Runs on the ZooKeeper client's listener thread: only re-register there (it may block).
+        if event == SessionEvent.NEW_SESSION and not self._stopping.is_set():
+            try:
+                self.broker_epoch = self.zk.register_broker(self._registration())
+                log.info("Re-registered broker %d after ZooKeeper session expiry (epoch %d)",
+                         self.broker_id, self.broker_epoch)
+            except Exception:
+                log.exception("Could not re-register broker %d after session expiry", self.broker_id)
+
+    def _start_background_tasks(self) -> None:
+        cfg = self.config
+        lag_ms = int(cfg.get("replica.lag.time.max.ms"))
+        self.spawn(self._every(max(lag_ms / 2000, 0.05), self.replicas.maintain_isr))
+        self.spawn(self._every(int(cfg.get("replica.high.watermark.checkpoint.interval.ms")) / 1000,
+                               self._checkpoint_high_watermarks))
+        self.spawn(self._every(int(cfg.get("log.flush.offset.checkpoint.interval.ms")) / 1000,
+                               self._checkpoint_recovery_points))
+        self.spawn(self._every(int(cfg.get("log.retention.check.interval.ms")) / 1000, self._retention))
+        self.spawn(self._every(1.0, self._flush_due))
+        self.spawn(self._every(0.5, self.zk_store.flush_isr_changes))
+
+    async def _every(self, seconds: float, fn: Any) -> None:
+        while not self._stopping.is_set():
+            try:
+                await asyncio.wait_for(self._stopping.wait(), seconds)
+                return
+            except asyncio.TimeoutError:
+                pass
+            try:
+                result = fn()
+                if asyncio.iscoroutine(result):
+                    await result
+            except Exception:
+                log.exception("Periodic task %s failed", getattr(fn, "__name__", fn))
+
+    async def _checkpoint_high_watermarks(self) -> None:
+        await self._blocking(self.logs.checkpoint_high_watermarks)
+
+    async def _checkpoint_recovery_points(self) -> None:
+        await self._blocking(self.logs.checkpoint_recovery_points)
+        await self._blocking(self.logs.checkpoint_log_start_offsets)
+
+    def _retention(self) -> None:
+        deleted = self.logs.run_retention(now_ms())
+        if deleted:
+            log.info("Retention deleted %d segments", deleted)
+
+    async def _flush_due(self) -> None:
+        await self._blocking(self.logs.flush_due, now_ms())
+
+    def on_metadata_updated(self) -> None:
+        """Hook after UpdateMetadata: the controller may have new partitions for waiters."""
+        self.topic_admin.metadata_changed()
+
+    # -- shutdown -------------------------------------------------------------------------
+
+    async def controlled_shutdown(self) -> bool:
+        """Ask the controller to move leaderships away (Kafka's controlled shutdown protocol)."""
+        cfg = self.config
+        retries = int(cfg.get("controlled.shutdown.max.retries"))
+        backoff = int(cfg.get("controlled.shutdown.retry.backoff.ms")) / 1000
+        v = INTER_BROKER[ApiKey.ControlledShutdown]
+        cls = request_class(ApiKey.ControlledShutdown)[v]
+        for attempt in range(1, retries + 1):
+            cid = self.metadata.controller_id if self.controller is None or not self.controller.is_active \
+                else self.broker_id
+            ep = (self.advertised_endpoint if cid == self.broker_id
+                  else (self.metadata.brokers[cid].host, self.metadata.brokers[cid].port)
+                  if cid in self.metadata.brokers else None)
+            if ep is None:
+                log.warning("Controlled shutdown attempt %d: no controller known", attempt)
+            else:
+                conn = AsyncBrokerConnection(ep[0], ep[1], f"broker-{self.broker_id}-shutdown")
+                try:
+                    resp = await conn.request(cls(broker_id=self.broker_id, broker_epoch=self.broker_epoch), v,
+                                              timeout=int(cfg.get("controller.socket.timeout.ms")) / 1000)
+                    if resp.error_code == 0 and not resp.remaining_partitions:
+                        log.info("Controlled shutdown of broker %d succeeded", self.broker_id)
+                        return True
+                    log.info("Controlled shutdown attempt %d: error %s, %d partitions still led here",
+                             attempt, ErrorCode(resp.error_code).name, len(resp.remaining_partitions))
+                except (BrokerUnavailable, OSError, asyncio.TimeoutError) as exc:
+                    log.warning("Controlled shutdown attempt %d failed: %s", attempt, exc)
+                finally:
+                    await conn.close()
+            if attempt < retries:
+                await asyncio.sleep(backoff)
+        log.warning("Proceeding to do an unclean shutdown as all the controlled shutdown attempts failed")
+        return False
+
+    async def stop(self) -> None:
+        """Shut down: controlled shutdown, then server, replication, controller, logs, ZooKeeper."""
+        if self._stopping.is_set():
+            return
+        log.info("[KafkaServer id=%d] shutting down", self.broker_id)
+        if self.started and self.config.get("controlled.shutdown.enable") and self.replicas is not None:
+            try:
+                await self.controlled_shutdown()
+            except Exception:
+                log.exception("Controlled shutdown failed")
+        self._stopping.set()
+        if self.server is not None:
+            await self.server.stop()
+        await self.fetchers.shutdown()
+        if self.replicas is not None:
+            await self.replicas.shutdown()
+        if self.controller is not None:
+            await self.controller.stop()
+        for t in list(self._tasks):
+            t.cancel()
+        if self.logs is not None:
+            if self.replicas is not None:
+                self.logs.checkpoint_high_watermarks()
+            await self._blocking(self.logs.shutdown)
+        if self.zk is not None:
+            await self._blocking(self.zk.close)
+        log.info("[KafkaServer id=%d] shut down completed", self.broker_id)
+
+    async def run_until_signalled(self) -> None:
+        """Start, then serve until SIGTERM/SIGINT; exit after a clean shutdown."""
+        loop = asyncio.get_running_loop()
+        done = asyncio.Event()
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            loop.add_signal_handler(sig, done.set)
+        try:
+            await self.start()
+            await done.wait()
+        finally:
+            await self.stop()

@@ -1,0 +1,286 @@
+"""Follower replication: one fetcher per source broker pulls from the leaders it follows.
+
+Before fetching, a partition is truncated to the point where its log agrees with the leader's,
+found by leader epoch (OffsetForLeaderEpoch, KIP-101 with the KIP-279 refinement), never by the
+local high watermark alone.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from dataclasses import dataclass
+
+from pylog.client.aio import AsyncBrokerConnection, BrokerUnavailable
+from pylog.client.versions import INTER_BROKER
+from pylog.protocol import records
+from pylog.protocol.api import ApiKey, request_class
+from pylog.protocol.errors import ErrorCode
+
+log = logging.getLogger("pylog.fetcher")
+
+FETCH_V = INTER_BROKER[ApiKey.Fetch]
+OFFSET_FOR_EPOCH_V = INTER_BROKER[ApiKey.OffsetForLeaderEpoch]
+UNDEFINED = -1
+
+
+@dataclass(slots=True)
+class FetchState:
+    """A partition's progress in a fetcher."""
+
+    partition: object  # broker.partition.Partition
+    leader_epoch: int
+    truncating: bool = True
+    delayed_until: float = 0.0
+
+
+class ReplicaFetcher:
+    """Pulls every followed partition led by one source broker."""
+
+    def __init__(self, manager: "ReplicaFetcherManager", source: int) -> None:
+        self.manager = manager
+        self.source = source
+        self.states: dict[tuple[str, int], FetchState] = {}
+        self.conn: AsyncBrokerConnection | None = None
+        self.task: asyncio.Task | None = None
+        self.wakeup = asyncio.Event()
+
+    def start(self) -> None:
+        """Run the fetch loop in the background."""
+        self.task = asyncio.get_running_loop().create_task(self._run(), name=f"fetcher-{self.source}")
+
+    async def stop(self) -> None:
+        """Stop fetching and close the connection."""
+        if self.task is not None:
+            self.task.cancel()
+            try:
+                await self.task
+            except (asyncio.CancelledError, Exception):
+                pass
+        if self.conn is not None:
+            await self.conn.close()
+
+    async def _connection(self) -> AsyncBrokerConnection:
+        ep = self.manager.endpoint(self.source)
+        if ep is None:
+            raise BrokerUnavailable(f"broker {self.source} is not among the live brokers")
+        if self.conn is None or (self.conn.host, self.conn.port) != ep:
+            if self.conn is not None:
+                await self.conn.close()
+            self.conn = AsyncBrokerConnection(ep[0], ep[1], f"broker-{self.manager.broker_id}-fetcher-{self.source}")
+        return self.conn
+
+    async def _run(self) -> None:
+        cfg = self.manager.config
+        backoff = int(cfg.get("replica.fetch.backoff.ms")) / 1000
+        loop = asyncio.get_running_loop()
+        while True:
+            if not self.states:
+                self.wakeup.clear()
+                await self.wakeup.wait()
+                continue
+            try:
+                conn = await self._connection()
+                truncating = {k: s for k, s in self.states.items() if s.truncating and s.delayed_until <= loop.time()}
+                if truncating:
+                    await self._truncate(conn, truncating)
+                ready = {k: s for k, s in self.states.items() if not s.truncating and s.delayed_until <= loop.time()}
+                if not ready:
+                    await asyncio.sleep(min(backoff, 0.1))
+                    continue
+                await self._fetch(conn, ready)
+            except asyncio.CancelledError:
+                raise
+            except (BrokerUnavailable, OSError, asyncio.TimeoutError) as exc:
+                log.info("Fetcher %d -> broker %d: %s; retrying in %.1fs", self.manager.broker_id,
+                         self.source, exc, backoff)
+                if self.conn is not None:
+                    await self.conn.close()
+                await asyncio.sleep(backoff)
+            except Exception:
+                log.exception("Fetcher %d -> broker %d failed; retrying", self.manager.broker_id, self.source)
+                await asyncio.sleep(backoff)
+
+    async def _truncate(self, conn: AsyncBrokerConnection, states: dict[tuple[str, int], FetchState]) -> None:
+        cls = request_class(ApiKey.OffsetForLeaderEpoch)[OFFSET_FOR_EPOCH_V]
+        by_topic: dict[str, list] = {}
+        no_epoch = []
+        for (topic, idx), st in states.items():
+            latest = st.partition.log.epoch_cache.latest_epoch
+            if latest is None or latest < 0:
+                no_epoch.append(st)
+                continue
+            by_topic.setdefault(topic, []).append(cls.OffsetForLeaderTopic.OffsetForLeaderPartition(
+                partition=idx, current_leader_epoch=st.leader_epoch, leader_epoch=latest))
+        for st in no_epoch:
+            # Nothing stamped with an epoch: only an empty log can be here; keep whatever the HW covers.
+            p = st.partition
+            if p.log.log_end_offset > p.high_watermark:
+                p.log.truncate_to(p.high_watermark)
+            st.truncating = False
+        if not by_topic:
+            return
+        req = cls(replica_id=self.manager.broker_id, topics=[
+            cls.OffsetForLeaderTopic(topic=t, partitions=ps) for t, ps in by_topic.items()])
+        resp = await conn.request(req, OFFSET_FOR_EPOCH_V, timeout=self.manager.socket_timeout)
+        loop = asyncio.get_running_loop()
+        for t in resp.topics:
+            for pr in t.partitions:
+                st = self.states.get((t.topic, pr.partition))
+                if st is None or st is not states.get((t.topic, pr.partition)):
+                    continue  # removed or replaced meanwhile
+                if pr.error_code != 0:
+                    st.delayed_until = loop.time() + self.manager.backoff_s
+                    log.debug("OffsetForLeaderEpoch for %s-%d from %d: %s", t.topic, pr.partition,
+                              self.source, ErrorCode(pr.error_code).name)
+                    continue
+                self._apply_truncation(st, pr.leader_epoch, pr.end_offset)
+
+    def _apply_truncation(self, st: FetchState, leader_epoch: int, leader_end: int) -> None:
+        p = st.partition
+        plog = p.log
+        if leader_epoch == UNDEFINED or leader_end == UNDEFINED:
+            target, done = min(p.high_watermark, plog.log_end_offset), True
+        else:
+            f_epoch, f_end = plog.epoch_cache.end_offset_for(leader_epoch)
+            if f_end == UNDEFINED:
+                target, done = min(p.high_watermark, plog.log_end_offset), True
+            elif f_epoch != leader_epoch:
+                # We don't have the leader's epoch: cut back to the end of our largest epoch below
+                # it and ask again (KIP-279), instead of trusting one round trip.
+                target, done = min(f_end, plog.log_end_offset), False
+            else:
+                target, done = min(leader_end, f_end, plog.log_end_offset), True
+        if target < plog.log_end_offset:
+            log.info("Truncating %s from %d to %d (leader epoch %d ends at %d on broker %d)", p,
+                     plog.log_end_offset, target, leader_epoch, leader_end, self.source)
+            plog.truncate_to(target)
+        st.truncating = not done
+
+    async def _fetch(self, conn: AsyncBrokerConnection, states: dict[tuple[str, int], FetchState]) -> None:
+        cfg = self.manager.config
+        cls = request_class(ApiKey.Fetch)[FETCH_V]
+        by_topic: dict[str, list] = {}
+        for (topic, idx), st in states.items():
+            plog = st.partition.log
+            by_topic.setdefault(topic, []).append(cls.FetchTopic.FetchPartition(
+                partition=idx, current_leader_epoch=st.leader_epoch, fetch_offset=plog.log_end_offset,
+                log_start_offset=plog.log_start_offset, partition_max_bytes=int(cfg.get("replica.fetch.max.bytes"))))
+        req = cls(replica_id=self.manager.broker_id, max_wait_ms=int(cfg.get("replica.fetch.wait.max.ms")),
+                  min_bytes=int(cfg.get("replica.fetch.min.bytes")),
+                  max_bytes=int(cfg.get("replica.fetch.response.max.bytes")), isolation_level=0,
+                  session_id=0, session_epoch=-1,
+                  topics=[cls.FetchTopic(topic=t, partitions=ps) for t, ps in by_topic.items()],
+                  forgotten_topics_data=[], rack_id="")
+        timeout = self.manager.socket_timeout + int(cfg.get("replica.fetch.wait.max.ms")) / 1000
+        resp = await conn.request(req, FETCH_V, timeout=timeout)
+        loop = asyncio.get_running_loop()
+        for t in resp.responses:
+            for pr in t.partitions:
+                key = (t.topic, pr.partition_index)
+                st = self.states.get(key)
+                if st is None or st is not states.get(key):
+                    continue
+                p = st.partition
+                if pr.error_code == ErrorCode.NONE:
+                    self._append(p, pr)
+                elif pr.error_code == ErrorCode.OFFSET_OUT_OF_RANGE:
+                    await self._handle_out_of_range(conn, st)
+                else:
+                    st.delayed_until = loop.time() + self.manager.backoff_s
+                    log.debug("Fetch of %s from %d: %s", p, self.source, ErrorCode(pr.error_code).name)
+
+    def _append(self, p, pr) -> None:
+        plog = p.log
+        data = pr.records
+        if data:
+            buf = bytearray(data)
+            try:
+                headers = records.validate_batches(buf)
+            except records.RecordError as exc:
+                log.error("Leader %d sent invalid records for %s: %s", self.source, p, exc)
+                return
+            if headers:
+                if headers[0].base_offset != plog.log_end_offset:
+                    log.warning("Leader %d sent %s from offset %d but our LEO is %d; refetching", self.source, p,
+                                headers[0].base_offset, plog.log_end_offset)
+                    return
+                plog.append_as_follower(buf, headers)
+        if pr.log_start_offset > plog.log_start_offset:
+            plog.maybe_increment_log_start_offset(min(pr.log_start_offset, plog.log_end_offset))
+        new_hw = min(pr.high_watermark, plog.log_end_offset)
+        if new_hw > plog.high_watermark:
+            plog.high_watermark = new_hw
+        self.manager.on_follower_progress(p)
+
+    async def _handle_out_of_range(self, conn: AsyncBrokerConnection, st: FetchState) -> None:
+        """Our fetch offset is outside the leader's log: re-align by epoch or restart at its start."""
+        p = st.partition
+        earliest, latest = await self.manager.leader_offsets(conn, p, st.leader_epoch)
+        if earliest is None:
+            st.delayed_until = asyncio.get_running_loop().time() + self.manager.backoff_s
+            return
+        leo = p.log.log_end_offset
+        if leo > latest:
+            log.warning("Truncating %s from %d to the leader's end %d", p, leo, latest)
+            p.log.truncate_to(latest)
+        elif leo < earliest:
+            log.warning("Restarting %s at the leader's log start %d (our LEO %d fell behind retention)",
+                        p, earliest, leo)
+            p.log.truncate_fully_and_start_at(earliest)
+
+
+class ReplicaFetcherManager:
+    """Assigns followed partitions to per-source-broker fetchers."""
+
+    def __init__(self, broker) -> None:
+        self.broker = broker
+        self.broker_id = broker.broker_id
+        self.config = broker.config
+        self.fetchers: dict[int, ReplicaFetcher] = {}
+        self.socket_timeout = int(self.config.get("replica.socket.timeout.ms")) / 1000
+        self.backoff_s = int(self.config.get("replica.fetch.backoff.ms")) / 1000
+
+    def endpoint(self, broker_id: int) -> tuple[str, int] | None:
+        """Where to reach a broker, from the metadata cache."""
+        ep = self.broker.metadata.brokers.get(broker_id)
+        if ep is not None:
+            return ep.host, ep.port
+        return self.broker.replicas.leader_endpoints.get(broker_id)
+
+    def add_partition(self, partition, leader: int) -> None:
+        """Start following `leader` for this partition (truncating first)."""
+        f = self.fetchers.get(leader)
+        if f is None:
+            f = self.fetchers[leader] = ReplicaFetcher(self, leader)
+            f.start()
+        f.states[(partition.topic, partition.index)] = FetchState(partition, partition.leader_epoch)
+        f.wakeup.set()
+
+    def remove_partition(self, topic: str, index: int) -> None:
+        """Stop fetching this partition from whichever broker."""
+        for f in self.fetchers.values():
+            f.states.pop((topic, index), None)
+
+    def on_follower_progress(self, partition) -> None:
+        """Hook for the broker (e.g. waking local waiters); no-op by default."""
+
+    async def leader_offsets(self, conn: AsyncBrokerConnection, p, leader_epoch: int) -> tuple[int | None, int]:
+        """The leader's (log start, log end) for a partition, via ListOffsets as a replica."""
+        cls = request_class(ApiKey.ListOffsets)[4]
+        out = []
+        for ts in (-2, -1):
+            req = cls(replica_id=self.broker_id, isolation_level=0, topics=[cls.ListOffsetsTopic(
+                name=p.topic, partitions=[cls.ListOffsetsTopic.ListOffsetsPartition(
+                    partition_index=p.index, current_leader_epoch=leader_epoch, timestamp=ts)])])
+            resp = await conn.request(req, 4, timeout=self.socket_timeout)
+            pr = resp.topics[0].partitions[0]
+            if pr.error_code != 0:
+                return None, -1
+            out.append(pr.offset)
+        return out[0], out[1]
+
+    async def shutdown(self) -> None:
+        """Stop every fetcher."""
+        await asyncio.gather(*(f.stop() for f in self.fetchers.values()), return_exceptions=True)
+        self.fetchers.clear()

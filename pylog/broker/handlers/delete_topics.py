@@ -1,0 +1,39 @@
+"""DeleteTopics: v0-6.
+
+Behavior: each topic is marked for deletion (/admin/delete_topics/<t>) and the response waits,
+up to timeout_ms, until the controller has removed it; UNKNOWN_TOPIC_OR_PARTITION for unknown
+topics, TOPIC_DELETION_DISABLED when delete.topic.enable is false.
+Version notes: v6 names topics by name or id; deletion by id is resolved through the metadata cache.
+"""
+
+from __future__ import annotations
+
+import asyncio
+
+from pylog.broker.handlers import handler
+from pylog.protocol.api import ApiKey, response_class
+from pylog.protocol.errors import ErrorCode
+
+
+@handler(ApiKey.DeleteTopics, 0, 6)
+async def handle_delete_topics(ctx, req):
+    """Delete topics through ZooKeeper."""
+    broker = ctx.broker
+    version = ctx.header.api_version
+    cls = response_class(ApiKey.DeleteTopics)[version]
+    if version >= 6:
+        by_id = {v: k for k, v in broker.metadata.topic_ids.items()}
+        wanted = [(t.name if t.name is not None else by_id.get(t.topic_id), t.topic_id) for t in req.topics]
+    else:
+        wanted = [(n, None) for n in req.topic_names]
+
+    async def one(name, topic_id):
+        if name is None:
+            return name, topic_id, ErrorCode.UNKNOWN_TOPIC_ID, None
+        r = await broker.topic_admin.delete_topic(name, req.timeout_ms)
+        return name, broker.metadata.topic_ids.get(name, topic_id), r.error, r.message
+
+    results = await asyncio.gather(*(one(n, i) for n, i in wanted))
+    return cls(throttle_time_ms=0, responses=[
+        cls.DeletableTopicResult(name=n, topic_id=i, error_code=int(e), error_message=m)
+        for n, i, e, m in results])

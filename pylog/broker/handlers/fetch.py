@@ -1,0 +1,108 @@
+"""Fetch: v4-11.
+
+Behavior: consumers read up to the high watermark (read_uncommitted = read_committed here, as
+there are no transactions yet), followers (replica_id >= 0) up to the log end offset; a
+follower's fetch offset is its log end offset, which advances the leader's high watermark and
+may bring it back into the ISR. The request long-polls until min_bytes are available or
+max_wait_ms passed. Record bytes are never decoded: the response carries file slices that the
+server sends from the segment files.
+Version notes: v7+ fetch sessions are answered with session id 0 (sessions unsupported, every
+fetch is a full fetch); v9+ carries current_leader_epoch, checked for fencing; v11 rack_id is
+ignored (no follower fetching).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+
+from pylog.broker.handlers import handler
+from pylog.broker.replica_manager import now_ms
+from pylog.protocol.api import ApiKey
+from pylog.protocol.errors import ErrorCode
+from pylog.protocol.fetch import FetchPartitionData, encode_fetch_response
+
+
+def _check_epoch(p, requested: int) -> ErrorCode:
+    if requested < 0 or requested == p.leader_epoch:
+        return ErrorCode.NONE
+    return ErrorCode.FENCED_LEADER_EPOCH if requested < p.leader_epoch else ErrorCode.UNKNOWN_LEADER_EPOCH
+
+
+def _read_all(ctx, req, follower: bool, first_pass: bool) -> tuple[list, int, list]:
+    """One pass over the requested partitions: (topics for the response, bytes found, partitions)."""
+    rm = ctx.broker.replicas
+    remaining = req.max_bytes if req.max_bytes > 0 else 0x7FFFFFFF
+    total = 0
+    topics = []
+    touched = []
+    t = now_ms()
+    for ft in req.topics:
+        parts = []
+        for fp in ft.partitions:
+            p, err = rm.leader_partition(ft.topic, fp.partition)
+            data = FetchPartitionData(fp.partition)
+            if p is not None:
+                err = _check_epoch(p, fp.current_leader_epoch)
+            if p is None or err != ErrorCode.NONE:
+                data.error_code = int(err)
+                parts.append(data)
+                continue
+            touched.append(p)
+            plog = p.log
+            if follower:
+                if first_pass:
+                    p.update_follower(req.replica_id, fp.fetch_offset, t)
+                    if p.caught_up_replicas():
+                        ctx.broker.spawn(rm.maybe_expand_isr(p))
+                max_offset = plog.log_end_offset
+            else:
+                max_offset = p.high_watermark
+            data.high_watermark = p.high_watermark
+            data.last_stable_offset = p.high_watermark
+            data.log_start_offset = plog.log_start_offset
+            if fp.fetch_offset < plog.log_start_offset or fp.fetch_offset > plog.log_end_offset:
+                data.error_code = int(ErrorCode.OFFSET_OUT_OF_RANGE)
+            elif fp.fetch_offset < max_offset and remaining > 0:
+                limit = min(fp.partition_max_bytes, remaining)
+                slices = plog.read(fp.fetch_offset, limit, max_offset, min_one=total == 0)
+                size = sum(s.size for s in slices)
+                data.records = slices
+                remaining -= size
+                total += size
+                if size and not follower:
+                    ctx.broker.stats.record_out(p, size)
+            parts.append(data)
+        topics.append((ft.topic, parts))
+    return topics, total, touched
+
+
+@handler(ApiKey.Fetch, 4, 11)
+async def handle_fetch(ctx, req):
+    """Serve records from the leader's log, long-polling for min_bytes."""
+    follower = req.replica_id >= 0
+    if follower:
+        await ctx.broker.throttle.before_leader_fetch(ctx, req)
+    deadline = time.monotonic() + max(req.max_wait_ms, 0) / 1000
+    first = True
+    loop = asyncio.get_running_loop()
+    while True:
+        topics, total, touched = _read_all(ctx, req, follower, first)
+        first = False
+        has_error = any(d.error_code for _, ps in topics for d in ps)
+        wait = deadline - time.monotonic()
+        if total >= req.min_bytes or has_error or wait <= 0 or not touched:
+            break
+        fut = loop.create_future()
+        for p in touched:
+            p.add_fetch_waiter(fut)
+        try:
+            await asyncio.wait_for(fut, wait)
+        except asyncio.TimeoutError:
+            pass
+        finally:
+            for p in touched:
+                p.remove_fetch_waiter(fut)
+    if follower:
+        ctx.broker.throttle.after_leader_fetch(req, topics)
+    return encode_fetch_response(ctx.header, topics, session_id=0)

@@ -1,0 +1,63 @@
+"""ListOffsets: v1-7.
+
+Behavior: timestamp -1 is the latest offset (the high watermark for consumers, the log end
+offset for replicas), -2 the log start offset, -3 (v7) the offset of the largest timestamp; any
+other timestamp is looked up in the time index (the first offset whose timestamp is >= it, or -1).
+The leader epoch of the returned offset is reported (v4+), and current_leader_epoch is checked.
+Version notes: v0 (multiple "old style" offsets) is not supported.
+"""
+
+from __future__ import annotations
+
+from pylog.broker.handlers import handler
+from pylog.protocol.api import ApiKey, response_class
+from pylog.protocol.errors import ErrorCode
+
+LATEST, EARLIEST, MAX_TIMESTAMP = -1, -2, -3
+
+
+def epoch_for_offset(plog, offset: int) -> int:
+    """The leader epoch in force at `offset` (-1 when unknown)."""
+    epoch = -1
+    for e, start in plog.epoch_cache.entries:
+        if start <= offset:
+            epoch = e
+        else:
+            break
+    return epoch
+
+
+@handler(ApiKey.ListOffsets, 1, 7)
+async def handle_list_offsets(ctx, req):
+    """Answer offset lookups on the partitions this broker leads."""
+    rm = ctx.broker.replicas
+    cls = response_class(ApiKey.ListOffsets)[ctx.header.api_version]
+    out = []
+    for t in req.topics:
+        parts = []
+        for pr in t.partitions:
+            resp = cls.ListOffsetsTopicResponse.ListOffsetsPartitionResponse(
+                partition_index=pr.partition_index, error_code=0, timestamp=-1, offset=-1, leader_epoch=-1)
+            p, err = rm.leader_partition(t.name, pr.partition_index)
+            if p is not None and pr.current_leader_epoch >= 0 and pr.current_leader_epoch != p.leader_epoch:
+                err = (ErrorCode.FENCED_LEADER_EPOCH if pr.current_leader_epoch < p.leader_epoch
+                       else ErrorCode.UNKNOWN_LEADER_EPOCH)
+                p = None
+            if p is None:
+                resp.error_code = int(err)
+                parts.append(resp)
+                continue
+            plog = p.log
+            if pr.timestamp == LATEST:
+                resp.offset = plog.log_end_offset if req.replica_id >= 0 else p.high_watermark
+            elif pr.timestamp == EARLIEST:
+                resp.offset = plog.log_start_offset
+            else:
+                found = plog.offset_for_timestamp(pr.timestamp) if pr.timestamp >= 0 else plog.max_timestamp_offset()
+                if found is not None and (req.replica_id >= 0 or found[0] < p.high_watermark):
+                    resp.offset, resp.timestamp = found
+            if resp.offset >= 0:
+                resp.leader_epoch = epoch_for_offset(plog, resp.offset)
+            parts.append(resp)
+        out.append(cls.ListOffsetsTopicResponse(name=t.name, partitions=parts))
+    return cls(throttle_time_ms=0, topics=out)

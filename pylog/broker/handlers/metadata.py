@@ -1,0 +1,65 @@
+"""Metadata: v0-12.
+
+Behavior: brokers, controller and partition states come from the metadata cache the controller
+keeps current with UpdateMetadata. Leader epochs are reported (v7+) so clients can validate
+their positions after a leader change. Unknown topics are created on request when
+auto.create.topics.enable is set and the client allows it (v4+), answering LEADER_NOT_AVAILABLE
+until the controller has elected leaders.
+Version notes: v0 asks for all topics with an empty list, v1+ with null; v10+ carry topic ids;
+authorized operations are reported as "not requested" (bit 31, as Kafka).
+"""
+
+from __future__ import annotations
+
+import uuid
+
+from pylog.broker.handlers import handler
+from pylog.protocol.api import ApiKey, response_class
+from pylog.protocol.errors import ErrorCode
+
+_ZERO_UUID = uuid.UUID(int=0)
+
+
+@handler(ApiKey.Metadata, 0, 12)
+async def handle_metadata(ctx, req):
+    """Describe brokers and the requested topics."""
+    broker = ctx.broker
+    cache = broker.metadata
+    version = ctx.header.api_version
+    cls = response_class(ApiKey.Metadata)[version]
+    if req.topics is None or (version == 0 and not req.topics):
+        names = sorted(cache.topics)
+    else:
+        names = [t.name for t in req.topics if t.name is not None]
+    auto_create = version < 4 or req.allow_auto_topic_creation
+    topics = []
+    for name in names:
+        parts = cache.topics.get(name)
+        if parts is None:
+            err = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+            if auto_create and broker.config.get("auto.create.topics.enable"):
+                err = await broker.topic_admin.auto_create(name)
+            topics.append(cls.MetadataResponseTopic(
+                error_code=int(err), name=name, topic_id=_ZERO_UUID, is_internal=False, partitions=[],
+                authorized_operations=None))
+            continue
+        plist = []
+        for idx in sorted(parts):
+            pi = parts[idx]
+            alive = pi.leader >= 0 and cache.alive(pi.leader)
+            plist.append(cls.MetadataResponseTopic.MetadataResponsePartition(
+                error_code=0 if alive else int(ErrorCode.LEADER_NOT_AVAILABLE),
+                partition_index=idx, leader_id=pi.leader if alive else -1, leader_epoch=pi.leader_epoch,
+                replica_nodes=pi.replicas, isr_nodes=pi.isr,
+                offline_replicas=[r for r in pi.replicas if not cache.alive(r)]))
+        topics.append(cls.MetadataResponseTopic(
+            error_code=0, name=name, topic_id=cache.topic_ids.get(name, _ZERO_UUID),
+            is_internal=name.startswith("__"), partitions=plist, authorized_operations=None))
+    brokers = [cls.MetadataResponseBroker(node_id=b.id, host=b.host, port=b.port, rack=b.rack)
+               for b in sorted(cache.brokers.values(), key=lambda b: b.id)]
+    if not brokers:
+        # Before the controller's first UpdateMetadata, at least name ourselves so clients can retry here.
+        host, port = broker.advertised_endpoint
+        brokers = [cls.MetadataResponseBroker(node_id=broker.broker_id, host=host, port=port, rack=broker.rack)]
+    return cls(throttle_time_ms=0, brokers=brokers, cluster_id=broker.cluster_id,
+               controller_id=cache.controller_id, topics=topics, authorized_operations=None)

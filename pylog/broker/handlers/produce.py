@@ -1,0 +1,65 @@
+"""Produce: v0-10 (advertised from v0; only RecordBatch v2 is accepted).
+
+Behavior: per partition, the leader validates the batches (magic 2, CRC32C, sizes), stamps
+offsets and its leader epoch in place and appends them as sent. acks=0 gets no response, acks=1
+answers after the local append, acks=-1 after every ISR member has the records (the high
+watermark passed them), failing with NOT_ENOUGH_REPLICAS before the append when the ISR is below
+min.insync.replicas and with REQUEST_TIMED_OUT after timeout_ms.
+Version notes: v0-2 carry message format v0/v1, which is refused per partition with
+UNSUPPORTED_FOR_MESSAGE_FORMAT; they are advertised anyway because librdkafka < 2.11.1 disables
+compression when Produce's minimum version is above 0 (KAFKA-18659). v9+ is flexible.
+"""
+
+from __future__ import annotations
+
+import asyncio
+
+from pylog.broker.handlers import handler
+from pylog.protocol.api import ApiKey, response_class
+from pylog.protocol.errors import ErrorCode
+
+
+@handler(ApiKey.Produce, 0, 10)
+async def handle_produce(ctx, req):
+    """Append to the partitions this broker leads."""
+    rm = ctx.broker.replicas
+    acks = req.acks
+    results: dict[tuple[str, int], list] = {}
+    waits: dict[tuple[str, int], asyncio.Future] = {}
+    for td in req.topic_data:
+        for pd in td.partition_data:
+            key = (td.name, pd.index)
+            if acks not in (0, 1, -1):
+                results[key] = [ErrorCode.INVALID_REQUIRED_ACKS, -1]
+                continue
+            p, err = rm.leader_partition(td.name, pd.index)
+            if p is None:
+                results[key] = [err, -1]
+                continue
+            buf = pd.records if isinstance(pd.records, bytearray) else bytearray(pd.records or b"")
+            err, base, last = rm.append(p, buf, acks)
+            results[key] = [err, base]
+            if err == ErrorCode.NONE:
+                ctx.broker.stats.record_in(p, len(buf), last - base + 1)
+                if acks == -1:
+                    waits[key] = p.add_produce_waiter(last + 1)
+    if acks == 0:
+        return None
+    if waits:
+        pending = [f for f in waits.values() if not f.done()]
+        if pending:
+            await asyncio.wait(pending, timeout=max(req.timeout_ms, 0) / 1000)
+        for key, fut in waits.items():
+            results[key][0] = fut.result() if fut.done() else ErrorCode.REQUEST_TIMED_OUT
+            if results[key][0] != ErrorCode.NONE:
+                results[key][1] = -1
+    cls = response_class(ApiKey.Produce)[ctx.header.api_version]
+    topics: dict[str, list] = {}
+    for (topic, idx), (err, base) in results.items():
+        p = rm.get(topic, idx)
+        topics.setdefault(topic, []).append(cls.TopicProduceResponse.PartitionProduceResponse(
+            index=idx, error_code=int(err), base_offset=base, log_append_time_ms=-1,
+            log_start_offset=p.log.log_start_offset if p is not None else -1, record_errors=[],
+            error_message=None))
+    return cls(throttle_time_ms=0, responses=[
+        cls.TopicProduceResponse(name=t, partition_responses=ps) for t, ps in topics.items()])

@@ -1,0 +1,20 @@
+"""StopReplica: v3 (controller -> broker).
+
+Behavior: stop replicating (and, with delete_partition, delete the log of) each listed partition,
+unless the request's leader epoch is older than ours (FENCED_LEADER_EPOCH); epoch -2 marks a
+topic deletion and always applies.
+"""
+
+from __future__ import annotations
+
+from pylog.broker.handlers import handler
+from pylog.protocol.api import ApiKey, response_class
+
+
+@handler(ApiKey.StopReplica, 3, 3)
+async def handle_stop_replica(ctx, req):
+    """Stop and possibly delete replicas."""
+    err, results = await ctx.broker.replicas.stop_replicas(req)
+    cls = response_class(ApiKey.StopReplica)[ctx.header.api_version]
+    return cls(error_code=int(err), partition_errors=[
+        cls.StopReplicaPartitionError(topic_name=t, partition_index=i, error_code=e) for t, i, e in results])

@@ -1,0 +1,25 @@
+"""UpdateMetadata: v7 (controller -> broker).
+
+Behavior: replaces the live broker list and updates the listed partition states in the metadata
+cache; partitions marked with leader -2 belong to deleted topics and are dropped. Refused with
+STALE_CONTROLLER_EPOCH from an older controller.
+"""
+
+from __future__ import annotations
+
+from pylog.broker.handlers import handler
+from pylog.protocol.api import ApiKey, response_class
+from pylog.protocol.errors import ErrorCode
+
+
+@handler(ApiKey.UpdateMetadata, 7, 7)
+async def handle_update_metadata(ctx, req):
+    """Refresh the metadata cache."""
+    cls = response_class(ApiKey.UpdateMetadata)[ctx.header.api_version]
+    broker = ctx.broker
+    if req.controller_epoch < broker.replicas.controller_epoch:
+        return cls(error_code=int(ErrorCode.STALE_CONTROLLER_EPOCH))
+    broker.replicas.controller_epoch = req.controller_epoch
+    broker.metadata.update(req)
+    broker.on_metadata_updated()
+    return cls(error_code=0)

@@ -1,0 +1,239 @@
+"""The replicas this broker hosts: role changes from the controller, appends, reads, the ISR.
+
+Everything here runs on the broker's event loop. ZooKeeper writes (ISR changes) go through the
+executor so a slow ZooKeeper never stalls produce and fetch traffic.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from typing import Callable
+
+from pylog.broker.partition import Partition
+from pylog.protocol.errors import ErrorCode
+from pylog.protocol import records
+
+log = logging.getLogger("pylog.replica")
+state_log = logging.getLogger("pylog.state.change")
+
+
+def now_ms() -> int:
+    """Wall-clock milliseconds (what Kafka stamps and compares)."""
+    return int(time.time() * 1000)
+
+
+class ReplicaManager:
+    """Owns the Partition objects and everything that changes them."""
+
+    def __init__(self, broker, log_manager, zk_store, fetchers, topic_configs) -> None:
+        self.broker = broker
+        self.broker_id: int = broker.broker_id
+        self.config = broker.config
+        self.logs = log_manager
+        self.zk_store = zk_store
+        self.fetchers = fetchers
+        self.topic_configs = topic_configs
+        self.partitions: dict[tuple[str, int], Partition] = {}
+        self.controller_epoch = -1
+        self.leader_endpoints: dict[int, tuple[str, int]] = {}  # from LeaderAndIsr's live leaders
+        self.on_leadership_change: list[Callable[[Partition], None]] = []
+
+    def get(self, topic: str, partition: int) -> Partition | None:
+        """The local replica of a partition, if hosted here."""
+        return self.partitions.get((topic, partition))
+
+    def leader_partition(self, topic: str, partition: int) -> tuple[Partition | None, ErrorCode]:
+        """The partition if this broker leads it, else the error a client should see."""
+        p = self.partitions.get((topic, partition))
+        if p is None:
+            known = self.broker.metadata.partition(topic, partition)
+            return None, ErrorCode.NOT_LEADER_OR_FOLLOWER if known else ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+        if not p.is_leader:
+            return None, ErrorCode.NOT_LEADER_OR_FOLLOWER
+        return p, ErrorCode.NONE
+
+    # -- LeaderAndIsr ---------------------------------------------------------------------
+
+    async def become_leader_or_follower(self, req) -> tuple[int, list[tuple[str, int, int]]]:
+        """Apply a LeaderAndIsr request; returns (error, [(topic, partition, error)])."""
+        if req.controller_epoch < self.controller_epoch:
+            state_log.warning("Ignoring LeaderAndIsr from controller %d with epoch %d: current epoch is %d",
+                              req.controller_id, req.controller_epoch, self.controller_epoch)
+            return ErrorCode.STALE_CONTROLLER_EPOCH, []
+        self.controller_epoch = req.controller_epoch
+        for ll in req.live_leaders:
+            self.leader_endpoints[ll.broker_id] = (ll.host_name, ll.port)
+        results: list[tuple[str, int, int]] = []
+        t = now_ms()
+        for ts in req.topic_states:
+            for ps in ts.partition_states:
+                err = await self._apply_partition_state(ts.topic_name, ts.topic_id, ps, t)
+                results.append((ts.topic_name, ps.partition_index, int(err)))
+        return ErrorCode.NONE, results
+
+    async def _apply_partition_state(self, topic: str, topic_id, ps, t: int) -> ErrorCode:
+        key = (topic, ps.partition_index)
+        if self.broker_id not in ps.replicas:
+            state_log.warning("Ignoring LeaderAndIsr for %s-%d: broker %d is not in replicas %s",
+                              topic, ps.partition_index, self.broker_id, list(ps.replicas))
+            return ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+        p = self.partitions.get(key)
+        if p is not None and not (ps.leader_epoch > p.leader_epoch or
+                                  (ps.leader_epoch == p.leader_epoch and ps.partition_epoch > p.partition_epoch)):
+            state_log.info("Ignoring LeaderAndIsr for %s: leader epoch %d / partition epoch %d is not newer than %d / %d",
+                           p, ps.leader_epoch, ps.partition_epoch, p.leader_epoch, p.partition_epoch)
+            return ErrorCode.STALE_CONTROLLER_EPOCH
+        if p is None:
+            cfg = await self.topic_configs.log_config(topic)
+            plog = self.logs.get_or_create(topic, ps.partition_index, cfg, topic_id=_topic_id_str(topic_id))
+            plog.update_config(cfg)  # a log loaded at start-up got the broker defaults
+            p = Partition(topic, ps.partition_index, self.broker_id, plog)
+            self.partitions[key] = p
+        p.topic_id = topic_id
+        p.min_insync_replicas = await self.topic_configs.min_insync_replicas(topic)
+        was_leader = p.is_leader
+        p.apply_state(ps.leader, ps.leader_epoch, list(ps.isr), list(ps.replicas), ps.partition_epoch,
+                      ps.controller_epoch, list(ps.adding_replicas or []), list(ps.removing_replicas or []))
+        if ps.leader == self.broker_id:
+            self.fetchers.remove_partition(topic, ps.partition_index)
+            p.make_leader(t)
+            state_log.info("Broker %d is leader of %s at epoch %d (ISR %s, LEO %d, HW %d)", self.broker_id, p,
+                           p.leader_epoch, p.isr, p.log.log_end_offset, p.high_watermark)
+        else:
+            p.make_follower()
+            self.fetchers.remove_partition(topic, ps.partition_index)
+            if ps.leader >= 0:
+                self.fetchers.add_partition(p, ps.leader)
+            state_log.info("Broker %d follows %d for %s at epoch %d", self.broker_id, ps.leader, p, p.leader_epoch)
+        if was_leader != p.is_leader:
+            for cb in self.on_leadership_change:
+                cb(p)
+        return ErrorCode.NONE
+
+    # -- StopReplica ------------------------------------------------------------------------
+
+    async def stop_replicas(self, req) -> tuple[int, list[tuple[str, int, int]]]:
+        """Apply a StopReplica request (v3 shape)."""
+        if req.controller_epoch < self.controller_epoch:
+            return ErrorCode.STALE_CONTROLLER_EPOCH, []
+        self.controller_epoch = req.controller_epoch
+        results = []
+        for ts in req.topic_states:
+            for ps in ts.partition_states:
+                key = (ts.topic_name, ps.partition_index)
+                p = self.partitions.get(key)
+                # Epoch -2 means "being deleted"; -1 "unknown": both always apply.
+                if p is not None and ps.leader_epoch >= 0 and ps.leader_epoch < p.leader_epoch:
+                    results.append((*key, int(ErrorCode.FENCED_LEADER_EPOCH)))
+                    continue
+                self.fetchers.remove_partition(*key)
+                if p is not None:
+                    p.fail_produce_waiters(ErrorCode.NOT_LEADER_OR_FOLLOWER)
+                    p.leader = -1
+                    p.notify_fetchers()
+                    del self.partitions[key]
+                if ps.delete_partition:
+                    self.logs.delete(*key)
+                    state_log.info("Broker %d deleted replica %s-%d", self.broker_id, *key)
+                else:
+                    state_log.info("Broker %d stopped replica %s-%d", self.broker_id, *key)
+                results.append((*key, 0))
+        return ErrorCode.NONE, results
+
+    # -- produce --------------------------------------------------------------------------
+
+    def append(self, p: Partition, buf: bytearray, acks: int) -> tuple[ErrorCode, int, int]:
+        """Validate and append one partition's records as leader: (error, base offset, last offset)."""
+        try:
+            headers = records.validate_batches(buf)
+        except records.RecordError as exc:
+            log.info("Rejecting produce to %s: %s", p, exc)
+            return ErrorCode(exc.error_code), -1, -1
+        if not headers:
+            return ErrorCode.CORRUPT_MESSAGE, -1, -1
+        max_bytes = p.log.config.max_message_bytes
+        if any(h.size > max_bytes for h in headers):
+            return ErrorCode.MESSAGE_TOO_LARGE, -1, -1
+        if acks == -1 and len(p.isr) < p.min_insync_replicas:
+            return ErrorCode.NOT_ENOUGH_REPLICAS, -1, -1
+        info = p.log.append_as_leader(buf, headers, p.leader_epoch, now_ms())
+        if not p.maybe_increment_high_watermark():
+            p.notify_fetchers()  # followers long-poll on the LEO, not the HW
+        return ErrorCode.NONE, info.first_offset, info.last_offset
+
+    # -- ISR maintenance ------------------------------------------------------------------
+
+    async def maintain_isr(self) -> None:
+        """Shrink ISRs of lagging followers and expand them with caught-up ones (leader side)."""
+        lag = int(self.config.get("replica.lag.time.max.ms"))
+        t = now_ms()
+        for p in list(self.partitions.values()):
+            if not p.is_leader or p.fenced or p.isr_update_pending:
+                continue
+            out = p.out_of_sync_replicas(t, lag)
+            new_isr = [r for r in p.isr if r not in out]
+            new_isr += [r for r in p.caught_up_replicas() if r not in new_isr]
+            if sorted(new_isr) != sorted(p.isr):
+                if out:
+                    log.info("Shrinking ISR of %s from %s to %s (lagging: %s)", p, p.isr, new_isr, out)
+                else:
+                    log.info("Expanding ISR of %s from %s to %s", p, p.isr, new_isr)
+                await self.update_isr(p, new_isr)
+
+    async def maybe_expand_isr(self, p: Partition) -> None:
+        """Called after a follower fetch: add it to the ISR as soon as it caught up."""
+        if p.is_leader and not p.fenced and not p.isr_update_pending and p.caught_up_replicas():
+            new_isr = p.isr + [r for r in p.caught_up_replicas() if r not in p.isr]
+            log.info("Expanding ISR of %s from %s to %s", p, p.isr, new_isr)
+            await self.update_isr(p, new_isr)
+
+    async def update_isr(self, p: Partition, new_isr: list[int]) -> bool:
+        """Write a new ISR conditionally on the partition epoch; adopt it only if ZooKeeper agreed."""
+        p.isr_update_pending = True
+        epoch = p.leader_epoch
+        try:
+            new_version = await self.zk_store.write_isr(p.topic, p.index, p.leader, p.leader_epoch, new_isr,
+                                                        p.controller_epoch, p.partition_epoch)
+        except Exception as exc:  # ZooKeeper unreachable: try again on the next round
+            log.warning("Could not update ISR of %s: %s", p, exc)
+            if p.leader_epoch == epoch:
+                p.isr_update_pending = False
+            return False
+        if p.leader_epoch != epoch:
+            return False  # a newer LeaderAndIsr arrived meanwhile and reset the state
+        p.isr_update_pending = False
+        if new_version is None:
+            # Someone (the controller) changed the state under us: our view is stale. Stop acting
+            # on it until the controller sends the new state.
+            log.warning("Cached zkVersion %d of %s is stale; not changing the ISR until the controller's update",
+                        p.partition_epoch, p)
+            p.fenced = True
+            return False
+        p.isr = list(new_isr)
+        p.partition_epoch = new_version
+        if not p.maybe_increment_high_watermark():
+            p.complete_produce_waiters()
+        return True
+
+    def high_watermarks(self) -> dict[tuple[str, int], int]:
+        """Current high watermarks for the replication-offset-checkpoint."""
+        return {k: p.high_watermark for k, p in self.partitions.items()}
+
+    def leader_count(self) -> int:
+        """Partitions this broker leads."""
+        return sum(1 for p in self.partitions.values() if p.is_leader)
+
+    async def shutdown(self) -> None:
+        """Stop fetching and fail waiters."""
+        for p in self.partitions.values():
+            p.fail_produce_waiters(ErrorCode.NOT_LEADER_OR_FOLLOWER)
+            p.notify_fetchers()
+
+
+def _topic_id_str(topic_id) -> str | None:
+    if topic_id is None or getattr(topic_id, "int", 0) == 0:
+        return None
+    import base64
+    return base64.urlsafe_b64encode(topic_id.bytes).decode().rstrip("=")

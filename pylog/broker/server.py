@@ -1,0 +1,241 @@
+"""The broker's socket server: it only moves bytes between sockets and handlers.
+
+Each connection decodes frames with the sans-I/O FrameDecoder straight into buffers the handlers
+may keep, processes requests one at a time in arrival order (as Kafka does, so responses leave in
+request order) and writes responses, sending record bytes from segment files with sendfile where
+the event loop supports it. Garbage closes that one connection and nothing else.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import logging
+import os
+import socket
+from dataclasses import dataclass
+from typing import Any
+
+from pylog.broker.handlers import HANDLERS, advertised_ranges, load_all
+from pylog.protocol.api import ApiKey, api_name
+from pylog.protocol.codec import (
+    MalformedRequest,
+    RequestHeader,
+    api_versions_unsupported,
+    decode_request_body,
+    encode_response,
+    parse_request_header,
+)
+from pylog.protocol.framing import FrameDecoder, FrameTooLarge
+
+log = logging.getLogger("pylog.network")
+request_log = logging.getLogger("pylog.request")
+
+_MAX_QUEUED_BYTES = 64 * 1024 * 1024  # stop reading from a client that pipelines more than this
+
+
+@dataclass(slots=True)
+class RequestContext:
+    """What a handler may know about the request it serves."""
+
+    broker: Any
+    header: RequestHeader
+    peer: str
+
+
+class KafkaConnection(asyncio.BufferedProtocol):
+    """One client connection."""
+
+    def __init__(self, server: "SocketServer") -> None:
+        self.server = server
+        self.decoder = FrameDecoder(server.max_request_size)
+        self.transport: asyncio.Transport | None = None
+        self.queue: collections.deque[bytearray] = collections.deque()
+        self.queued_bytes = 0
+        self.ready = asyncio.Event()
+        self.can_write = asyncio.Event()
+        self.can_write.set()
+        self.peer = "?"
+        self.task: asyncio.Task | None = None
+        self.reading_paused = False
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        self.transport = transport  # type: ignore[assignment]
+        sock = transport.get_extra_info("socket")
+        if sock is not None:
+            try:
+                sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            except OSError:
+                pass
+        peer = transport.get_extra_info("peername")
+        self.peer = f"{peer[0]}:{peer[1]}" if peer else "?"
+        self.server.connections.add(self)
+        self.task = asyncio.get_running_loop().create_task(self._process())
+
+    def get_buffer(self, sizehint: int) -> memoryview:
+        return self.decoder.get_buffer()
+
+    def buffer_updated(self, nbytes: int) -> None:
+        try:
+            frames = self.decoder.buffer_updated(nbytes)
+        except FrameTooLarge as exc:
+            log.warning("Closing connection from %s: %s (socket.request.max.bytes)", self.peer, exc)
+            self.close()
+            return
+        if frames:
+            for f in frames:
+                self.queue.append(f)
+                self.queued_bytes += len(f)
+            self.ready.set()
+            if self.queued_bytes > _MAX_QUEUED_BYTES and not self.reading_paused and self.transport:
+                self.transport.pause_reading()
+                self.reading_paused = True
+
+    def pause_writing(self) -> None:
+        self.can_write.clear()
+
+    def resume_writing(self) -> None:
+        self.can_write.set()
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self.server.connections.discard(self)
+        self.can_write.set()
+        if self.task is not None:
+            self.task.cancel()
+
+    def close(self) -> None:
+        """Drop the connection (protocol violation or shutdown)."""
+        if self.transport is not None and not self.transport.is_closing():
+            self.transport.close()
+
+    async def _next_frame(self) -> bytearray:
+        while not self.queue:
+            self.ready.clear()
+            await self.ready.wait()
+        frame = self.queue.popleft()
+        self.queued_bytes -= len(frame)
+        if self.reading_paused and self.queued_bytes < _MAX_QUEUED_BYTES // 2 and self.transport:
+            self.transport.resume_reading()
+            self.reading_paused = False
+        return frame
+
+    async def _process(self) -> None:
+        try:
+            while True:
+                frame = await self._next_frame()
+                out = await self._handle(frame)
+                if out is None:
+                    continue
+                if out is False:
+                    self.close()
+                    return
+                await self._write(out)
+        except asyncio.CancelledError:
+            pass
+        except (ConnectionError, OSError) as exc:
+            log.debug("Connection from %s failed: %s", self.peer, exc)
+            self.close()
+        except Exception:
+            log.exception("Unexpected error serving %s; closing the connection", self.peer)
+            self.close()
+
+    async def _handle(self, frame: bytearray) -> Any:
+        try:
+            header = parse_request_header(frame)
+        except MalformedRequest as exc:
+            log.warning("Closing connection from %s: %s", self.peer, exc)
+            return False
+        h = HANDLERS.get(header.api_key)
+        if h is None:
+            log.warning("Closing connection from %s: unsupported API key %d", self.peer, header.api_key)
+            return False
+        if not h.min_version <= header.api_version <= h.max_version:
+            if header.api_key == ApiKey.ApiVersions:
+                return api_versions_unsupported(header, advertised_ranges())
+            log.warning("Closing connection from %s: %s v%d is not supported (v%d-%d)", self.peer,
+                        api_name(header.api_key), header.api_version, h.min_version, h.max_version)
+            return False
+        try:
+            req = decode_request_body(header, frame)
+        except MalformedRequest as exc:
+            log.warning("Closing connection from %s: %s", self.peer, exc)
+            return False
+        ctx = RequestContext(self.server.broker, header, self.peer)
+        resp = await h.func(ctx, req)
+        if resp is None:
+            return None
+        if isinstance(resp, list):
+            return resp
+        return encode_response(header, resp)
+
+    async def _write(self, out: Any) -> None:
+        transport = self.transport
+        if transport is None or transport.is_closing():
+            return
+        if isinstance(out, (bytes, bytearray)):
+            transport.write(out)
+        else:
+            for part in out:
+                if isinstance(part, (bytes, bytearray)):
+                    transport.write(part)
+                else:
+                    await self.server.send_file_chunk(transport, part)
+        if not self.can_write.is_set():
+            await self.can_write.wait()
+
+
+class SocketServer:
+    """Accepts client connections on the broker's listener."""
+
+    def __init__(self, broker: Any, host: str, port: int, max_request_size: int) -> None:
+        self.broker = broker
+        self.host, self.port = host, port
+        self.max_request_size = max_request_size
+        self.connections: set[KafkaConnection] = set()
+        self.server: asyncio.base_events.Server | None = None
+        self._sendfile_ok = True
+        load_all()
+
+    async def start(self) -> int:
+        """Listen; returns the bound port (useful with port 0)."""
+        loop = asyncio.get_running_loop()
+        self.server = await loop.create_server(lambda: KafkaConnection(self), self.host or None, self.port,
+                                               reuse_address=True, backlog=512)
+        self.port = self.server.sockets[0].getsockname()[1]
+        return self.port
+
+    async def send_file_chunk(self, transport: asyncio.Transport, chunk: Any) -> None:
+        """Send part of a segment file: sendfile when the loop can, else read and write.
+
+        If the file shrank since the read was planned (truncation, retention), the response can't
+        be completed; the connection is dropped so the client never sees a short frame.
+        """
+        loop = asyncio.get_running_loop()
+        try:
+            with open(chunk.path, "rb") as f:
+                if self._sendfile_ok:
+                    try:
+                        sent = await loop.sendfile(transport, f, chunk.position, chunk.size, fallback=False)
+                        if sent != chunk.size:
+                            raise ConnectionError(f"{chunk.path} shrank while being sent")
+                        return
+                    except (NotImplementedError, asyncio.SendfileNotAvailableError, RuntimeError):
+                        self._sendfile_ok = False  # e.g. uvloop: fall back for good
+                data = os.pread(f.fileno(), chunk.size, chunk.position)
+        except FileNotFoundError as exc:
+            raise ConnectionError(f"segment vanished while being sent: {exc}") from exc
+        if len(data) != chunk.size:
+            raise ConnectionError(f"{chunk.path} shrank while being sent")
+        transport.write(data)
+
+    async def stop(self) -> None:
+        """Stop accepting and close every connection."""
+        if self.server is not None:
+            self.server.close()
+        for c in list(self.connections):
+            c.close()
+        if self.server is not None:
+            try:
+                await asyncio.wait_for(self.server.wait_closed(), 5)
+            except asyncio.TimeoutError:
+                pass

@@ -1,0 +1,140 @@
+"""Topic config overrides (/config/topics/<t>) and dynamic broker configs, kept current.
+
+Config changes arrive as /config/changes/config_change_<seq> notifications (written by the
+admin tools after the entity znode); every broker re-reads the named entity and applies it to
+its logs and partitions without a restart.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from typing import Any
+
+from pylog.common import config as common_config
+from pylog.log.config import LogConfig
+from pylog.zk import paths
+
+log = logging.getLogger("pylog.config")
+
+NOTIFICATION_EXPIRY_MS = 15 * 60 * 1000  # Kafka's changeExpirationMs
+
+
+class TopicConfigs:
+    """The broker's view of per-topic overrides and dynamic broker configs."""
+
+    def __init__(self, broker: Any) -> None:
+        self.broker = broker
+        self.overrides: dict[str, dict[str, str]] = {}
+        self.dynamic_broker: dict[str, str] = {}
+        self.dynamic_default: dict[str, str] = {}
+        self._last_seq = -1
+        self._merged: Any = None  # static config + dynamic layers, rebuilt when a layer changes
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._lock = asyncio.Lock()
+
+    async def _zk(self, fn: Any, *args: Any) -> Any:
+        return await asyncio.get_running_loop().run_in_executor(None, fn, *args)
+
+    async def start(self) -> None:
+        """Load dynamic broker configs and start following change notifications."""
+        self._loop = asyncio.get_running_loop()
+        zk = self.broker.zk
+        self.dynamic_broker = await self._zk(zk.get_entity_config, "brokers", str(self.broker.broker_id))
+        self.dynamic_default = await self._zk(zk.get_entity_config, "brokers", "<default>")
+        existing = await self._zk(zk.get_children, paths.config_changes())
+        self._last_seq = max((paths.sequence_number(c) for c in existing), default=-1)
+        await self._zk(zk.watch_config_changes, self._on_children)
+
+    def _on_children(self, children: list[str]) -> None:
+        if self._loop is not None and not self._loop.is_closed():
+            self._loop.call_soon_threadsafe(lambda: self.broker.spawn(self._process(children)))
+
+    async def _process(self, children: list[str]) -> None:
+        async with self._lock:
+            zk = self.broker.zk
+            fresh = sorted((paths.sequence_number(c), c) for c in children if paths.sequence_number(c) > self._last_seq)
+            if not fresh:
+                return
+            notes = await self._zk(zk.get_config_change_notifications, [c for _, c in fresh])
+            for seq, name in fresh:
+                note = notes.get(name)
+                self._last_seq = seq
+                if note is None:
+                    continue
+                await self._apply(note.entity_type, note.entity_name)
+            if self.broker.controller is not None and self.broker.controller.is_active:
+                await self._zk(self._purge_expired, children)
+
+    def _purge_expired(self, children: list[str]) -> None:
+        """Delete notifications older than 15 minutes (blocking; runs in the executor)."""
+        zk = self.broker.zk
+        now = time.time() * 1000
+        old = []
+        for c in children:
+            stat = zk.exists(f"{paths.config_changes()}/{c}")
+            if stat is not None and now - stat.ctime > NOTIFICATION_EXPIRY_MS:
+                old.append(c)
+        if old:
+            zk.delete_config_change_notifications(old)
+
+    async def _apply(self, entity_type: str, name: str) -> None:
+        zk = self.broker.zk
+        if entity_type == "topics":
+            self.overrides[name] = await self._zk(zk.get_entity_config, "topics", name)
+            log.info("Applying config change for topic %s: %s", name, self.overrides[name])
+            await self._apply_topic(name)
+        elif entity_type == "brokers":
+            if name == str(self.broker.broker_id):
+                self.dynamic_broker = await self._zk(zk.get_entity_config, "brokers", name)
+            elif name == "<default>":
+                self.dynamic_default = await self._zk(zk.get_entity_config, "brokers", name)
+            else:
+                return
+            self._merged = None
+            log.info("Applying dynamic broker config %s", name)
+            for topic in {p.topic for p in self.broker.replicas.partitions.values()}:
+                await self._apply_topic(topic)
+            self.broker.throttle.reconfigure()
+
+    async def _apply_topic(self, topic: str) -> None:
+        cfg = self.log_config_now(topic)
+        min_isr = int(self.effective(topic)["min.insync.replicas"])
+        for p in self.broker.replicas.partitions.values():
+            if p.topic == topic:
+                p.log.update_config(cfg)
+                p.min_insync_replicas = min_isr
+                p.complete_produce_waiters()
+
+    def broker_config(self) -> Any:
+        """The broker config with the dynamic layers applied (typed values, right sources)."""
+        if self._merged is None:
+            self._merged = self.broker.config.with_dynamic(self.dynamic_broker, self.dynamic_default)
+        return self._merged
+
+    def broker_value(self, key: str) -> Any:
+        """A broker key's value: dynamic per-broker, then cluster default, then static."""
+        return self.broker_config().get(key)
+
+    def effective(self, topic: str) -> dict[str, str]:
+        """Every topic-level key's value for `topic` (override, else broker synonym, else default)."""
+        return common_config.effective_topic_config(self.overrides.get(topic, {}), self.broker_config())
+
+    async def _load(self, topic: str) -> None:
+        if topic not in self.overrides:
+            self.overrides[topic] = await self._zk(self.broker.zk.get_entity_config, "topics", topic)
+
+    def log_config_now(self, topic: str) -> LogConfig:
+        """The LogConfig for a topic from what is cached."""
+        return LogConfig.from_props(self.effective(topic))
+
+    async def log_config(self, topic: str) -> LogConfig:
+        """The LogConfig for a topic (loading its overrides on first use)."""
+        await self._load(topic)
+        return self.log_config_now(topic)
+
+    async def min_insync_replicas(self, topic: str) -> int:
+        """min.insync.replicas for a topic."""
+        await self._load(topic)
+        return int(self.effective(topic)["min.insync.replicas"])

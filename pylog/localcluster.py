@@ -1,0 +1,252 @@
+"""A local cluster of real processes: ZooKeeper plus N pylog brokers on loopback.
+
+Used by ./scripts/quickstart, the integration and chaos tests and the benchmarks. Every process
+is started by pid and stopped by pid; nothing is left behind when `stop()` runs, even after a
+failed start.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, Iterable
+
+from pylog.zk.testing import free_port
+
+
+class ClusterError(RuntimeError):
+    """A process did not come up (the message carries the tail of its log)."""
+
+
+def wait_until(cond: Callable[[], object], timeout: float, what: str, interval: float = 0.05) -> object:
+    """Poll `cond` until it returns something truthy; ClusterError after `timeout` seconds."""
+    deadline = time.monotonic() + timeout
+    last_exc: Exception | None = None
+    while time.monotonic() < deadline:
+        try:
+            result = cond()
+            if result:
+                return result
+        except Exception as exc:  # the condition may fail while things start
+            last_exc = exc
+        time.sleep(interval)
+    raise ClusterError(f"timed out after {timeout:.0f}s waiting for {what}" + (f" (last error: {last_exc})" if last_exc else ""))
+
+
+def _tail(path: Path, lines: int = 30) -> str:
+    try:
+        return "\n".join(path.read_text(errors="replace").splitlines()[-lines:])
+    except OSError:
+        return "(no log)"
+
+
+def _port_open(port: int) -> bool:
+    with socket.socket() as s:
+        s.settimeout(0.2)
+        return s.connect_ex(("127.0.0.1", port)) == 0
+
+
+@dataclass
+class BrokerProcess:
+    """One broker process with its own config file, log dir and console log."""
+
+    broker_id: int
+    port: int
+    config_path: Path
+    log_path: Path
+    data_dir: Path
+    proc: subprocess.Popen | None = None
+    env: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def pid(self) -> int | None:
+        """The process id while it runs."""
+        return self.proc.pid if self.proc is not None and self.proc.poll() is None else None
+
+    @property
+    def address(self) -> str:
+        """host:port of its listener."""
+        return f"127.0.0.1:{self.port}"
+
+    def start(self) -> None:
+        """Launch `python -m pylog.broker.main CONFIG` in the background."""
+        if self.pid is not None:
+            return
+        out = open(self.log_path, "ab")
+        try:
+            self.proc = subprocess.Popen([sys.executable, "-m", "pylog.broker.main", str(self.config_path)],
+                                         stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                                         env={**os.environ, **self.env}, start_new_session=True)
+        finally:
+            out.close()
+
+    def wait_ready(self, timeout: float = 60) -> None:
+        """Wait until the listener accepts connections (or fail with the log's tail)."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.proc is None or self.proc.poll() is not None:
+                raise ClusterError(f"broker {self.broker_id} exited:\n{_tail(self.log_path)}")
+            if _port_open(self.port):
+                return
+            time.sleep(0.05)
+        raise ClusterError(f"broker {self.broker_id} not listening after {timeout}s:\n{_tail(self.log_path)}")
+
+    def signal(self, sig: int) -> None:
+        """Send a signal to the broker process."""
+        if self.pid is not None:
+            os.kill(self.pid, sig)
+
+    def kill(self) -> None:
+        """kill -9: no shutdown, no flush."""
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait(10)
+
+    def stop(self, timeout: float = 60) -> None:
+        """SIGTERM (controlled shutdown), then SIGKILL if it does not exit in time."""
+        if self.proc is None or self.proc.poll() is not None:
+            return
+        self.proc.terminate()
+        try:
+            self.proc.wait(timeout)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait(10)
+
+
+class LocalCluster:
+    """ZooKeeper (own process, or an existing one via `zk_connect`) and N brokers."""
+
+    def __init__(self, base_dir: str | os.PathLike[str], n_brokers: int = 1, *, zk_connect: str | None = None,
+                 overrides: dict[str, str] | None = None, broker_overrides: dict[int, dict[str, str]] | None = None,
+                 first_id: int = 0) -> None:
+        self.base = Path(base_dir)
+        self.base.mkdir(parents=True, exist_ok=True)
+        self.overrides = dict(overrides or {})
+        self.broker_overrides = dict(broker_overrides or {})
+        self.zk_process = None
+        self._zk_connect = zk_connect
+        self.brokers: dict[int, BrokerProcess] = {}
+        self._next_id = first_id
+        self._initial = n_brokers
+
+    @property
+    def zk_connect(self) -> str:
+        """The connect string brokers use (with chroot if one was given)."""
+        assert self._zk_connect is not None, "ZooKeeper not started"
+        return self._zk_connect
+
+    @property
+    def bootstrap(self) -> str:
+        """Comma-separated addresses of the running brokers."""
+        return ",".join(b.address for b in self.brokers.values() if b.pid is not None)
+
+    def start(self, timeout: float = 90) -> "LocalCluster":
+        """Start ZooKeeper if needed and the initial brokers; wait until each listens."""
+        try:
+            if self._zk_connect is None:
+                from pylog.zk.server import ZooKeeperProcess
+                self.zk_process = ZooKeeperProcess(str(self.base / "zookeeper"), free_port())
+                self.zk_process.start()
+                self._zk_connect = self.zk_process.connect_string
+            ids = [self.add_broker(start=False) for _ in range(self._initial)]
+            for bid in ids:
+                self.brokers[bid].start()
+            for bid in ids:
+                self.brokers[bid].wait_ready(timeout)
+        except BaseException:
+            self.stop()
+            raise
+        return self
+
+    def add_broker(self, start: bool = True, broker_id: int | None = None, rack: str | None = None) -> int:
+        """Configure (and by default start) one more broker; returns its id."""
+        bid = self._next_id if broker_id is None else broker_id
+        self._next_id = max(self._next_id, bid + 1)
+        port = free_port()
+        data = self.base / f"broker-{bid}"
+        data.mkdir(parents=True, exist_ok=True)
+        props = {
+            "broker.id": str(bid),
+            "listeners": f"PLAINTEXT://127.0.0.1:{port}",
+            "log.dirs": str(data / "logs"),
+            "zookeeper.connect": self.zk_connect,
+            "zookeeper.session.timeout.ms": "6000",
+            "offsets.topic.replication.factor": "1",
+            "group.initial.rebalance.delay.ms": "0",
+            "controlled.shutdown.retry.backoff.ms": "500",
+            "replica.fetch.backoff.ms": "200",
+            "replica.lag.time.max.ms": "10000",
+            **self.overrides,
+            **self.broker_overrides.get(bid, {}),
+        }
+        if rack is not None:
+            props["broker.rack"] = rack
+        config = data / "server.properties"
+        config.write_text("".join(f"{k}={v}\n" for k, v in props.items()))
+        b = BrokerProcess(bid, port, config, data / "console.log", data)
+        self.brokers[bid] = b
+        if start:
+            b.start()
+            b.wait_ready()
+        return bid
+
+    def restart(self, broker_id: int, timeout: float = 60) -> None:
+        """Start a stopped or killed broker again with the same config and data."""
+        b = self.brokers[broker_id]
+        b.start()
+        b.wait_ready(timeout)
+
+    def stop(self, brokers: Iterable[int] | None = None) -> None:
+        """Stop brokers (all by default; then ZooKeeper too). Safe to call twice."""
+        ids = list(self.brokers) if brokers is None else list(brokers)
+        for bid in ids:
+            b = self.brokers[bid]
+            if b.proc is not None and b.proc.poll() is None:
+                b.proc.terminate()
+        for bid in ids:
+            self.brokers[bid].stop(timeout=30)
+        if brokers is None and self.zk_process is not None:
+            self.zk_process.stop()
+
+    def kill_all(self) -> None:
+        """kill -9 every broker (for teardown after a failed test)."""
+        for b in self.brokers.values():
+            b.kill()
+        if self.zk_process is not None:
+            self.zk_process.stop()
+
+    def __enter__(self) -> "LocalCluster":
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+
+def terminate_pids(pids: Iterable[int], timeout: float = 30) -> None:
+    """SIGTERM then SIGKILL a set of pids (for scripts that only kept pid files)."""
+    pids = [p for p in pids if p > 0]
+    for p in pids:
+        try:
+            os.kill(p, signal.SIGTERM)
+        except ProcessLookupError:
+            pass
+    deadline = time.monotonic() + timeout
+    for p in pids:
+        while time.monotonic() < deadline:
+            try:
+                os.kill(p, 0)
+            except ProcessLookupError:
+                break
+            time.sleep(0.1)
+        else:
+            try:
+                os.kill(p, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
