@@ -23,7 +23,7 @@ from pylog.log.errors import (
     RecordTooLargeError,
     UnexpectedAppendOffsetError,
 )
-from pylog.log.log import AppendInfo, FileSlice, Log, parse_partition_dir
+from pylog.log.log import AppendInfo, FileSlice, Log, OffsetTimestamp, parse_partition_dir
 from pylog.log.manager import CLEAN_SHUTDOWN_FILE, LogManager
 
 __all__ = [
@@ -43,6 +43,7 @@ __all__ = [
     "LogManager",
     "OffsetCheckpoint",
     "OffsetOutOfRangeError",
+    "OffsetTimestamp",
     "PartitionMetadataFile",
     "RecordBatchTooLargeError",
     "RecordTooLargeError",

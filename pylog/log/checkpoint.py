@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import re
+import threading
 from typing import Callable, Generic, Iterable, Mapping, NamedTuple, TypeVar
 
 from pylog.log.errors import CheckpointError
@@ -35,8 +36,26 @@ def fsync_dir(path: str) -> None:
         os.close(fd)
 
 
+_write_locks: dict[str, threading.Lock] = {}
+_write_locks_guard = threading.Lock()
+
+
+def _lock_for(path: str) -> threading.Lock:
+    with _write_locks_guard:
+        return _write_locks.setdefault(os.path.abspath(path), threading.Lock())
+
+
 def write_atomic(path: str, data: bytes, sync: bool = True) -> None:
-    """Replace `path` with `data` via `<path>.tmp` + fsync + rename (+ directory fsync)."""
+    """Replace `path` with `data` via `<path>.tmp` + fsync + rename (+ directory fsync).
+
+    Writers of the same file are serialized (the broker checkpoints from worker threads while
+    the event loop may rewrite the same file): two writers sharing the `.tmp` would tear it.
+    """
+    with _lock_for(path):
+        _write_atomic(path, data, sync)
+
+
+def _write_atomic(path: str, data: bytes, sync: bool) -> None:
     tmp = path + ".tmp"
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
     try:

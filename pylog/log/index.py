@@ -11,6 +11,7 @@ looked up), with bisect for lookups.
 
 from __future__ import annotations
 
+import errno
 import os
 import struct
 import sys
@@ -101,9 +102,14 @@ class _IndexFile:
             os.truncate(self.path, size)
 
     def flush(self) -> None:
-        """fsync the file if we have written to it."""
-        if self._fd >= 0:
-            os.fsync(self._fd)
+        """fsync the file if we have written to it (a concurrently closed fd is skipped)."""
+        fd = self._fd
+        if fd >= 0:
+            try:
+                os.fsync(fd)
+            except OSError as e:
+                if e.errno != errno.EBADF:
+                    raise
 
     def close(self) -> None:
         """Close the append fd (the file stays)."""

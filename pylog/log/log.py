@@ -56,6 +56,13 @@ class FileSlice(NamedTuple):
             os.close(fd)
 
 
+class OffsetTimestamp(NamedTuple):
+    """A ListOffsets answer: the offset found and the timestamp of that record (-1 if none)."""
+
+    offset: int
+    timestamp: int
+
+
 class AppendInfo(NamedTuple):
     """What an append wrote."""
 
@@ -107,6 +114,7 @@ class Log:
         self._last_flush_ms = _now_ms()
         self._flush_pending_upto: int | None = None  # set by roll: flush the old segment soon
         self._dir_dirty = False
+        self._truncations = 0  # bumped by every truncation; see flush()
         # Called when truncation lowers the recovery point, so the owner can re-checkpoint it
         # at once (a stale, higher recovery point would make recovery trust lost data).
         self.recovery_point_listener: Callable[[Log], None] | None = None
@@ -369,25 +377,30 @@ class Log:
             i += 1
         return slices
 
-    def offset_for_timestamp(self, timestamp: int) -> tuple[int, int] | None:
-        """ListOffsets: (timestamp, offset) of the first record with time >= `timestamp`.
+    def offset_for_timestamp(self, timestamp: int) -> OffsetTimestamp | None:
+        """ListOffsets: (offset, timestamp) of the first record with time >= `timestamp`.
 
-        Special values: -2 earliest -> (-1, log start offset); -1 latest -> (-1, LEO);
-        -3 max timestamp -> (largest timestamp, its batch's last offset). None if nothing matches.
+        Special values: -2 earliest -> (log start offset, -1); -1 latest -> (LEO, -1);
+        -3 max timestamp -> see max_timestamp_offset(). None when no record qualifies.
         """
         if timestamp == EARLIEST_TIMESTAMP:
-            return -1, self.log_start_offset
+            return OffsetTimestamp(self.log_start_offset, -1)
         if timestamp == LATEST_TIMESTAMP:
-            return -1, self.next_offset
+            return OffsetTimestamp(self.next_offset, -1)
         if timestamp == MAX_TIMESTAMP:
-            best = max(self.segments, key=lambda s: s.max_timestamp)
-            if best.max_timestamp < 0:
-                return None
-            return best.max_timestamp, best.offset_of_max_timestamp
+            return self.max_timestamp_offset()
         for seg in self.segments:
             if seg.size and seg.largest_timestamp() >= timestamp:
-                return seg.find_offset_by_timestamp(timestamp, self.log_start_offset)
+                found = seg.find_offset_by_timestamp(timestamp, self.log_start_offset)
+                return None if found is None else OffsetTimestamp(found[1], found[0])
         return None
+
+    def max_timestamp_offset(self) -> OffsetTimestamp | None:
+        """KIP-734 (timestamp -3): the largest timestamp and the last offset of its batch."""
+        best = max(self.segments, key=lambda s: s.max_timestamp)
+        if best.max_timestamp < 0:
+            return None
+        return OffsetTimestamp(best.offset_of_max_timestamp, best.max_timestamp)
 
     # --- truncation, retention ------------------------------------------------------------------
     def truncate_to(self, offset: int) -> bool:
@@ -433,11 +446,13 @@ class Log:
         self._flush_pending_upto = None
         self._unflushed_messages = 0
         self.epoch_cache.clear_and_flush()
+        self._truncations += 1
         self.recovery_point = offset
         if self.recovery_point_listener is not None:
             self.recovery_point_listener(self)
 
     def _lower_recovery_point(self, offset: int) -> None:
+        self._truncations += 1
         if offset < self.recovery_point:
             self.recovery_point = offset
             if self.recovery_point_listener is not None:
@@ -530,17 +545,20 @@ class Log:
     # --- durability ---------------------------------------------------------------------------
     def flush(self, up_to: int | None = None, now_ms: int | None = None) -> None:
         """fsync segments holding offsets below `up_to` (default: everything); advance the recovery point."""
+        # The broker may run this in a worker thread while the loop appends, rolls or truncates:
+        # work on a snapshot, and only advance the recovery point if no truncation intervened.
+        generation = self._truncations
         target = self.next_offset if up_to is None else min(up_to, self.next_offset)
         if target > self.recovery_point:
-            segments = self.segments
+            segments = list(self.segments)
             for i, seg in enumerate(segments):
-                seg_end = segments[i + 1].base_offset if i + 1 < len(segments) else self.next_offset + 1
+                seg_end = segments[i + 1].base_offset if i + 1 < len(segments) else target + 1
                 if seg.base_offset < target and seg_end > self.recovery_point:
                     seg.flush()
         if self._dir_dirty:
-            fsync_dir(self.dir)
             self._dir_dirty = False
-        if target > self.recovery_point:
+            fsync_dir(self.dir)
+        if target > self.recovery_point and generation == self._truncations:
             self.recovery_point = target
         if target >= self.next_offset:
             self._unflushed_messages = 0

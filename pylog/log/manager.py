@@ -174,7 +174,7 @@ class LogManager:
     # --- checkpoints --------------------------------------------------------------------------
     def _checkpoint(self, root: str, filename: str, value) -> None:  # type: ignore[no-untyped-def]
         offsets = {}
-        for (topic, partition), plog in self._logs.items():
+        for (topic, partition), plog in list(self._logs.items()):  # may run in a worker thread
             if self.log_dir_of(plog) == root:
                 v = value(plog)
                 if v is not None:
@@ -214,7 +214,7 @@ class LogManager:
     def flush_due(self, now_ms: int | None = None) -> int:
         """Flush logs whose flush.ms passed or that rolled; the number of logs flushed."""
         now = int(time.time() * 1000) if now_ms is None else now_ms
-        return sum(1 for plog in self._logs.values() if plog.flush_due(now))
+        return sum(1 for plog in list(self._logs.values()) if plog.flush_due(now))
 
     def shutdown(self) -> None:
         """Flush and close every log, write all checkpoints and the clean shutdown markers."""

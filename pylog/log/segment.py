@@ -7,6 +7,7 @@ for sendfile. Only recovery reads whole batches, to check their CRCs.
 
 from __future__ import annotations
 
+import errno
 import logging
 import os
 import struct
@@ -39,6 +40,15 @@ _RECOVER_CHUNK = 1 << 20
 _INT_MAX = 2**31 - 1
 
 log = logging.getLogger("pylog.log")
+
+
+def _fsync_open(fd: int) -> None:
+    """fsync, ignoring a descriptor closed by the event loop in the meantime (nothing left to sync)."""
+    try:
+        os.fsync(fd)
+    except OSError as e:
+        if e.errno != errno.EBADF:
+            raise
 
 
 def segment_name(base_offset: int) -> str:
@@ -138,10 +148,16 @@ class LogSegment:
         self._dirty = True
 
     def flush(self) -> None:
-        """fsync the log and its indexes."""
-        if self._dirty:
-            os.fsync(self._fd)
+        """fsync the log and its indexes.
+
+        May run in a worker thread while the event loop appends: the dirty flag is cleared
+        *before* the fsync so a concurrent append re-marks it, and a segment closed meanwhile
+        (retention, truncation) is skipped.
+        """
+        fd = self._fd
+        if self._dirty and fd >= 0:
             self._dirty = False
+            _fsync_open(fd)
         self.index.flush()
         self.time_index.flush()
 

@@ -144,21 +144,22 @@ def test_offset_for_timestamp(open_log):
     for i in range(40):
         append(log, 2, ts=BASE_TS + 10 * i)  # records at BASE_TS + 10i, + 10i + 1
     assert len(log.segments) > 2
-    assert log.offset_for_timestamp(BASE_TS) == (BASE_TS, 0)
-    assert log.offset_for_timestamp(BASE_TS + 1) == (BASE_TS + 1, 1)
-    assert log.offset_for_timestamp(BASE_TS + 2) == (BASE_TS + 10, 2)
-    assert log.offset_for_timestamp(BASE_TS + 205) == (BASE_TS + 210, 42)
+    assert log.offset_for_timestamp(BASE_TS) == (0, BASE_TS)
+    assert log.offset_for_timestamp(BASE_TS + 1) == (1, BASE_TS + 1)
+    assert log.offset_for_timestamp(BASE_TS + 2) == (2, BASE_TS + 10)
+    found = log.offset_for_timestamp(BASE_TS + 205)
+    assert (found.offset, found.timestamp) == (42, BASE_TS + 210)
     assert log.offset_for_timestamp(BASE_TS + 10_000) is None
-    assert log.offset_for_timestamp(-1) == (-1, 80)  # latest
-    assert log.offset_for_timestamp(-2) == (-1, 0)  # earliest
-    assert log.offset_for_timestamp(-3) == (BASE_TS + 391, 79)  # max timestamp
+    assert log.offset_for_timestamp(-1) == (80, -1)  # latest
+    assert log.offset_for_timestamp(-2) == (0, -1)  # earliest
+    assert log.offset_for_timestamp(-3) == log.max_timestamp_offset() == (79, BASE_TS + 391)
 
 
 def test_offset_for_timestamp_in_compressed_batches(open_log):
     log = open_log()
     buf = make_batch(5, ts=BASE_TS, compression=4)
     log.append_as_leader(buf, validate_batches(buf), 0, now_ms=BASE_TS)
-    assert log.offset_for_timestamp(BASE_TS + 3) == (BASE_TS + 3, 3)
+    assert log.offset_for_timestamp(BASE_TS + 3) == (3, BASE_TS + 3)
 
 
 def test_log_append_time_stamps_the_batch(open_log):
@@ -301,3 +302,48 @@ def test_read_matches_a_brute_force_walk(open_log):
             total += size
         got = [h.base_offset for h in iter_batches(slice_bytes(log.read(start, max_bytes, max_offset, min_one)))]
         assert got == expected, (start, max_bytes, max_offset, min_one)
+
+
+def test_flush_and_checkpoints_from_a_worker_thread_while_appending(tmp_path):
+    """The broker fsyncs and checkpoints in an executor thread while its loop appends and truncates."""
+    import threading
+
+    from pylog.log import LogConfig, LogManager
+
+    mgr = LogManager([str(tmp_path)], LogConfig(segment_bytes=600, retention_ms=1))
+    mgr.load()
+    log = mgr.get_or_create("foo", 0)
+    stop = threading.Event()
+    errors = []
+
+    def worker():
+        while not stop.is_set():
+            try:
+                mgr.flush_due(BASE_TS)
+                log.flush()
+                mgr.checkpoint_recovery_points()
+                mgr.checkpoint_high_watermarks()
+            except Exception as e:  # pragma: no cover - what the test is looking for
+                errors.append(e)
+
+    t = threading.Thread(target=worker)
+    t.start()
+    try:
+        for i in range(200):
+            append(log, 1, value=b"x" * 100)
+            log.high_watermark = log.log_end_offset
+            if i % 50 == 49:
+                log.truncate_to(log.log_end_offset - 3)
+            if i % 70 == 69:
+                log.apply_retention(BASE_TS + 10_000)
+    finally:
+        stop.set()
+        t.join(timeout=30)
+    assert not errors
+    assert log.recovery_point <= log.log_end_offset
+    log.flush()
+    mgr.shutdown()
+    again = LogManager([str(tmp_path)], LogConfig(segment_bytes=600))
+    again.load()
+    assert again.get("foo", 0).log_end_offset == log.log_end_offset
+    again.shutdown()
