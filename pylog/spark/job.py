@@ -1,0 +1,78 @@
+"""The Spark planning job: phase A (targets) in the driver, phase B per topic on the executors, phase C in
+the driver -- the same functions as the pure core, so the plan is identical to `plan_reassignment`'s."""
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Mapping, Sequence
+
+from pylog.planner.model import PlanOptions, Snapshot
+from pylog.planner.mover import TopicStats, plan_topic
+from pylog.planner.plan import Plan, finish, prepare, plan_reassignment
+
+__all__ = ["spark_session", "plan_with_spark", "run"]
+
+_OUT_SCHEMA = "idx long, replicas array<int>, rack_fix int, detour int, unbalanced int"
+
+
+def spark_session(master: str = "local[*]", app_name: str = "pylog-planner"):
+    """A SparkSession whose Python workers run this interpreter (the venv), UI off, few shuffle partitions."""
+    os.environ["PYSPARK_PYTHON"] = sys.executable
+    os.environ["PYSPARK_DRIVER_PYTHON"] = sys.executable
+    from pyspark.sql import SparkSession
+    builder = (SparkSession.builder.master(master).appName(app_name)
+               .config("spark.ui.enabled", "false")
+               .config("spark.ui.showConsoleProgress", "false")
+               .config("spark.sql.shuffle.partitions", "8" if master.startswith("local") else "200")
+               .config("spark.sql.execution.arrow.pyspark.enabled", "true")
+               .config("spark.driver.memory", os.environ.get("PYLOG_SPARK_DRIVER_MEMORY", "4g")))
+    session = builder.getOrCreate()
+    session.sparkContext.setLogLevel("ERROR")
+    return session
+
+
+def plan_with_spark(spark, snapshot: Snapshot, topics: Sequence[str] | None, broker_list: Sequence[int] | None,
+                    options: PlanOptions = PlanOptions(), broker_racks: Mapping[int, str] | None = None) -> Plan:
+    """The plan `plan_reassignment` would make, with the per-topic work fanned out on Spark."""
+    if options.balance_by == "bytes":  # bytes balancing is one global pass: nothing to fan out
+        return plan_reassignment(snapshot, topics, broker_list, options, broker_racks)
+    import pandas as pd
+
+    prep = prepare(snapshot, topics, broker_list, options, broker_racks)
+    levels, extras, ctx = prep.levels, prep.extras, prep.ctx
+    rows = pd.DataFrame({
+        "grp": [g for g, idx in prep.groups.items() for _ in idx],
+        "idx": [i for idx in prep.groups.values() for i in idx],
+        "replicas": [list(prep.partitions[i].replicas) for idx in prep.groups.values() for i in idx],
+        "size": [prep.partitions[i].size_bytes or 0 for idx in prep.groups.values() for i in idx],
+    })
+
+    def plan_group(pdf):
+        pdf = pdf.sort_values("idx")
+        group = pdf["grp"].iloc[0]
+        parts = [(int(i), [int(b) for b in reps], int(s)) for i, reps, s in
+                 zip(pdf["idx"], pdf["replicas"], pdf["size"])]
+        new, stats = plan_topic(parts, levels[group], extras[group], ctx)
+        n = len(new)
+        return pd.DataFrame({"idx": [p[0] for p in parts], "replicas": new,
+                             "rack_fix": [stats.rack_fix_moves] + [0] * (n - 1),
+                             "detour": [stats.detour_moves] + [0] * (n - 1),
+                             "unbalanced": [stats.unbalanced] + [0] * (n - 1)})
+
+    n_slices = max(2, min(64, len(prep.groups)))
+    df = spark.createDataFrame(rows).repartition(n_slices, "grp")
+    out = df.groupBy("grp").applyInPandas(plan_group, schema=_OUT_SCHEMA).toPandas()
+    new = {int(i): [int(b) for b in reps] for i, reps in zip(out["idx"], out["replicas"])}
+    stats = {"spark": TopicStats(int(out["rack_fix"].sum()), int(out["detour"].sum()), int(out["unbalanced"].sum()))}
+    return finish(prep, new, stats)
+
+
+def run(snapshot: Snapshot, topics: Sequence[str] | None, broker_list: Sequence[int] | None,
+        options: PlanOptions = PlanOptions(), broker_racks: Mapping[int, str] | None = None,
+        master: str = "local[*]", metrics_bootstrap: str | None = None, metrics_window_ms: int | None = None) -> Plan:
+    """The whole pipeline: (optionally) read and aggregate `__pylog_metrics`, then plan on Spark."""
+    spark = spark_session(master)
+    if metrics_bootstrap:
+        from pylog.spark.metrics import aggregate_load, apply_load, read_samples
+        snapshot = apply_load(snapshot, aggregate_load(read_samples(spark, metrics_bootstrap), metrics_window_ms))
+    return plan_with_spark(spark, snapshot, topics, broker_list, options, broker_racks)
