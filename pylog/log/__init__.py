@@ -16,6 +16,7 @@ from pylog.log.epoch_cache import LeaderEpochCache
 from pylog.log.errors import (
     CheckpointError,
     CorruptIndexError,
+    InvalidTimestampError,
     KafkaStorageError,
     LogError,
     OffsetOutOfRangeError,
@@ -33,6 +34,7 @@ __all__ = [
     "CheckpointFile",
     "CorruptIndexError",
     "EpochEntry",
+    "InvalidTimestampError",
     "FileSlice",
     "KafkaStorageError",
     "LeaderEpochCache",

@@ -34,6 +34,12 @@ class RecordBatchTooLargeError(RecordError):
     code = ErrorCode.RECORD_LIST_TOO_LARGE
 
 
+class InvalidTimestampError(RecordError):
+    """A CreateTime timestamp too far from the broker's clock (INVALID_TIMESTAMP, 32)."""
+
+    code = ErrorCode.INVALID_TIMESTAMP
+
+
 class UnexpectedAppendOffsetError(LogError):
     """A follower append that does not start at the log end offset, or whose offsets go backwards."""
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import logging
 import os
+import random
 import re
 from typing import NamedTuple
 
@@ -36,7 +37,7 @@ class LoadedSegments(NamedTuple):
 
 def new_segment(dir: str, base_offset: int, config: LogConfig, now_ms: int | None = None) -> LogSegment:
     """Create (or open) the segment starting at `base_offset` with the config's index limits."""
-    return LogSegment(
+    seg = LogSegment(
         dir,
         base_offset,
         index_interval_bytes=config.index_interval_bytes,
@@ -44,6 +45,9 @@ def new_segment(dir: str, base_offset: int, config: LogConfig, now_ms: int | Non
         max_time_index_entries=config.max_time_index_entries,
         now_ms=now_ms,
     )
+    if config.segment_jitter_ms > 0:  # Kafka draws each segment's jitter so segments roll apart
+        seg.roll_jitter_ms = random.randrange(min(config.segment_jitter_ms, config.segment_ms))
+    return seg
 
 
 def _remove_leftovers(dir: str, name: str) -> list[int]:

@@ -15,9 +15,10 @@ from bisect import bisect_right
 from typing import Callable, NamedTuple, Sequence
 
 from pylog.log.checkpoint import LEADER_EPOCH_CHECKPOINT, PARTITION_METADATA, PartitionMetadataFile, fsync_dir
-from pylog.log.config import LogConfig
+from pylog.log.config import LONG_MAX, LogConfig
 from pylog.log.epoch_cache import LeaderEpochCache
 from pylog.log.errors import (
+    InvalidTimestampError,
     LogError,
     OffsetOutOfRangeError,
     RecordBatchTooLargeError,
@@ -223,6 +224,8 @@ class Log:
         Raises RecordTooLargeError (a batch over max.message.bytes) or RecordBatchTooLargeError
         (the append is larger than segment.bytes) before writing anything.
         """
+        if not headers:
+            raise ValueError("append_as_leader needs at least one batch")
         size = len(buf)
         config = self.config
         max_bytes = config.max_message_bytes
@@ -232,6 +235,8 @@ class Log:
                     f"The record batch size in the append to {self.name} is {h.batch_length + 12} bytes "
                     f"which exceeds the maximum configured value of {max_bytes}."
                 )
+        if config.message_timestamp_difference_max_ms < LONG_MAX and config.message_timestamp_type == "CreateTime":
+            self._check_timestamps(headers, _now_ms() if now_ms is None else now_ms)
         if size > config.segment_bytes:
             raise RecordBatchTooLargeError(
                 f"Message batch size is {size} bytes in append to partition {self.name}, which "
@@ -247,6 +252,19 @@ class Log:
         if leader_epoch >= 0 and leader_epoch != self.epoch_cache.latest_epoch:
             self.epoch_cache.assign(leader_epoch, first)
         return self._append(buf, headers, first, last, now_ms, append_time)
+
+    def _check_timestamps(self, headers: Sequence[BatchHeader], now: int) -> None:
+        """message.timestamp.difference.max.ms, checked on the batch's first and max timestamps
+        (Kafka checks every record; the batch bounds catch a skewed producer clock without
+        decoding records)."""
+        limit = self.config.message_timestamp_difference_max_ms
+        for h in headers:
+            for ts in (h.base_timestamp, h.max_timestamp):
+                if ts != -1 and abs(ts - now) > limit:
+                    raise InvalidTimestampError(
+                        f"Timestamp {ts} of message with offset {h.base_offset} is out of range. The "
+                        f"timestamp should be within [{now - limit}, {now + limit}]"
+                    )
 
     def append_as_follower(self, buf: bytearray | memoryview, headers: Sequence[BatchHeader]) -> AppendInfo:
         """Append batches with the leader's offsets; they must start at the LEO and increase."""
@@ -310,7 +328,7 @@ class Log:
         config = self.config
         if (
             seg.size > config.segment_bytes - size
-            or (seg.size > 0 and seg.time_waited_for_roll(now_ms, max_ts) > config.segment_ms - config.segment_jitter_ms)
+            or (seg.size > 0 and seg.time_waited_for_roll(now_ms, max_ts) > config.segment_ms - seg.roll_jitter_ms)
             or seg.index.is_full
             or seg.time_index.is_full
             or max_offset - seg.base_offset > _INT_MAX

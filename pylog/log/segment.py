@@ -109,6 +109,7 @@ class LogSegment:
         self._offset_of_max_ts = base_offset
         self._rolling_ts: int | None = None  # max timestamp of the first batch, for segment.ms
         self._dirty = False  # written since the last fsync
+        self.roll_jitter_ms = 0  # subtracted from segment.ms (segment.jitter.ms)
 
     # --- writes ---------------------------------------------------------------------------
     def append(self, buf: bytes | bytearray | memoryview, headers: Sequence[BatchHeader]) -> None:

@@ -185,6 +185,18 @@ def test_size_limits(open_log):
     assert log.log_end_offset == 0
 
 
+def test_timestamp_difference_limit(open_log):
+    from pylog.log import InvalidTimestampError
+
+    log = open_log(message_timestamp_difference_max_ms=60_000)
+    append(log, 1, ts=BASE_TS - 59_000)
+    buf = make_batch(2, ts=BASE_TS + 60_000)  # second record at +60001
+    with pytest.raises(InvalidTimestampError, match=r"Timestamp 1690000060001 of message with offset 0 is out of range") as e:
+        log.append_as_leader(buf, validate_batches(buf), 0, now_ms=BASE_TS)
+    assert e.value.error_code == 32
+    assert log.log_end_offset == 1
+
+
 def test_truncate_to_removes_whole_batches_and_later_segments(open_log):
     log = open_log(segment_bytes=1000)
     for i in range(10):
