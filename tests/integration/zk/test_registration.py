@@ -1,10 +1,14 @@
-"""Broker registration: duplicate ids refused, re-registration after a forced session expiry."""
+"""Broker registration and session events: duplicate ids refused, re-registration after a forced session
+expiry, same session kept across a short stall."""
 
 from __future__ import annotations
 
 import json
+import os
 import queue
 import re
+import signal
+import threading
 from pathlib import Path
 
 import pytest
@@ -14,6 +18,7 @@ from pylog.zk.client import ZkClient
 from pylog.zk.codecs import BrokerRegistration, EndPoint
 from pylog.zk.core import SessionEvent
 from pylog.zk.session import SessionCredentials, ephemeral_owner, expire_session
+from pylog.zk.testing import start_test_zookeeper
 
 pytestmark = pytest.mark.integration
 
@@ -89,3 +94,31 @@ def test_expiring_a_dead_session_reports_false(zk_connect: str) -> None:
     with ZkClient(zk_connect, session_timeout_ms=6000) as gone:
         creds = gone.session_credentials()
     assert expire_session(zk_connect, creds) is False
+
+
+def test_suspended_then_reconnected_keeps_session_and_retries_requests(tmp_path: Path) -> None:
+    server = start_test_zookeeper(str(tmp_path))  # our own server: we freeze it
+    events: queue.Queue = queue.Queue()
+    client = ZkClient(server.connect_string + "/suspend", session_timeout_ms=4000)
+    client.add_session_listener(events.put)
+    try:
+        client.start()
+        client.create_top_level_paths()
+        epoch = client.register_broker(registration(1))
+        session = client.session_id
+        assert next_event(events) == SessionEvent.CONNECTED
+        os.kill(server.pid, signal.SIGSTOP)  # a GC pause / network stall: pings go unanswered
+        try:
+            assert next_event(events, 20) == SessionEvent.SUSPENDED
+            result: list = []
+            reader = threading.Thread(target=lambda: result.append(client.get(paths.broker_id(1))))
+            reader.start()  # issued while suspended: must wait for the reconnect, not fail
+        finally:
+            os.kill(server.pid, signal.SIGCONT)
+        assert next_event(events, 20) == SessionEvent.RECONNECTED
+        reader.join(20)
+        assert result and result[0][1].czxid == epoch
+        assert client.session_id == session  # same session: ephemerals survived
+    finally:
+        client.close()
+        server.stop()
