@@ -35,6 +35,7 @@ from pylog.protocol.errors import ErrorCode
 from pylog.zk.client import ZkClient
 from pylog.zk.codecs import BrokerRegistration, EndPoint
 from pylog.zk.core import SessionEvent
+from pylog.zk.errors import BrokerIdInUseError
 from pylog.zk.uuids import random_uuid
 
 log = logging.getLogger("pylog.broker")
@@ -112,7 +113,7 @@ class Broker:
         if self._advertised_port == 0:
             self._advertised_port = port
         await self.topic_configs.start()
-        self.broker_epoch = await self._blocking(self.zk.register_broker, self._registration())
+        self.broker_epoch = await self._register()
         self.zk.add_session_listener(self._on_session)
         self.controller = Controller(self.broker_id, self.zk, cfg)
         await self.controller.start()
@@ -137,6 +138,25 @@ class Broker:
         for d in log_dirs:
             if meta.read_meta_properties(d) is None:
                 meta.write_meta_properties(d, self.cluster_id, self.broker_id)
+
+    async def _register(self) -> int:
+        """Create /brokers/ids/<id>; after a crash, wait out the old session's ephemeral node.
+
+        A broker restarted right after kill -9 finds its previous registration still owned by the
+        dead session until ZooKeeper expires it (Kafka fails to start here). We wait up to one and
+        a half session timeouts for it to go; a registration that stays is a live broker with the
+        same id, and start-up fails with ZooKeeper's owner mismatch message.
+        """
+        deadline = time.monotonic() + 1.5 * int(self.config.get("zookeeper.session.timeout.ms")) / 1000
+        while True:
+            try:
+                return await self._blocking(self.zk.register_broker, self._registration())
+            except BrokerIdInUseError as exc:
+                if time.monotonic() >= deadline:
+                    raise
+                log.info("Broker id %d is still registered by another session (%s); waiting for it to expire",
+                         self.broker_id, exc)
+                await asyncio.sleep(0.5)
 
     def _registration(self) -> BrokerRegistration:
         host, port = self.advertised_endpoint
