@@ -1,28 +1,13 @@
-"""Helpers for the log tests: real segment files in tmp dirs, batches built like a client would."""
+"""Fixtures for the log tests: real segment files in tmp dirs."""
 
 from __future__ import annotations
 
 import os
 
 import pytest
+from logtest import BASE_TS
 
 from pylog.log import Log, LogConfig
-from pylog.protocol.records import build_batch, validate_batches
-
-BASE_TS = 1_690_000_000_000
-
-
-def make_batch(n: int = 1, ts: int = BASE_TS, value: bytes = b"v" * 10, key: bytes | None = None,
-               compression: int = 0) -> bytearray:
-    """A client-style batch (base offset 0, epoch -1) of `n` records, timestamps ts, ts+1, ..."""
-    return bytearray(build_batch([(key, value, [], ts + i) for i in range(n)], compression=compression))
-
-
-def append(log: Log, n: int = 1, ts: int = BASE_TS, epoch: int = 0, value: bytes = b"v" * 10,
-           now_ms: int | None = None):
-    """Validate and append one batch of `n` records as leader."""
-    buf = make_batch(n, ts, value)
-    return log.append_as_leader(buf, validate_batches(buf), epoch, now_ms=BASE_TS if now_ms is None else now_ms)
 
 
 @pytest.fixture

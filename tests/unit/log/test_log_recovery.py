@@ -8,8 +8,7 @@ import pytest
 from pylog.log import KafkaStorageError, Log, LogConfig
 from pylog.protocol.records import BATCH_OVERHEAD
 
-from .conftest import BASE_TS, append, make_batch
-from .test_log import offsets_in, slice_bytes
+from logtest import BASE_TS, append, make_batch, offsets_in, slice_bytes
 
 
 def seg_path(log: Log, base: int, ext: str = ".log") -> str:

@@ -4,7 +4,6 @@ import os
 import struct
 
 import pytest
-from kafka.record.memory_records import MemoryRecords
 
 from pylog.log import (
     FileSlice,
@@ -15,21 +14,7 @@ from pylog.log import (
 )
 from pylog.protocol.records import read_records, validate_batches
 
-from .conftest import BASE_TS, append, make_batch
-
-
-def slice_bytes(slices: list[FileSlice]) -> bytes:
-    return b"".join(s.read() for s in slices)
-
-
-def offsets_in(data: bytes) -> list[int]:
-    """Offsets as kafka-python's consumer reads them (also checks every CRC)."""
-    records, out = MemoryRecords(data), []
-    while records.has_next():
-        batch = records.next_batch()
-        assert batch.validate_crc()
-        out.extend(r.offset for r in batch)
-    return out
+from logtest import BASE_TS, append, make_batch, offsets_in, slice_bytes
 
 
 def test_append_assigns_offsets_and_stores_bytes_as_sent(open_log):

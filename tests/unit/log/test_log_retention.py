@@ -6,8 +6,7 @@ import pytest
 
 from pylog.log import OffsetOutOfRangeError
 
-from .conftest import BASE_TS, append
-from .test_log import offsets_in, slice_bytes
+from logtest import BASE_TS, append, offsets_in, slice_bytes
 
 HOUR = 3600 * 1000
 

@@ -6,7 +6,7 @@ import pytest
 
 from pylog.log import CLEAN_SHUTDOWN_FILE, LogConfig, LogManager
 
-from .conftest import BASE_TS, append
+from logtest import BASE_TS, append
 
 
 def text(root: str, name: str) -> str:
