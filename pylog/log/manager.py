@@ -56,6 +56,7 @@ class LogManager:
         self.topic_configs: dict[str, LogConfig] = dict(topic_configs or {})
         self._logs: dict[TopicPartition, Log] = {}
         self.had_clean_shutdown: dict[str, bool] = {}
+        self._shut_down = False
 
     def config_for(self, topic: str) -> LogConfig:
         """The topic's config override, else the default."""
@@ -217,7 +218,13 @@ class LogManager:
         return sum(1 for plog in list(self._logs.values()) if plog.flush_due(now))
 
     def shutdown(self) -> None:
-        """Flush and close every log, write all checkpoints and the clean shutdown markers."""
+        """Flush and close every log, write all checkpoints and the clean shutdown markers.
+
+        A second call does nothing (it must not overwrite the checkpoints with an empty set).
+        """
+        if self._shut_down:
+            return
+        self._shut_down = True
         for plog in self._logs.values():
             plog.flush()
         self.checkpoint_recovery_points()

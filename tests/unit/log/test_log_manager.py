@@ -57,6 +57,9 @@ def test_clean_shutdown_then_reload(dirs, manager):
     assert text(root, "recovery-point-offset-checkpoint") == "0\n1\nfoo 0 3\n"
     assert text(root, "log-start-offset-checkpoint") == "0\n0\n"  # start offsets equal to the first segment's base are left out
 
+    mgr.shutdown()  # a second shutdown must not wipe the checkpoints
+    assert text(root, "recovery-point-offset-checkpoint") == "0\n1\nfoo 0 3\n"
+
     mgr2 = manager()
     assert mgr2.had_clean_shutdown[root]
     assert not os.path.exists(os.path.join(root, CLEAN_SHUTDOWN_FILE))  # a crash now must recover
