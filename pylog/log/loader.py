@@ -35,6 +35,17 @@ class LoadedSegments(NamedTuple):
     changed: bool  # files were truncated or deleted (the directory needs an fsync)
 
 
+def parse_partition_dir(name: str) -> tuple[str, int]:
+    """`<topic>-<partition>` -> (topic, partition); raises ValueError for anything else."""
+    topic, sep, part = name.rpartition("-")
+    if not sep or not topic or not part.isdigit():
+        raise ValueError(
+            f"Found directory {name}, '{name}' is not in the form of topic-partition or "
+            f"topic-partition.uniqueId-delete (if marked for deletion)."
+        )
+    return topic, int(part)
+
+
 def new_segment(dir: str, base_offset: int, config: LogConfig, now_ms: int | None = None) -> LogSegment:
     """Create (or open) the segment starting at `base_offset` with the config's index limits."""
     seg = LogSegment(

@@ -1,7 +1,7 @@
 """One partition's log: a directory `<topic>-<partition>` of segments, plus its epoch cache.
 
-Synchronous and single-threaded by design: the broker calls it from its event loop. The produce
-path is `append_as_leader` on the request's own buffer (offsets stamped in place, one write);
+Synchronous: the broker calls it from its event loop (flush() and the manager's checkpoints may
+also run in a worker thread meanwhile, and are written to allow that). The produce path is `append_as_leader` on the request's own buffer (offsets stamped in place, one write);
 the fetch path is `read`, which returns file ranges for sendfile without touching record bytes.
 """
 
@@ -12,7 +12,7 @@ import os
 import shutil
 import time
 from bisect import bisect_right
-from typing import Callable, NamedTuple, Sequence
+from typing import Callable, Sequence
 
 from pylog.log.checkpoint import LEADER_EPOCH_CHECKPOINT, PARTITION_METADATA, PartitionMetadataFile, fsync_dir
 from pylog.log.config import LONG_MAX, LogConfig
@@ -25,7 +25,9 @@ from pylog.log.errors import (
     RecordTooLargeError,
     UnexpectedAppendOffsetError,
 )
-from pylog.log.loader import load_segments, new_segment
+from pylog.log.loader import load_segments, new_segment, parse_partition_dir
+from pylog.log.results import AppendInfo, FileSlice, OffsetTimestamp
+from pylog.log.retention import apply_retention
 from pylog.log.segment import LogSegment
 from pylog.protocol.records import BatchHeader, assign_offsets, set_log_append_time
 
@@ -35,55 +37,6 @@ EARLIEST_TIMESTAMP = -2  # ListOffsets special timestamps
 LATEST_TIMESTAMP = -1
 MAX_TIMESTAMP = -3
 _INT_MAX = 2**31 - 1
-
-
-class FileSlice(NamedTuple):
-    """A byte range of a segment file holding whole batches; the server sends it with sendfile.
-
-    The range is only valid until the log is truncated or the segment deleted (retention):
-    a sender must treat a short read as an error, never pad it.
-    """
-
-    path: str
-    position: int
-    size: int
-
-    def read(self) -> bytes:
-        """The bytes of the slice (for tests and tools; the broker uses sendfile)."""
-        fd = os.open(self.path, os.O_RDONLY)
-        try:
-            return os.pread(fd, self.size, self.position)
-        finally:
-            os.close(fd)
-
-
-class OffsetTimestamp(NamedTuple):
-    """A ListOffsets answer: the offset found and the timestamp of that record (-1 if none)."""
-
-    offset: int
-    timestamp: int
-
-
-class AppendInfo(NamedTuple):
-    """What an append wrote."""
-
-    first_offset: int
-    last_offset: int
-    max_timestamp: int
-    num_records: int
-    size: int
-    log_append_time: int = -1  # the broker's timestamp when message.timestamp.type=LogAppendTime
-
-
-def parse_partition_dir(name: str) -> tuple[str, int]:
-    """`<topic>-<partition>` -> (topic, partition); raises ValueError for anything else."""
-    topic, sep, part = name.rpartition("-")
-    if not sep or not topic or not part.isdigit():
-        raise ValueError(
-            f"Found directory {name}, '{name}' is not in the form of topic-partition or "
-            f"topic-partition.uniqueId-delete (if marked for deletion)."
-        )
-    return topic, int(part)
 
 
 def _now_ms() -> int:
@@ -500,65 +453,18 @@ class Log:
         Only segments wholly below the high watermark are candidates, and never the active
         segment. Returns the number of segments deleted.
         """
-        now = _now_ms() if now_ms is None else now_ms
-        cfg = self.config
-        deleted = self._delete_old(
-            lambda seg, nxt: nxt.base_offset <= self.log_start_offset,
-            lambda seg: f"log start offset {self.log_start_offset} breach",
-        )
-        if "delete" not in cfg.cleanup_policy:
-            return deleted
-        if cfg.retention_ms >= 0:
-            deleted += self._delete_old(
-                lambda seg, nxt: now - seg.largest_timestamp() > cfg.retention_ms,
-                lambda seg: (
-                    f"retention time {cfg.retention_ms}ms breach based on the largest record timestamp "
-                    f"in the segment, which is {seg.largest_timestamp()}"
-                ),
-            )
-        if cfg.retention_bytes >= 0:
-            excess = [self.size_bytes - cfg.retention_bytes]
+        return apply_retention(self, _now_ms() if now_ms is None else now_ms)
 
-            def over_size(seg: LogSegment, nxt: LogSegment) -> bool:
-                if excess[0] - seg.size >= 0:
-                    excess[0] -= seg.size
-                    return True
-                return False
-
-            deleted += self._delete_old(
-                over_size,
-                lambda seg: f"retention size {cfg.retention_bytes} breach. Log size after deletion will be "
-                f"{self.size_bytes - seg.size}.",
-            )
-        return deleted
-
-    def _delete_old(
-        self,
-        predicate: Callable[[LogSegment, LogSegment], bool],
-        reason: Callable[[LogSegment], str],
-    ) -> int:
-        hw = self._hw
-        segments = self.segments
-        n = 0
-        while n < len(segments) - 1:  # the active (last) segment is never deleted
-            seg, nxt = segments[n], segments[n + 1]
-            if nxt.base_offset <= hw and predicate(seg, nxt):
-                n += 1
-            else:
-                break
-        for seg in segments[:n]:
-            log.info("[Log partition=%s] Deleting segment %s due to %s", self.name, seg.path, reason(seg))
-            seg.delete()
-        if n:
-            del segments[:n]
-            del self._bases[:n]
-            self._dir_dirty = True
-            new_start = segments[0].base_offset
-            if new_start > self.log_start_offset:
-                self.log_start_offset = new_start
-                self.epoch_cache.truncate_from_start(new_start)
-            self.recovery_point = max(self.recovery_point, new_start)
-        return n
+    def _remove_oldest(self, n: int) -> None:
+        """Drop the first `n` segments (already deleted on disk) and move the log start up."""
+        del self.segments[:n]
+        del self._bases[:n]
+        self._dir_dirty = True
+        new_start = self.segments[0].base_offset
+        if new_start > self.log_start_offset:
+            self.log_start_offset = new_start
+            self.epoch_cache.truncate_from_start(new_start)
+        self.recovery_point = max(self.recovery_point, new_start)
 
     # --- durability ---------------------------------------------------------------------------
     def flush(self, up_to: int | None = None, now_ms: int | None = None) -> None:
