@@ -125,7 +125,7 @@ class LocalCluster:
 
     def __init__(self, base_dir: str | os.PathLike[str], n_brokers: int = 1, *, zk_connect: str | None = None,
                  overrides: dict[str, str] | None = None, broker_overrides: dict[int, dict[str, str]] | None = None,
-                 first_id: int = 0) -> None:
+                 first_id: int = 0, zk_port: int | None = None, broker_ports: dict[int, int] | None = None) -> None:
         self.base = Path(base_dir)
         self.base.mkdir(parents=True, exist_ok=True)
         self.overrides = dict(overrides or {})
@@ -135,6 +135,8 @@ class LocalCluster:
         self.brokers: dict[int, BrokerProcess] = {}
         self._next_id = first_id
         self._initial = n_brokers
+        self._zk_port = zk_port
+        self._broker_ports = dict(broker_ports or {})
 
     @property
     def zk_connect(self) -> str:
@@ -152,7 +154,7 @@ class LocalCluster:
         try:
             if self._zk_connect is None:
                 from pylog.zk.server import ZooKeeperProcess
-                self.zk_process = ZooKeeperProcess(str(self.base / "zookeeper"), free_port())
+                self.zk_process = ZooKeeperProcess(str(self.base / "zookeeper"), self._zk_port or free_port())
                 self.zk_process.start()
                 self._zk_connect = self.zk_process.connect_string
             ids = [self.add_broker(start=False) for _ in range(self._initial)]
@@ -160,16 +162,33 @@ class LocalCluster:
                 self.brokers[bid].start()
             for bid in ids:
                 self.brokers[bid].wait_ready(timeout)
+            self.wait_formed(timeout)
         except BaseException:
             self.stop()
             raise
         return self
 
+    def wait_formed(self, timeout: float = 60) -> None:
+        """Wait until every running broker's metadata lists every running broker and a controller."""
+        from pylog.client.sync import KafkaClient
+
+        running = {bid for bid, b in self.brokers.items() if b.pid is not None}
+
+        def formed() -> bool:
+            for bid in running:
+                with KafkaClient(self.brokers[bid].address, timeout=5) as k:
+                    k.refresh_metadata(topics=[])
+                    if set(k.brokers) != running or k.controller_id is None:
+                        return False
+            return True
+
+        wait_until(formed, timeout, f"brokers {sorted(running)} to see each other")
+
     def add_broker(self, start: bool = True, broker_id: int | None = None, rack: str | None = None) -> int:
         """Configure (and by default start) one more broker; returns its id."""
         bid = self._next_id if broker_id is None else broker_id
         self._next_id = max(self._next_id, bid + 1)
-        port = free_port()
+        port = self._broker_ports.get(bid) or free_port()
         data = self.base / f"broker-{bid}"
         data.mkdir(parents=True, exist_ok=True)
         props = {
@@ -195,6 +214,7 @@ class LocalCluster:
         if start:
             b.start()
             b.wait_ready()
+            self.wait_formed()
         return bid
 
     def restart(self, broker_id: int, timeout: float = 60) -> None:
@@ -202,6 +222,7 @@ class LocalCluster:
         b = self.brokers[broker_id]
         b.start()
         b.wait_ready(timeout)
+        self.wait_formed(timeout)
 
     def stop(self, brokers: Iterable[int] | None = None) -> None:
         """Stop brokers (all by default; then ZooKeeper too). Safe to call twice."""

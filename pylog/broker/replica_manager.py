@@ -6,7 +6,6 @@ executor so a slow ZooKeeper never stalls produce and fetch traffic.
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import time
 from typing import Callable

@@ -20,6 +20,7 @@ from pylog.controller import requests as rq
 from pylog.controller.channel import ControllerChannel
 from pylog.controller.context import Assignment, ControllerContext, LiveBroker
 from pylog.controller.deletion import TopicDeletionManager
+from pylog.controller.membership import BrokerMembership
 from pylog.controller.states import PartitionState as PS
 from pylog.controller.states import ReplicaState as RS
 from pylog.controller.zk_ops import ControllerZk
@@ -54,6 +55,7 @@ class Controller:
         self.queue: asyncio.Queue = asyncio.Queue()
         self.channel = ControllerChannel(broker_id)
         self.deletion = TopicDeletionManager(self)
+        self.membership = BrokerMembership(self)
         self._executor = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix=f"controller-zk-{broker_id}")
         self._loop: asyncio.AbstractEventLoop | None = None
         self._task: asyncio.Task | None = None
@@ -155,7 +157,7 @@ class Controller:
         elif not self.is_active:
             return
         elif isinstance(event, ev.BrokerChange):
-            await self._on_broker_change()
+            await self.membership.on_change()
         elif isinstance(event, ev.TopicChange):
             await self._on_topic_change()
         elif isinstance(event, ev.PartitionModifications):
@@ -226,7 +228,7 @@ class Controller:
             await self.zk_call(self._watch_children, path, event)
         for bid, (reg, bepoch) in (await self.zk_call(self.ops.live_brokers)).items():
             ctx.live[bid] = LiveBroker(reg, bepoch)
-            self._open_channel(bid)
+            self.open_channel(bid)
         topics = await self.zk_call(self.ops.topics)
         await self._load_topics(topics)
         states = await self.zk_call(self.ops.partition_states, list(ctx.assignments))
@@ -237,9 +239,9 @@ class Controller:
                 ctx.replica_states[(*tp, r)] = RS.ONLINE if r in live else RS.OFFLINE
             st = ctx.leaders.get(tp)
             ctx.partition_states[tp] = PS.NEW if st is None else (PS.ONLINE if st.leader in live else PS.OFFLINE)
-        self._send_update_metadata(ctx.live_ids, None)
+        self.send_update_metadata(ctx.live_ids, None)
         for bid in ctx.live_ids:
-            self._send_leader_and_isr(bid, [tp for tp in ctx.partitions_on(bid) if tp in ctx.leaders])
+            self.send_leader_and_isr(bid, [tp for tp in ctx.partitions_on(bid) if tp in ctx.leaders])
         log.info("Controller %d loaded %d brokers, %d topics, %d partitions", self.broker_id, len(ctx.live),
                  len(ctx.topic_ids), len(ctx.assignments))
         await self.deletion.on_marked()
@@ -265,13 +267,14 @@ class Controller:
         ctx.topic_configs.update(await self.zk_call(self.ops.topic_configs, list(assignments)))
         return added
 
-    def _open_channel(self, bid: int) -> None:
+    def open_channel(self, bid: int) -> None:
+        """Start talking to a newly registered broker."""
         ep = self.ctx.live[bid].registration.endpoint("PLAINTEXT") or self.ctx.live[bid].registration.endpoints[0]
         self.channel.add_broker(bid, ep.host or "127.0.0.1", ep.port)
 
     # -- requests to brokers ----------------------------------------------------------------
 
-    def _send_update_metadata(self, brokers: Iterable[int], tps: Iterable[TP] | None,
+    def send_update_metadata(self, brokers: Iterable[int], tps: Iterable[TP] | None,
                               deleting: Iterable[TP] = ()) -> None:
         tps = None if tps is None else list(tps)
         deleting = list(deleting)
@@ -279,7 +282,7 @@ class Controller:
             msg, v = rq.update_metadata(self.ctx, self.broker_id, bid, tps, deleting)
             self.channel.send(bid, msg, v)
 
-    def _send_leader_and_isr(self, bid: int, tps: Iterable[TP], is_new: bool = False) -> None:
+    def send_leader_and_isr(self, bid: int, tps: Iterable[TP], is_new: bool = False) -> None:
         tps = list(tps)
         if tps:
             msg, v = rq.leader_and_isr(self.ctx, self.broker_id, bid, tps, is_new)
@@ -303,8 +306,8 @@ class Controller:
                 if r in live:
                     by_broker.setdefault(r, []).append(tp)
         for bid, group in sorted(by_broker.items()):
-            self._send_leader_and_isr(bid, group, is_new)
-        self._send_update_metadata(live, tps)
+            self.send_leader_and_isr(bid, group, is_new)
+        self.send_update_metadata(live, tps)
 
     # -- elections --------------------------------------------------------------------------
 
@@ -412,42 +415,6 @@ class Controller:
         if offline:
             await self.elect_partitions(offline, self.offline_strategy)
 
-    # -- broker membership -----------------------------------------------------------------
-
-    async def _on_broker_change(self) -> None:
-        ctx = self.ctx
-        current = await self.zk_call(self.ops.live_brokers)
-        dead = set(ctx.live) - set(current)
-        bounced = {b for b in set(ctx.live) & set(current) if current[b][1] != ctx.live[b].epoch}
-        new = set(current) - set(ctx.live)
-        if dead or bounced:
-            await self.on_brokers_failed(dead | bounced)
-        for bid in new | bounced:
-            ctx.live[bid] = LiveBroker(*current[bid])
-            self._open_channel(bid)
-        if new or bounced:
-            await self.on_brokers_started(new | bounced)
-
-    async def on_brokers_failed(self, dead: set[int]) -> None:
-        """Elect new leaders for what the dead led and drop them from every ISR."""
-        ctx = self.ctx
-        log.info("Controller %d: brokers %s failed", self.broker_id, sorted(dead))
-        for bid in dead:
-            ctx.live.pop(bid, None)
-            ctx.shutting_down.discard(bid)
-            self.channel.remove_broker(bid)
-        for (t, p, r) in list(ctx.replica_states):
-            if r in dead:
-                ctx.replica_states[(t, p, r)] = RS.OFFLINE
-        led = [tp for tp, st in ctx.leaders.items() if st.leader in dead and tp[0] not in ctx.topics_to_delete]
-        for tp in led:
-            ctx.partition_states[tp] = PS.OFFLINE
-        await self.elect_partitions(led, self.offline_strategy)
-        await self.remove_replicas_from_isr(dead, [tp for tp, st in ctx.leaders.items()
-                                                  if set(st.isr) & dead and tp[0] not in ctx.topics_to_delete])
-        self._send_update_metadata(ctx.live_ids, [])
-        await self._hook("on_broker_failure", dead)
-
     async def remove_replicas_from_isr(self, gone: set[int], tps: Iterable[TP]) -> None:
         """Write ISRs without `gone` (leadership too, if they held it), bumping the leader epoch."""
         ctx = self.ctx
@@ -477,49 +444,13 @@ class Controller:
                     changed.append(tp)
         self.propagate(changed)
 
-    async def on_brokers_started(self, started: set[int]) -> None:
-        """Tell new brokers everything, others about them, and retry what they make possible."""
-        ctx = self.ctx
-        log.info("Controller %d: brokers %s started", self.broker_id, sorted(started))
-        self._send_update_metadata(started, None)
-        self._send_update_metadata(ctx.live_ids - started, [])
-        for bid in sorted(started):
-            tps = [tp for tp in ctx.partitions_on(bid) if tp in ctx.leaders and tp[0] not in ctx.topics_to_delete]
-            for tp in tps:
-                ctx.replica_states[(*tp, bid)] = RS.ONLINE
-            self._send_leader_and_isr(bid, tps)
-        await self.trigger_online_partitions()
-        await self.deletion.resume()
-        await self._hook("on_broker_startup", started)
-
     async def controlled_shutdown(self, broker_id: int, broker_epoch: int) -> tuple[ErrorCode, list[TP]]:
         """Move leadership off a broker that is about to stop; returns what it still leads."""
-        return await self.call(functools.partial(self._controlled_shutdown, broker_id, broker_epoch))
+        return await self.call(functools.partial(self.membership.controlled_shutdown, broker_id, broker_epoch))
 
-    async def _controlled_shutdown(self, broker_id: int, broker_epoch: int) -> tuple[ErrorCode, list[TP]]:
-        ctx = self.ctx
-        if not self.is_active:
-            return ErrorCode.NOT_CONTROLLER, []
-        lb = ctx.live.get(broker_id)
-        if lb is None:
-            return ErrorCode.BROKER_NOT_AVAILABLE, []
-        if broker_epoch >= 0 and broker_epoch != lb.epoch:
-            return ErrorCode.STALE_BROKER_EPOCH, []
-        ctx.shutting_down.add(broker_id)
-        log.info("Controller %d: controlled shutdown of broker %d", self.broker_id, broker_id)
-        replicated = [tp for tp in ctx.partitions_on(broker_id) if len(ctx.assignments[tp].replicas) > 1]
-        led = [tp for tp in replicated if ctx.leaders.get(tp) and ctx.leaders[tp].leader == broker_id]
-
-        def strategy(tp: TP, st: PartitionState, a: Assignment, live: set[int]) -> elect.Election | None:
-            return elect.controlled_shutdown_leader(a.replicas, st.isr, live | {broker_id}, ctx.shutting_down)
-
-        await self.elect_partitions(led, strategy, ctx.live_ids)
-        followed = [tp for tp in replicated if ctx.leaders.get(tp) and ctx.leaders[tp].leader != broker_id
-                    and broker_id in ctx.leaders[tp].isr]
-        self.send_stop_replica(broker_id, followed, delete=False)
-        await self.remove_replicas_from_isr({broker_id}, followed)
-        remaining = [tp for tp in replicated if ctx.leaders.get(tp) and ctx.leaders[tp].leader == broker_id]
-        return ErrorCode.NONE, remaining
+    async def hook(self, name: str, *args: Any) -> None:
+        """Run an extension hook (see attach())."""
+        await self._hook(name, *args)
 
     # -- topics ---------------------------------------------------------------------------
 
@@ -566,7 +497,7 @@ class Controller:
         tps = [tp for tp in tps if tp in self.ctx.assignments]
         fresh = await self.zk_call(self.ops.partition_states, tps)
         self.ctx.leaders.update(fresh)
-        self._send_update_metadata(self.ctx.live_ids, list(fresh))
+        self.send_update_metadata(self.ctx.live_ids, list(fresh))
         await self._hook("on_isr_change", list(fresh))
 
     def _read_isr_notifications(self, children: list[str]) -> list[TP]:

@@ -1,0 +1,108 @@
+"""Broker membership as the controller sees it: failures, (re)starts and controlled shutdowns.
+
+A broker's death moves its leaderships to the next live ISR member and drops it from every
+ISR; a (re)started broker is told the full metadata and its replicas' states; a controlled
+shutdown moves leaderships away while the broker is still there to hand over.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import TYPE_CHECKING
+
+from pylog.controller import election as elect
+from pylog.controller.context import Assignment, LiveBroker
+from pylog.controller.states import PartitionState as PS
+from pylog.controller.states import ReplicaState as RS
+from pylog.protocol.errors import ErrorCode
+from pylog.zk.codecs import PartitionState
+
+if TYPE_CHECKING:
+    from pylog.controller.controller import Controller
+
+log = logging.getLogger("pylog.controller")
+TP = tuple[str, int]
+
+
+class BrokerMembership:
+    """Reacts to /brokers/ids changes and ControlledShutdown requests."""
+
+    def __init__(self, controller: "Controller") -> None:
+        self.c = controller
+
+    async def on_change(self) -> None:
+        """/brokers/ids changed: diff against the live set."""
+        ctx = self.c.ctx
+        current = await self.c.zk_call(self.c.ops.live_brokers)
+        dead = set(ctx.live) - set(current)
+        bounced = {b for b in set(ctx.live) & set(current) if current[b][1] != ctx.live[b].epoch}
+        new = set(current) - set(ctx.live)
+        if dead or bounced:
+            await self.on_failed(dead | bounced)
+        for bid in new | bounced:
+            ctx.live[bid] = LiveBroker(*current[bid])
+            self.c.open_channel(bid)
+        if new or bounced:
+            await self.on_started(new | bounced)
+
+    async def on_failed(self, dead: set[int]) -> None:
+        """Elect new leaders for what the dead led and drop them from every ISR."""
+        ctx = self.c.ctx
+        log.info("Controller %d: brokers %s failed", self.c.broker_id, sorted(dead))
+        for bid in dead:
+            ctx.live.pop(bid, None)
+            ctx.shutting_down.discard(bid)
+            self.c.channel.remove_broker(bid)
+        for (t, p, r) in list(ctx.replica_states):
+            if r in dead:
+                ctx.replica_states[(t, p, r)] = RS.OFFLINE
+        led = [tp for tp, st in ctx.leaders.items() if st.leader in dead and tp[0] not in ctx.topics_to_delete]
+        for tp in led:
+            ctx.partition_states[tp] = PS.OFFLINE
+        await self.c.elect_partitions(led, self.c.offline_strategy)
+        await self.c.remove_replicas_from_isr(dead, [tp for tp, st in ctx.leaders.items()
+                                                  if set(st.isr) & dead and tp[0] not in ctx.topics_to_delete])
+        self.c.send_update_metadata(ctx.live_ids, [])
+        await self.c.hook("on_broker_failure", dead)
+
+    async def on_started(self, started: set[int]) -> None:
+        """Tell new brokers everything, others about them, and retry what they make possible."""
+        ctx = self.c.ctx
+        log.info("Controller %d: brokers %s started", self.c.broker_id, sorted(started))
+        self.c.send_update_metadata(started, None)
+        self.c.send_update_metadata(ctx.live_ids - started, [])
+        for bid in sorted(started):
+            tps = [tp for tp in ctx.partitions_on(bid) if tp in ctx.leaders and tp[0] not in ctx.topics_to_delete]
+            for tp in tps:
+                ctx.replica_states[(*tp, bid)] = RS.ONLINE
+            self.c.send_leader_and_isr(bid, tps)
+        await self.c.trigger_online_partitions()
+        await self.c.deletion.resume()
+        await self.c.hook("on_broker_startup", started)
+
+    async def controlled_shutdown(self, broker_id: int, broker_epoch: int) -> tuple[ErrorCode, list[TP]]:
+        """Move leaderships off a stopping broker and drop it from the ISRs it follows in."""
+        ctx = self.c.ctx
+        if not self.c.is_active:
+            return ErrorCode.NOT_CONTROLLER, []
+        lb = ctx.live.get(broker_id)
+        if lb is None:
+            return ErrorCode.BROKER_NOT_AVAILABLE, []
+        if broker_epoch >= 0 and broker_epoch != lb.epoch:
+            return ErrorCode.STALE_BROKER_EPOCH, []
+        ctx.shutting_down.add(broker_id)
+        log.info("Controller %d: controlled shutdown of broker %d", self.c.broker_id, broker_id)
+        replicated = [tp for tp in ctx.partitions_on(broker_id) if len(ctx.assignments[tp].replicas) > 1]
+        led = [tp for tp in replicated if ctx.leaders.get(tp) and ctx.leaders[tp].leader == broker_id]
+
+        def strategy(tp: TP, st: PartitionState, a: Assignment, live: set[int]) -> elect.Election | None:
+            return elect.controlled_shutdown_leader(a.replicas, st.isr, live | {broker_id}, ctx.shutting_down)
+
+        await self.c.elect_partitions(led, strategy, ctx.live_ids)
+        followed = [tp for tp in replicated if ctx.leaders.get(tp) and ctx.leaders[tp].leader != broker_id
+                    and broker_id in ctx.leaders[tp].isr]
+        self.c.send_stop_replica(broker_id, followed, delete=False)
+        await self.c.remove_replicas_from_isr({broker_id}, followed)
+        remaining = [tp for tp in replicated if ctx.leaders.get(tp) and ctx.leaders[tp].leader == broker_id]
+        return ErrorCode.NONE, remaining
+
