@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from dataclasses import dataclass
+from typing import Callable
 
 from pylog.client.aio import AsyncBrokerConnection, BrokerUnavailable
 from pylog.client.versions import INTER_BROKER
@@ -22,6 +23,26 @@ log = logging.getLogger("pylog.fetcher")
 FETCH_V = INTER_BROKER[ApiKey.Fetch]
 OFFSET_FOR_EPOCH_V = INTER_BROKER[ApiKey.OffsetForLeaderEpoch]
 UNDEFINED = -1
+
+
+def truncation_point(end_offset_for: Callable[[int], tuple[int, int]], leo: int, hw: int,
+                     leader_epoch: int, leader_end: int) -> tuple[int, bool]:
+    """Where a follower cuts its log, given the leader's answer to OffsetForLeaderEpoch.
+
+    `leader_epoch`/`leader_end` are what the leader returned for our latest epoch (the largest
+    epoch <= it that the leader knows, and where that epoch ends on the leader). Returns (offset
+    to truncate to, whether truncation is complete). When we don't have the leader's epoch we cut
+    back to the end of our largest epoch below it and ask again (KIP-279) instead of trusting
+    one round trip; only when the leader knows no epoch at all do we fall back to the HW.
+    """
+    if leader_epoch == UNDEFINED or leader_end == UNDEFINED:
+        return min(hw, leo), True
+    f_epoch, f_end = end_offset_for(leader_epoch)
+    if f_end == UNDEFINED:
+        return min(hw, leo), True
+    if f_epoch != leader_epoch:
+        return min(f_end, leo), False
+    return min(leader_end, f_end, leo), True
 
 
 @dataclass(slots=True)
@@ -139,18 +160,8 @@ class ReplicaFetcher:
     def _apply_truncation(self, st: FetchState, leader_epoch: int, leader_end: int) -> None:
         p = st.partition
         plog = p.log
-        if leader_epoch == UNDEFINED or leader_end == UNDEFINED:
-            target, done = min(p.high_watermark, plog.log_end_offset), True
-        else:
-            f_epoch, f_end = plog.epoch_cache.end_offset_for(leader_epoch)
-            if f_end == UNDEFINED:
-                target, done = min(p.high_watermark, plog.log_end_offset), True
-            elif f_epoch != leader_epoch:
-                # We don't have the leader's epoch: cut back to the end of our largest epoch below
-                # it and ask again (KIP-279), instead of trusting one round trip.
-                target, done = min(f_end, plog.log_end_offset), False
-            else:
-                target, done = min(leader_end, f_end, plog.log_end_offset), True
+        target, done = truncation_point(plog.epoch_cache.end_offset_for, plog.log_end_offset, p.high_watermark,
+                                        leader_epoch, leader_end)
         if target < plog.log_end_offset:
             log.info("Truncating %s from %d to %d (leader epoch %d ends at %d on broker %d)", p,
                      plog.log_end_offset, target, leader_epoch, leader_end, self.source)

@@ -1,0 +1,89 @@
+"""High watermark and ISR arithmetic of a leader replica, on a real log."""
+
+import asyncio
+
+import pytest
+
+from support.logs import append
+from pylog.broker.partition import Partition
+from pylog.protocol.errors import ErrorCode
+
+
+def leader(make_log, replicas=(1, 2, 3), isr=(1, 2, 3), min_isr=2, now=0) -> Partition:
+    p = Partition("t", 0, 1, make_log())
+    p.apply_state(1, 0, list(isr), list(replicas), 0, 1, [], [])
+    p.min_insync_replicas = min_isr
+    p.make_leader(now)
+    return p
+
+
+def test_hw_is_the_smallest_leo_in_the_isr(make_log):
+    p = leader(make_log)
+    append(p.log, [b"a", b"b", b"c"], 0)
+    assert p.high_watermark == 0  # followers' positions unknown yet
+    p.update_follower(2, 3, now_ms=10)
+    assert p.high_watermark == 0
+    p.update_follower(3, 2, now_ms=10)
+    assert p.high_watermark == 2
+    p.update_follower(3, 3, now_ms=11)
+    assert p.high_watermark == 3
+
+
+def test_hw_never_moves_back_and_ignores_non_isr_replicas(make_log):
+    p = leader(make_log, isr=(1, 2))
+    append(p.log, [b"a", b"b"], 0)
+    p.update_follower(2, 2, now_ms=1)
+    assert p.high_watermark == 2
+    p.update_follower(3, 0, now_ms=1)  # replica 3 is assigned but out of sync: no effect
+    p.update_follower(2, 1, now_ms=2)  # a stale fetch offset can't lower it
+    assert p.high_watermark == 2
+
+
+def test_lagging_follower_is_out_of_sync_after_the_lag_time(make_log):
+    p = leader(make_log, now=0)
+    append(p.log, [b"a"], 0)
+    p.update_follower(2, 1, now_ms=100)  # caught up at 100
+    p.update_follower(3, 0, now_ms=100)  # behind since becoming leader at 0
+    assert p.out_of_sync_replicas(now_ms=5000, max_lag_ms=10_000) == []
+    assert p.out_of_sync_replicas(now_ms=10_050, max_lag_ms=10_000) == [3]
+    assert p.out_of_sync_replicas(now_ms=10_200, max_lag_ms=10_000) == [2, 3]
+
+
+def test_follower_rejoins_when_it_reaches_the_hw_and_the_epoch_start(make_log):
+    p = leader(make_log, isr=(1, 2))
+    append(p.log, [b"a", b"b"], 0)
+    p.update_follower(2, 2, now_ms=1)
+    p.update_follower(3, 1, now_ms=1)
+    assert p.caught_up_replicas() == []
+    p.update_follower(3, 2, now_ms=2)
+    assert p.caught_up_replicas() == [3]
+
+
+def test_acks_all_waits_for_the_hw_and_checks_min_isr(make_log):
+    async def run():
+        p = leader(make_log, isr=(1, 2), min_isr=2)
+        append(p.log, [b"a"], 0)
+        fut = p.add_produce_waiter(1)
+        assert not fut.done()
+        p.update_follower(2, 1, now_ms=1)
+        assert fut.result() == ErrorCode.NONE
+        append(p.log, [b"b"], 0)
+        fut2 = p.add_produce_waiter(2)
+        p.isr = [1]  # the ISR shrank below min.insync.replicas while we waited
+        p.maybe_increment_high_watermark()
+        assert fut2.result() == ErrorCode.NOT_ENOUGH_REPLICAS_AFTER_APPEND
+        append(p.log, [b"c"], 0)
+        fut3 = p.add_produce_waiter(3)
+        p.make_follower()  # leadership lost: the waiter must not hang
+        assert fut3.result() == ErrorCode.NOT_LEADER_OR_FOLLOWER
+    asyncio.run(run())
+
+
+def test_new_leader_records_its_epoch_start(make_log):
+    p = leader(make_log)
+    append(p.log, [b"a", b"b"], 0)
+    p.apply_state(1, 5, [1, 2, 3], [1, 2, 3], 1, 1, [], [])
+    p.make_leader(0)
+    assert p.leader_epoch_start_offset == 2
+    assert p.log.epoch_cache.end_offset_for(5) == (5, 2)
+    assert p.log.epoch_cache.end_offset_for(0) == (0, 2)
