@@ -17,6 +17,7 @@ from typing import Any, Coroutine
 
 from pylog.broker.fetcher import ReplicaFetcherManager
 from pylog.broker.metadata_cache import MetadataCache
+from pylog.broker.metrics_reporter import MetricsReporter
 from pylog.broker.replica_manager import ReplicaManager, now_ms
 from pylog.broker.server import SocketServer
 from pylog.broker.stats import PartitionStats
@@ -184,6 +185,9 @@ class Broker:
         self.spawn(self._every(int(cfg.get("log.retention.check.interval.ms")) / 1000, self._retention))
         self.spawn(self._every(1.0, self._flush_due))
         self.spawn(self._every(0.5, self.zk_store.flush_isr_changes))
+        interval = int(cfg.get("metrics.sample.interval.ms"))
+        if interval > 0:
+            self.spawn(MetricsReporter(self, interval).run())
 
     async def _every(self, seconds: float, fn: Any) -> None:
         while not self._stopping.is_set():

@@ -1,0 +1,92 @@
+"""Publishes per-partition load samples to `__pylog_metrics` (the way Cruise Control's reporter does).
+
+Every metrics.sample.interval.ms the broker samples each replica it hosts (log size, and for
+leaders the produce/consume byte and message rates since the last sample) and produces one
+record per replica to the internal topic, through the topic's leader like any client. The
+Spark planner reads these samples to weigh partitions by their real load.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from typing import Any
+
+from pylog.client.aio import AsyncBrokerConnection, BrokerUnavailable
+from pylog.protocol import records
+from pylog.protocol.api import ApiKey, request_class
+
+log = logging.getLogger("pylog.metrics")
+
+PRODUCE_VERSION = 8
+
+
+class MetricsReporter:
+    """Samples replicas and produces the samples to the metrics topic."""
+
+    def __init__(self, broker: Any, interval_ms: int) -> None:
+        self.broker = broker
+        self.interval_s = interval_ms / 1000
+        self._last: dict[tuple[str, int], tuple[int, int, int]] = {}
+        self._last_time = time.monotonic()
+        self._conns: dict[int, AsyncBrokerConnection] = {}
+
+    def sample(self, now_ms: int) -> list:
+        """One MetricSample per hosted replica, with rates since the previous call."""
+        from pylog.common.metrics_format import MetricSample
+
+        now = time.monotonic()
+        elapsed = max(now - self._last_time, 1e-3)
+        counters = self.broker.stats.snapshot()
+        out = []
+        for (topic, index), p in sorted(self.broker.replicas.partitions.items()):
+            cur = counters.get((topic, index), (0, 0, 0))
+            prev = self._last.get((topic, index), cur)
+            rates = [max(c - q, 0) / elapsed for c, q in zip(cur, prev)]
+            out.append(MetricSample(self.broker.broker_id, topic, index, now_ms, p.log.size_bytes,
+                                    rates[0], rates[1], rates[2], p.is_leader))
+        self._last = counters
+        self._last_time = now
+        return out
+
+    async def publish(self, samples: list) -> bool:
+        """Produce samples to partition 0 of the metrics topic; False when it isn't available yet."""
+        from pylog.common.metrics_format import METRICS_TOPIC, encode_sample
+
+        meta = self.broker.metadata.partition(METRICS_TOPIC, 0)
+        if meta is None:
+            await self.broker.topic_admin.auto_create(METRICS_TOPIC)
+            return False
+        leader = self.broker.metadata.brokers.get(meta.leader)
+        if leader is None:
+            return False
+        batch = records.build_batch([(*encode_sample(s), [], s.timestamp_ms) for s in samples])
+        cls = request_class(ApiKey.Produce)[PRODUCE_VERSION]
+        req = cls(transactional_id=None, acks=1, timeout_ms=10000, topic_data=[cls.TopicProduceData(
+            name=METRICS_TOPIC, partition_data=[cls.TopicProduceData.PartitionProduceData(index=0, records=batch)])])
+        conn = self._conns.get(leader.id)
+        if conn is None or (conn.host, conn.port) != (leader.host, leader.port):
+            conn = self._conns[leader.id] = AsyncBrokerConnection(leader.host, leader.port,
+                                                                  f"broker-{self.broker.broker_id}-metrics")
+        resp = await conn.request(req, PRODUCE_VERSION, timeout=15)
+        err = resp.responses[0].partition_responses[0].error_code
+        if err:
+            log.debug("Publishing metrics failed with error %d", err)
+        return err == 0
+
+    async def run(self) -> None:
+        """Sample and publish until cancelled."""
+        while True:
+            await asyncio.sleep(self.interval_s)
+            samples = self.sample(int(time.time() * 1000))
+            if not samples:
+                continue
+            try:
+                await self.publish(samples)
+            except (BrokerUnavailable, OSError, asyncio.TimeoutError) as exc:
+                log.debug("Could not publish metrics: %s", exc)
+            except asyncio.CancelledError:
+                raise
+            except Exception:
+                log.exception("Metrics reporter failed")
