@@ -6,7 +6,7 @@ from dataclasses import replace
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from pylog.planner.metrics_format import METRICS_TOPIC, SAMPLE_SPARK_SCHEMA
+from pylog.common.metrics_format import METRICS_TOPIC, SAMPLE_SPARK_SCHEMA
 from pylog.planner.model import Snapshot
 
 __all__ = ["read_samples", "with_parsed_samples", "aggregate_load", "apply_load"]

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from pylog.planner.metrics_format import MetricSample, decode_sample, encode_sample
+from pylog.common.metrics_format import MetricSample, decode_sample, encode_sample
 from pylog.planner.plan import plan_reassignment
 from pylog.planner.synthetic import synthetic_snapshot
 
