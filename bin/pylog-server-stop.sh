@@ -7,7 +7,7 @@ pattern='pylog\.broker\.main'
 if [ $# -ge 1 ]; then
     pattern="pylog\\.broker\\.main $(printf '%s' "$1" | sed 's/[.[\*^$/]/\\&/g')"
 fi
-pids=$(ps ax -o pid= -o args= | grep -E "$pattern" | grep -v grep | awk '{print $1}' || true)
+pids=$(ps ax -ww -o pid= -o args= | grep -E "$pattern" | grep -v grep | awk '{print $1}' || true)
 if [ -z "$pids" ]; then
     echo "No pylog server to stop"
     exit 1

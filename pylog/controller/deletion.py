@@ -52,7 +52,7 @@ class TopicDeletionManager:
         ctx = c.ctx
         tps = ctx.partitions_of(topic)
         log.info("Controller %d: deleting topic %s (%d partitions)", c.broker_id, topic, len(tps))
-        c._send_update_metadata(ctx.live_ids, [], deleting=tps)
+        c.send_update_metadata(ctx.live_ids, [], deleting=tps)
         ctx.deletion_pending_replicas[topic] = {(p, r) for (_t, p) in tps for r in ctx.assignments[(_t, p)].replicas}
         for tp in tps:
             ctx.partition_states[tp] = PS.OFFLINE
