@@ -1,0 +1,212 @@
+"""What every pylog command shares: errors and exit codes, the connection and output options,
+Kafka-style option checks, opening ZooKeeper or a broker, and progress bars.
+
+A command's callback returns a result (a dataclass from results.py); PylogCommand renders it in
+the chosen --output format and turns any exception into one line on stderr with the right exit
+code (a traceback too with --debug). Usage mistakes are click.UsageError (exit 2).
+"""
+
+from __future__ import annotations
+
+import sys
+import traceback
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any, Callable, Iterable, Iterator
+
+import click
+from click.core import ParameterSource
+
+from pylog.cli import render, status_codes
+from pylog.cli.admin_client import ApiError, BrokerAdmin
+from pylog.client.sync import ClientError
+from pylog.common.configdef import ConfigError
+from pylog.planner.assignment import AssignmentError
+from pylog.zk.admin import AdminError
+from pylog.zk.client import ZkClient
+from pylog.zk.errors import ZkError
+
+assert click.UsageError.exit_code == status_codes.USAGE_ERROR
+
+CONTEXT_SETTINGS = {"help_option_names": ["-h", "--help"], "max_content_width": 110}
+# Kafka's tools wait up to 30 s for ZooKeeper (zookeeper.connection.timeout.ms in the tools) and the admin client.
+DEFAULT_TIMEOUT_MS = 30000
+
+
+class OperationError(Exception):
+    """The operation failed for a reason the user should read (Kafka's AdminCommandFailedException)."""
+
+
+class CliError(click.ClickException):
+    """One line on stderr, exit 1: the message is printed as given (the command added its prefix)."""
+
+    exit_code = status_codes.ERROR
+
+    def show(self, file: Any = None) -> None:
+        """Print the message alone (click would add 'Error: ')."""
+        click.echo(self.format_message(), err=True)
+
+
+# Exceptions whose message is meant for the operator; anything else also names its type.
+_EXPECTED = (OperationError, ApiError, ConfigError, AdminError, AssignmentError, ClientError, ZkError)
+
+
+def describe_exception(exc: BaseException) -> str:
+    """The one line an operator sees for a failure."""
+    if isinstance(exc, _EXPECTED):
+        return str(exc) or type(exc).__name__
+    if isinstance(exc, OSError) and exc.strerror:
+        return f"{exc.strerror}: {exc.filename}" if exc.filename else exc.strerror
+    return f"{type(exc).__name__}: {exc}"
+
+
+class PylogCommand(click.Command):
+    """A click command whose callback returns a result to render (see module docstring).
+
+    error_prefix: what Kafka prints before an error message (TopicCommand's
+    "Error while executing topic command : "); "Error: " by default.
+    """
+
+    def __init__(self, *args: Any, error_prefix: str = "Error: ", **kwargs: Any) -> None:
+        kwargs.setdefault("context_settings", CONTEXT_SETTINGS)
+        super().__init__(*args, **kwargs)
+        self.error_prefix = error_prefix
+
+    def invoke(self, ctx: click.Context) -> Any:
+        """Run, render the result, map failures to exit codes."""
+        try:
+            result = super().invoke(ctx)
+            if result is not None:
+                render.emit(result, ctx.params.get("output") or "text")
+        except (click.ClickException, click.exceptions.Exit, click.Abort):
+            raise
+        except Exception as exc:
+            if ctx.params.get("debug"):
+                traceback.print_exc()
+            raise CliError(self.error_prefix + describe_exception(exc)) from exc
+        failure = getattr(result, "failure", None)
+        if failure:
+            raise CliError(self.error_prefix + failure)
+        return result
+
+
+def command(name: str, help: str, error_prefix: str = "Error: ") -> Callable[[Callable[..., Any]], PylogCommand]:
+    """@command(...) makes a PylogCommand with --output and --debug."""
+    def decorate(func: Callable[..., Any]) -> PylogCommand:
+        cmd = click.command(name, cls=PylogCommand, help=help, error_prefix=error_prefix)(func)
+        # Appended, so the help lists them after the command's own (Kafka-named) options.
+        cmd.params += [
+            click.Option(["--output"], type=click.Choice(["text", "json", "table"]), default="text",
+                         show_default=True,
+                         help="text: Kafka's format; json: one JSON document; table: tables for people."),
+            click.Option(["--debug"], is_flag=True, help="Print the traceback of an error."),
+        ]
+        return cmd
+    return decorate
+
+
+# ---------------------------------------------------------------- connection options
+
+@dataclass(frozen=True)
+class Target:
+    """Where a command goes: ZooKeeper (writes znodes like Kafka 2.8's tools) or a broker (admin RPCs)."""
+
+    zookeeper: str | None = None
+    bootstrap_server: str | None = None
+
+    @property
+    def via(self) -> str:
+        """'zookeeper' or 'bootstrap-server' (results carry it; the text formats differ by mode)."""
+        return "zookeeper" if self.zookeeper else "bootstrap-server"
+
+
+def target_options(func: Callable[..., Any]) -> Callable[..., Any]:
+    """Add --bootstrap-server and --zookeeper (exactly one is needed; see require_target)."""
+    func = click.option("--zookeeper", metavar="HOST:PORT[/chroot]",
+                        help="Work through ZooKeeper, writing the znodes the controller watches.")(func)
+    return click.option("--bootstrap-server", metavar="HOST:PORT[,HOST:PORT]",
+                        help="Work through a broker's admin APIs.")(func)
+
+
+def require_target(zookeeper: str | None, bootstrap_server: str | None) -> Target:
+    """Exactly one of the two, with ConfigCommand's messages."""
+    if not zookeeper and not bootstrap_server:
+        raise click.UsageError("One of the required --bootstrap-server or --zookeeper arguments must be specified")
+    if zookeeper and bootstrap_server:
+        raise click.UsageError("Only one of --bootstrap-server or --zookeeper must be specified")
+    return Target(zookeeper, bootstrap_server)
+
+
+def open_zk(connect: str, timeout_ms: int = DEFAULT_TIMEOUT_MS) -> ZkClient:
+    """A ZooKeeper session closed when the command ends. Unlike a broker, a tool never creates the chroot."""
+    client = ZkClient(connect, session_timeout_ms=timeout_ms, connection_timeout_ms=timeout_ms, create_chroot=False)
+    client.start()
+    ctx = click.get_current_context(silent=True)
+    if ctx is not None:
+        ctx.call_on_close(client.close)
+    return client
+
+
+def open_admin(bootstrap: str, timeout_ms: int = DEFAULT_TIMEOUT_MS) -> BrokerAdmin:
+    """A broker admin client closed when the command ends."""
+    admin = BrokerAdmin(bootstrap, timeout_ms)
+    ctx = click.get_current_context(silent=True)
+    if ctx is not None:
+        ctx.call_on_close(admin.close)
+    return admin
+
+
+# ---------------------------------------------------------------- Kafka's option checks (CommandLineUtils)
+
+class OptionRules:
+    """Kafka's CommandLineUtils checks over the options given on the command line (names without dashes)."""
+
+    def __init__(self, ctx: click.Context) -> None:
+        self.given: set[str] = set()
+        for param in ctx.command.params:
+            if not isinstance(param, click.Option) or param.name is None:
+                continue
+            if ctx.get_parameter_source(param.name) in (ParameterSource.COMMANDLINE, ParameterSource.ENVIRONMENT):
+                long = next((o for o in param.opts if o.startswith("--")), param.opts[0])
+                self.given.add(long.lstrip("-"))
+
+    def has(self, name: str) -> bool:
+        """Whether --name was given."""
+        return name in self.given
+
+    def count(self, names: Iterable[str]) -> int:
+        """How many of these were given."""
+        return sum(1 for n in names if n in self.given)
+
+    def invalid(self, used: str, invalid: Iterable[str]) -> None:
+        """checkInvalidArgs: `used` must not come with any of `invalid`."""
+        if used in self.given:
+            for name in invalid:
+                if name in self.given and name != used:
+                    raise click.UsageError(f'Option "[{used}]" can\'t be used with option "[{name}]"')
+
+    def required(self, *names: str) -> None:
+        """checkRequiredArgs."""
+        for name in names:
+            if name not in self.given:
+                raise click.UsageError(f'Missing required argument "[{name}]"')
+
+
+# ---------------------------------------------------------------- progress
+
+@contextmanager
+def progress(description: str, total: float | None = None) -> Iterator[Callable[[float], None]]:
+    """A transient rich progress bar on stderr when it is a terminal; a no-op otherwise (cron, pipes).
+
+    Yields update(completed).
+    """
+    if not sys.stderr.isatty():
+        yield lambda completed: None
+        return
+    from rich.console import Console
+    from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+
+    columns = [SpinnerColumn(), TextColumn("{task.description}"), BarColumn(), TimeElapsedColumn()]
+    with Progress(*columns, console=Console(stderr=True), transient=True) as bar:
+        task = bar.add_task(description, total=total)
+        yield lambda completed: bar.update(task, completed=completed)

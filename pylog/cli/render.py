@@ -1,0 +1,264 @@
+"""The one place results become output: Kafka's text (default), one JSON document, or rich tables.
+
+Text is byte-for-byte what Kafka's tools print (kafka-formats.md section 2): 3.x's texts for
+results that came through a broker, 2.8's for results that came through ZooKeeper. JSON is the
+result dataclass itself (same facts, machine-readable). Tables are for people at a terminal.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import enum
+import json
+import sys
+from collections import defaultdict
+from functools import singledispatch
+from typing import Any
+
+import click
+
+from pylog.cli.results import (ConfigsAltered, ConfigsDescribed, ElectionResult, EntityConfigs, PartitionLine,
+                               TopicCreated, TopicLine, TopicList, TopicsAltered, TopicsDeleted, TopicsDescribed)
+
+ZK = "zookeeper"
+
+# Kafka's fixed texts (TopicCommand / ConfigCommand / LeaderElectionCommand).
+COLLISION_WARNING = ("WARNING: Due to limitations in metric names, topics with a period ('.') or underscore ('_') "
+                     "could collide. To avoid issues it is best to use either, but not both.")
+ALTER_CONFIG_WARNING = ["WARNING: Altering topic configuration from this script has been deprecated and may be "
+                        "removed in future releases.",
+                        "         Going forward, please use kafka-configs.sh for this functionality"]
+ADD_PARTITIONS_WARNING = ("WARNING: If partitions are increased for a topic that has a key, the partition logic or "
+                          "ordering of the messages will be affected")
+
+
+def emit(result: Any, fmt: str) -> None:
+    """Write a result to stdout in the format asked for (warnings: first in text, inside JSON, stderr for tables)."""
+    warnings = list(getattr(result, "warnings", ()) or ())
+    if fmt == "json":
+        click.echo(json.dumps(to_json(result), sort_keys=False))
+    elif fmt == "table":
+        for warning in warnings:
+            click.secho(warning, err=True, fg="yellow")
+        table(result)
+    else:
+        lines = warnings + text(result)
+        if lines:
+            click.echo("\n".join(lines))
+
+
+def to_json(value: Any) -> Any:
+    """A result as JSON-ready data: dataclasses as objects, enums by name."""
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {f.name: to_json(getattr(value, f.name)) for f in dataclasses.fields(value)}
+    if isinstance(value, enum.Enum):
+        return value.name
+    if isinstance(value, dict):
+        return {str(k): to_json(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple, set, frozenset)):
+        return [to_json(v) for v in value]
+    return value
+
+
+# ---------------------------------------------------------------- Kafka text
+
+@singledispatch
+def text(result: Any) -> list[str]:
+    """Kafka's lines for a result (each list item is one println), after its warnings."""
+    raise TypeError(f"no text rendering for {type(result).__name__}")
+
+
+@text.register
+def _(r: TopicCreated) -> list[str]:
+    return [f"Created topic {r.topic}."] if r.created else []
+
+
+@text.register
+def _(r: TopicList) -> list[str]:
+    if r.via == ZK:
+        return [f"{t.name} - marked for deletion" if t.marked_for_deletion else t.name for t in r.topics]
+    # 3.x: println(topics.mkString("\n")) - so an empty cluster prints one empty line.
+    return ["\n".join(t.name for t in r.topics)]
+
+
+@text.register
+def _(r: TopicsAltered) -> list[str]:
+    if r.via != ZK:
+        return []
+    lines: list[str] = []
+    for topic in r.topics:
+        if r.configs_updated:
+            lines += ALTER_CONFIG_WARNING + [f"Updated config for topic {topic}."]
+        if r.partitions is not None:
+            lines += [ADD_PARTITIONS_WARNING, "Adding partitions succeeded!"]
+    return lines
+
+
+@text.register
+def _(r: TopicsDeleted) -> list[str]:
+    if r.via != ZK:
+        return []
+    lines: list[str] = []
+    for t in r.topics:
+        if t.already_marked:
+            lines.append(f"Topic {t.name} is already marked for deletion.")
+        else:
+            lines += [f"Topic {t.name} is marked for deletion.",
+                      "Note: This will have no impact if delete.topic.enable is not set to true."]
+    return lines
+
+
+def topic_line(t: TopicLine) -> str:
+    """TopicCommand's TopicDescription.printDescription (TAB-separated)."""
+    configs = ",".join(f"{k}={v}" for k, v in t.configs.items())
+    topic_id = f"\tTopicId: {t.topic_id}" if t.topic_id else ""
+    marked = "\tMarkedForDeletion: true" if t.marked_for_deletion else ""
+    return (f"Topic: {t.topic}{topic_id}\tPartitionCount: {t.partition_count}\t"
+            f"ReplicationFactor: {t.replication_factor}\tConfigs: {configs}{marked}")
+
+
+def _ids(ids: list[int]) -> str:
+    return ",".join(map(str, ids))
+
+
+def partition_line(p: PartitionLine) -> str:
+    """TopicCommand's PartitionDescription.printDescription (TAB-separated, leading TAB)."""
+    leader = "none" if p.leader is None else str(p.leader)
+    adding = f"\tAdding Replicas: {_ids(p.adding_replicas)}" if p.adding_replicas else ""
+    removing = f"\tRemoving Replicas: {_ids(p.removing_replicas)}" if p.removing_replicas else ""
+    marked = "\tMarkedForDeletion: true" if p.marked_for_deletion else ""
+    return (f"\tTopic: {p.topic}\tPartition: {p.partition}\tLeader: {leader}\tReplicas: {_ids(p.replicas)}\t"
+            f"Isr: {_ids(p.isr)}{adding}{removing}{marked}")
+
+
+@text.register
+def _(r: TopicsDescribed) -> list[str]:
+    by_topic: dict[str, list[PartitionLine]] = defaultdict(list)
+    for p in r.partitions:
+        by_topic[p.topic].append(p)
+    lines: list[str] = []
+    for t in r.topics:
+        lines.append(topic_line(t))
+        lines += [partition_line(p) for p in by_topic.pop(t.topic, [])]
+    # With a report flag there are no topic lines; the partitions keep their order.
+    lines += [partition_line(p) for p in r.partitions if p.topic in by_topic]
+    return lines
+
+
+def zk_entity(entity_type: str, name: str) -> str:
+    """ConfigCommand's Entity.toString (2.8): topic 'foo', brokers '1', default brokers."""
+    type_name = "topic" if entity_type == "topics" else entity_type
+    return f"default {type_name}" if name in ("", "<default>") else f"{type_name} '{name}'"
+
+
+@text.register
+def _(r: ConfigsDescribed) -> list[str]:
+    lines: list[str] = []
+    for e in r.entities:
+        if r.via == ZK:
+            values = ",".join(f"{c.name}={c.value}" for c in e.configs)
+            lines.append(f"Configs for {zk_entity(e.entity_type, e.name)} are {values}")
+            continue
+        if e.name == "":
+            lines.append(f"Default configs for {e.entity_type} in the cluster are:")
+        else:
+            lines.append(f"{'All' if r.all else 'Dynamic'} configs for {e.entity_type[:-1]} {e.name} are:")
+        for c in e.configs:
+            synonyms = ", ".join(f"{s.source}:{s.name}={_null(s.value)}" for s in c.synonyms)
+            lines.append(f"  {c.name}={_null(c.value)} sensitive={str(c.sensitive).lower()} synonyms={{{synonyms}}}")
+    return lines
+
+
+def _null(value: str | None) -> str:
+    return "null" if value is None else value
+
+
+@text.register
+def _(r: ConfigsAltered) -> list[str]:
+    if r.via == ZK:
+        done = f"Completed updating config for entity: {zk_entity(r.entity_type, r.name)}."
+    elif r.name:
+        done = f"Completed updating config for {r.entity_type[:-1]} {r.name}."
+    else:
+        done = f"Completed updating default config for {r.entity_type} in the cluster."
+    return [done]
+
+
+@text.register
+def _(r: ElectionResult) -> list[str]:
+    lines = []
+    if r.succeeded:
+        lines.append(f"Successfully completed leader election ({r.election_type}) for partitions "
+                     f"{', '.join(r.succeeded)}")
+    if r.not_needed:
+        lines.append(f"Valid replica already elected for partitions {', '.join(r.not_needed)}")
+    for f in r.failed:
+        lines.append(f"Error completing leader election ({r.election_type}) for partition: {f.partition}: "
+                     f"{f.exception}: {f.message}")
+    return lines
+
+
+# ---------------------------------------------------------------- rich tables
+
+@singledispatch
+def table(result: Any) -> None:
+    """Tables for people; results without a table print their text."""
+    lines = text(result)
+    if lines:
+        click.echo("\n".join(lines))
+
+
+def _console() -> Any:
+    from rich.console import Console
+    return Console(file=sys.stdout, highlight=False)
+
+
+def _table(title: str, columns: list[str], rows: list[list[str]]) -> Any:
+    from rich.table import Table
+    t = Table(title=title, title_justify="left")
+    for c in columns:
+        t.add_column(c)
+    for row in rows:
+        t.add_row(*row)
+    return t
+
+
+@table.register
+def _(r: TopicList) -> None:
+    rows = [[t.name, "yes" if t.marked_for_deletion else ""] for t in r.topics]
+    _console().print(_table("Topics", ["Topic", "Marked for deletion"], rows))
+
+
+@table.register
+def _(r: TopicsDescribed) -> None:
+    console = _console()
+    if r.topics:
+        console.print(_table("Topics", ["Topic", "TopicId", "Partitions", "RF", "Configs"], [
+            [t.topic, t.topic_id or "", str(t.partition_count), str(t.replication_factor),
+             "\n".join(f"{k}={v}" for k, v in t.configs.items())] for t in r.topics]))
+    if r.partitions:
+        console.print(_table("Partitions", ["Topic", "Partition", "Leader", "Replicas", "Isr", "Adding", "Removing"], [
+            [p.topic, str(p.partition), "none" if p.leader is None else str(p.leader), _ids(p.replicas),
+             _ids(p.isr), _ids(p.adding_replicas), _ids(p.removing_replicas)] for p in r.partitions]))
+
+
+def _entity_title(e: EntityConfigs) -> str:
+    if e.name in ("", "<default>"):
+        return f"Default configs for {e.entity_type}"
+    return f"Configs for {e.entity_type[:-1]} {e.name}"
+
+
+@table.register
+def _(r: ConfigsDescribed) -> None:
+    console = _console()
+    for e in r.entities:
+        console.print(_table(_entity_title(e), ["Name", "Value", "Source", "Sensitive", "Synonyms"], [
+            [c.name, _null(c.value), c.source or "", "yes" if c.sensitive else "",
+             "\n".join(f"{s.source}:{s.name}={_null(s.value)}" for s in c.synonyms)] for c in e.configs]))
+
+
+@table.register
+def _(r: ElectionResult) -> None:
+    rows = [[p, "elected", ""] for p in r.succeeded] + [[p, "already elected", ""] for p in r.not_needed]
+    rows += [[f.partition, "failed", f"{f.exception.rsplit('.', 1)[-1]}: {f.message}"] for f in r.failed]
+    _console().print(_table(f"Leader election ({r.election_type})", ["Partition", "Result", "Detail"], rows))

@@ -1,0 +1,176 @@
+"""What the commands return: plain dataclasses, rendered by render.py as Kafka's text, JSON or tables.
+
+`via` says whether a result came through ZooKeeper or a broker: Kafka 2.8's --zookeeper mode and
+3.x's --bootstrap-server mode print different texts for the same facts. `warnings` are lines
+Kafka prints before its output. A non-empty `failure` makes the command exit 1 after rendering.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+# ---------------------------------------------------------------- pylog-topics
+
+@dataclass
+class TopicCreated:
+    """--create: created, or already there with --if-not-exists (silent in Kafka)."""
+
+    topic: str
+    created: bool
+    via: str
+    warnings: list[str] = field(default_factory=list)
+
+
+@dataclass
+class ListedTopic:
+    """One --list entry."""
+
+    name: str
+    marked_for_deletion: bool = False
+
+
+@dataclass
+class TopicList:
+    """--list: sorted names."""
+
+    topics: list[ListedTopic]
+    via: str
+
+
+@dataclass
+class TopicsAltered:
+    """--alter: the topics whose partitions (and, through ZooKeeper, configs) were changed."""
+
+    topics: list[str]
+    partitions: int | None
+    configs_updated: bool
+    via: str
+    failure: str | None = None
+
+
+@dataclass
+class DeletedTopic:
+    """One --delete entry (already_marked: a deletion was pending; ZooKeeper mode only)."""
+
+    name: str
+    already_marked: bool = False
+
+
+@dataclass
+class TopicsDeleted:
+    """--delete (through a broker the deletion has completed; through ZooKeeper it is only requested)."""
+
+    topics: list[DeletedTopic]
+    via: str
+    failure: str | None = None
+
+
+@dataclass
+class TopicLine:
+    """The first line of a topic's --describe. configs: the non-default entries."""
+
+    topic: str
+    topic_id: str | None
+    partition_count: int
+    replication_factor: int
+    configs: dict[str, str]
+    marked_for_deletion: bool = False
+
+
+@dataclass
+class PartitionLine:
+    """One partition's --describe line (leader None prints as 'none')."""
+
+    topic: str
+    partition: int
+    leader: int | None
+    replicas: list[int]
+    isr: list[int]
+    adding_replicas: list[int] = field(default_factory=list)
+    removing_replicas: list[int] = field(default_factory=list)
+    marked_for_deletion: bool = False
+
+
+@dataclass
+class TopicsDescribed:
+    """--describe: the topic lines and partition lines that are shown, each in print order."""
+
+    topics: list[TopicLine]
+    partitions: list[PartitionLine]
+    via: str
+
+
+# ---------------------------------------------------------------- pylog-configs
+
+@dataclass
+class ConfigSynonymView:
+    """One synonym of a described config: where a value could come from."""
+
+    source: str
+    name: str
+    value: str | None
+
+
+@dataclass
+class ConfigView:
+    """One described config entry."""
+
+    name: str
+    value: str | None
+    sensitive: bool
+    source: str | None = None
+    synonyms: list[ConfigSynonymView] = field(default_factory=list)
+
+
+@dataclass
+class EntityConfigs:
+    """The configs of one entity. entity_type: topics|brokers; name '' is the brokers' default entity."""
+
+    entity_type: str
+    name: str
+    configs: list[ConfigView]
+
+
+@dataclass
+class ConfigsDescribed:
+    """--describe (all: --all, every config rather than only dynamic ones)."""
+
+    entities: list[EntityConfigs]
+    all: bool
+    via: str
+
+
+@dataclass
+class ConfigsAltered:
+    """--alter: what was set and deleted on one entity."""
+
+    entity_type: str
+    name: str
+    set: dict[str, str]
+    deleted: list[str]
+    via: str
+    warnings: list[str] = field(default_factory=list)
+
+
+# ---------------------------------------------------------------- pylog-leader-election
+
+@dataclass
+class ElectionFailure:
+    """A partition whose leader could not be elected: Kafka's exception name and message."""
+
+    partition: str
+    exception: str
+    message: str
+
+
+@dataclass
+class ElectionResult:
+    """Outcome per partition ("topic-partition"); election_type is PREFERRED or UNCLEAN."""
+
+    election_type: str
+    succeeded: list[str]
+    not_needed: list[str]
+    failed: list[ElectionFailure]
+    via: str
+    failure: str | None = None
