@@ -21,6 +21,7 @@ from pylog.controller.channel import ControllerChannel
 from pylog.controller.context import Assignment, ControllerContext, LiveBroker
 from pylog.controller.deletion import TopicDeletionManager
 from pylog.controller.membership import BrokerMembership
+from pylog.controller.notifications import Notifications
 from pylog.controller.states import PartitionState as PS
 from pylog.controller.states import ReplicaState as RS
 from pylog.controller.zk_ops import ControllerZk
@@ -56,12 +57,14 @@ class Controller:
         self.channel = ControllerChannel(broker_id)
         self.deletion = TopicDeletionManager(self)
         self.membership = BrokerMembership(self)
+        self.notifications = Notifications(self)
         self._executor = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix=f"controller-zk-{broker_id}")
         self._loop: asyncio.AbstractEventLoop | None = None
         self._task: asyncio.Task | None = None
         self._watches: list[Any] = []
         self._timers: list[asyncio.Task] = []
         self.extensions: list[Any] = []  # reassignment, preferred election: see attach()
+        self.dynamic_default: dict[str, str] = {}  # /config/brokers/<default>
 
     # -- plumbing -------------------------------------------------------------------------
 
@@ -165,7 +168,9 @@ class Controller:
         elif isinstance(event, ev.TopicDeletion):
             await self.deletion.on_marked()
         elif isinstance(event, ev.IsrChange):
-            await self._on_isr_change()
+            await self.notifications.on_isr_change()
+        elif isinstance(event, ev.ConfigChange):
+            await self.notifications.on_config_change()
         elif isinstance(event, ev.DeletionConfirmed):
             await self.deletion.on_confirmed(event.topic, event.broker_id, event.resp)
 
@@ -226,6 +231,8 @@ class Controller:
                             (paths.delete_topics(), ev.TopicDeletion()),
                             (paths.isr_change_notifications(), ev.IsrChange())):
             await self.zk_call(self._watch_children, path, event)
+        await self.notifications.start()
+        await self.zk_call(self._watch_children, paths.config_changes(), ev.ConfigChange())
         for bid, (reg, bepoch) in (await self.zk_call(self.ops.live_brokers)).items():
             ctx.live[bid] = LiveBroker(reg, bepoch)
             self.open_channel(bid)
@@ -247,7 +254,7 @@ class Controller:
         await self.deletion.on_marked()
         await self.trigger_online_partitions()
         await self._hook("on_failover")
-        await self._on_isr_change()
+        await self.notifications.on_isr_change()
 
     async def _load_topics(self, topics: Iterable[str]) -> list[TP]:
         """Read assignments of topics new to the context; returns their partitions."""
@@ -313,9 +320,10 @@ class Controller:
 
     def unclean_enabled(self, topic: str) -> bool:
         """unclean.leader.election.enable for a topic: its override, else the broker setting."""
-        override = self.ctx.topic_configs.get(topic, {}).get("unclean.leader.election.enable")
-        if override is not None:
-            return _truthy(override)
+        for layer in (self.ctx.topic_configs.get(topic, {}), self.dynamic_default):
+            value = layer.get("unclean.leader.election.enable")
+            if value is not None:
+                return _truthy(value)
         return _truthy(self.config.get("unclean.leader.election.enable"))
 
     def eligible(self) -> set[int]:
@@ -488,30 +496,3 @@ class Controller:
         if added:
             log.info("Controller %d: new partitions %s", self.broker_id, added)
             await self.init_new_partitions(added)
-
-    async def _on_isr_change(self) -> None:
-        children = await self.zk_call(self.ops.children, paths.isr_change_notifications())
-        if not children:
-            return
-        tps = await self.zk_call(self._read_isr_notifications, sorted(children))
-        tps = [tp for tp in tps if tp in self.ctx.assignments]
-        fresh = await self.zk_call(self.ops.partition_states, tps)
-        self.ctx.leaders.update(fresh)
-        self.send_update_metadata(self.ctx.live_ids, list(fresh))
-        await self._hook("on_isr_change", list(fresh))
-
-    def _read_isr_notifications(self, children: list[str]) -> list[TP]:
-        import json
-        out: set[TP] = set()
-        base = paths.isr_change_notifications()
-        raw = self.zk.get_many(f"{base}/{c}" for c in children)
-        for c in children:
-            got = raw[f"{base}/{c}"]
-            if got is not None:
-                try:
-                    for e in json.loads(got[0]).get("partitions", []):
-                        out.add((e["topic"], int(e["partition"])))
-                except (ValueError, KeyError, TypeError):
-                    log.warning("Ignoring malformed ISR change notification %s", c)
-            self.ops.delete_path(f"{base}/{c}")
-        return sorted(out)

@@ -40,6 +40,11 @@ class IsrChange:
 
 
 @dataclass(frozen=True)
+class ConfigChange:
+    """/config/changes children changed (a topic or broker config was altered)."""
+
+
+@dataclass(frozen=True)
 class DeletionConfirmed:
     """A broker answered a topic deletion's StopReplica."""
 
