@@ -22,6 +22,9 @@ from pylog.controller.context import Assignment, ControllerContext, LiveBroker
 from pylog.controller.deletion import TopicDeletionManager
 from pylog.controller.membership import BrokerMembership
 from pylog.controller.notifications import Notifications
+from pylog.controller.preferred import PreferredLeaderElection
+from pylog.controller.reassignment import PartitionReassignments
+from pylog.controller.rebalance import AutoLeaderRebalance
 from pylog.controller.states import PartitionState as PS
 from pylog.controller.states import ReplicaState as RS
 from pylog.controller.zk_ops import ControllerZk
@@ -65,6 +68,13 @@ class Controller:
         self._timers: list[asyncio.Task] = []
         self.extensions: list[Any] = []  # reassignment, preferred election: see attach()
         self.dynamic_default: dict[str, str] = {}  # /config/brokers/<default>
+        # Admin extensions (preferred elections, reassignments, auto rebalance); the broker's
+        # ElectLeaders / AlterPartitionReassignments handlers reach them through these attributes.
+        self.preferred = PreferredLeaderElection(self)
+        self.reassignments = PartitionReassignments(self)
+        self.rebalance = AutoLeaderRebalance(self, self.preferred)
+        for ext in (self.preferred, self.reassignments, self.rebalance):
+            self.attach(ext)
 
     # -- plumbing -------------------------------------------------------------------------
 
@@ -138,6 +148,8 @@ class Controller:
                 await self._process(event)
             except ControllerMovedError as exc:
                 log.warning("Controller %d moved: %s; resigning", self.broker_id, exc)
+                if isinstance(event, ev.Call) and not event.future.done():
+                    event.future.set_exception(exc)  # an admin request waiting on it must not hang
                 await self._resign()
                 await self._elect()
             except Exception as exc:
@@ -332,7 +344,9 @@ class Controller:
 
     def offline_strategy(self, tp: TP, st: PartitionState, a: Assignment, live: set[int]) -> elect.Election | None:
         """Leader gone: first live ISR member in assignment order, unclean only if enabled."""
-        result = elect.offline_leader(a.target if a.reassigning else a.replicas, st.isr, live,
+        # Kafka walks the full replica set (target first, then original) so a partition mid-reassignment
+        # can still fail over to an original replica before the new ones are in sync.
+        result = elect.offline_leader(a.replicas, st.isr, live,
                                       self.unclean_enabled(tp[0]))
         if result is not None and result.unclean:
             log.warning("Unclean leader election. Broker %d was elected as leader of %s-%d from outside the ISR %s;"
