@@ -31,9 +31,10 @@ class MetricsReporter:
         self._last: dict[tuple[str, int], tuple[int, int, int]] = {}
         self._last_time = time.monotonic()
         self._conns: dict[int, AsyncBrokerConnection] = {}
+        self._pending_baseline: tuple[dict, float] = ({}, self._last_time)
 
     def sample(self, now_ms: int) -> list:
-        """One MetricSample per hosted replica, with rates since the previous call."""
+        """One MetricSample per hosted replica, with rates since the last published sample."""
         from pylog.common.metrics_format import MetricSample
 
         now = time.monotonic()
@@ -42,13 +43,16 @@ class MetricsReporter:
         out = []
         for (topic, index), p in sorted(self.broker.replicas.partitions.items()):
             cur = counters.get((topic, index), (0, 0, 0))
-            prev = self._last.get((topic, index), cur)
+            prev = self._last.get((topic, index), (0, 0, 0))  # traffic before the first sample counts
             rates = [max(c - q, 0) / elapsed for c, q in zip(cur, prev)]
             out.append(MetricSample(self.broker.broker_id, topic, index, now_ms, p.log.size_bytes,
                                     rates[0], rates[1], rates[2], p.is_leader))
-        self._last = counters
-        self._last_time = now
+        self._pending_baseline = (counters, now)
         return out
+
+    def _commit(self) -> None:
+        """The samples were published: the next rates start from them (else they keep accumulating)."""
+        self._last, self._last_time = self._pending_baseline
 
     async def publish(self, samples: list) -> bool:
         """Produce samples to partition 0 of the metrics topic; False when it isn't available yet."""
@@ -83,7 +87,8 @@ class MetricsReporter:
             if not samples:
                 continue
             try:
-                await self.publish(samples)
+                if await self.publish(samples):
+                    self._commit()
             except (BrokerUnavailable, OSError, asyncio.TimeoutError) as exc:
                 log.debug("Could not publish metrics: %s", exc)
             except asyncio.CancelledError:
