@@ -22,6 +22,7 @@ TOPIC_RESOURCE, BROKER_RESOURCE = 2, 4  # ConfigResource.Type ids
 OP_SET, OP_DELETE = 0, 1  # AlterConfigOp.OpType ids
 PREFERRED, UNCLEAN = 0, 1  # ElectionType ids
 _CONTROLLER_RETRIES = 3
+_SOCKET_GRACE_S = 5.0
 
 
 class ApiError(Exception):
@@ -102,7 +103,8 @@ class BrokerAdmin:
 
     def __init__(self, bootstrap: str, timeout_ms: int = 30000) -> None:
         self.timeout_ms = timeout_ms
-        self.client = KafkaClient(bootstrap, client_id="pylog-admin", timeout=timeout_ms / 1000)
+        # The socket waits a little longer than the broker is asked to, so its answer at the deadline arrives.
+        self.client = KafkaClient(bootstrap, client_id="pylog-admin", timeout=timeout_ms / 1000 + _SOCKET_GRACE_S)
 
     def close(self) -> None:
         """Close the sockets."""

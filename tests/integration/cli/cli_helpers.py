@@ -9,6 +9,7 @@ from typing import Iterable, Sequence
 
 from click.testing import CliRunner, Result
 
+from pylog.cli.admin_client import BrokerAdmin
 from pylog.zk.client import ZkClient
 from pylog.zk.codecs import BrokerRegistration, EndPoint, PartitionState, TopicPartition
 
@@ -44,3 +45,12 @@ def script(name: str, *args: str, timeout: float = 120) -> subprocess.CompletedP
     """Run bin/<name> as an operator would (a fresh process through the wrapper)."""
     return subprocess.run([os.path.join(REPO, "bin", name), *args], capture_output=True, text=True,
                           timeout=timeout, cwd="/")
+
+
+def broker_supports(bootstrap: str, api_key: int) -> bool:
+    """Whether the cluster's brokers advertise an API (tests of not-yet-implemented APIs skip on False)."""
+    admin = BrokerAdmin(bootstrap)
+    try:
+        return admin.supports(api_key)
+    finally:
+        admin.close()

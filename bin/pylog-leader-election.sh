@@ -1,0 +1,4 @@
+#!/usr/bin/env bash
+# kafka-leader-election.sh for pylog: pylog-leader-election.sh (--bootstrap-server HOST:PORT | --zookeeper HOST:PORT[/chroot]) ...  (see --help)
+# Works from any directory: pylog-run-class.sh finds the repo and its .venv from its own path.
+exec "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/pylog-run-class.sh" pylog.cli.leader_election "$@"
