@@ -67,7 +67,10 @@ def test_topic_lifecycle_through_a_broker(cluster_factory):
 
     r = topics(c, "--delete", "--topic", "foo|dflt")
     assert (r.exit_code, r.stdout, r.stderr) == (0, "", "")
-    assert topics(c, "--list").stdout == "\n"
+    # The answer comes once the controller's broker dropped the topics; the others learn it from the next
+    # UpdateMetadata, as in Kafka, so wait until every broker's --list agrees before asserting on errors.
+    wait_for(lambda: all(cli(topics_command, "--bootstrap-server", b.address, "--list").stdout == "\n"
+                         for b in c.brokers.values()), what="every broker to forget foo and dflt")
     r = topics(c, "--delete", "--topic", "foo")
     assert (r.exit_code, r.stderr) == (1, PREFIX + "Topic 'foo' does not exist as expected\n")
 
