@@ -105,7 +105,9 @@ class ReplicaFetcher:
                 truncating = {k: s for k, s in self.states.items() if s.truncating and s.delayed_until <= loop.time()}
                 if truncating:
                     await self._truncate(conn, truncating)
-                ready = {k: s for k, s in self.states.items() if not s.truncating and s.delayed_until <= loop.time()}
+                throttle = self.manager.broker.throttle  # KIP-73: throttled, out-of-sync partitions wait for quota
+                ready = {k: s for k, s in self.states.items() if not s.truncating and s.delayed_until <= loop.time()
+                         and not throttle.follower_should_skip(s.partition)}
                 if not ready:
                     await asyncio.sleep(min(backoff, 0.1))
                     continue
@@ -219,6 +221,7 @@ class ReplicaFetcher:
                 plog.append_as_follower(buf, headers)
         if pr.log_start_offset > plog.log_start_offset:
             plog.maybe_increment_log_start_offset(min(pr.log_start_offset, plog.log_end_offset))
+        self.manager.broker.throttle.after_follower_append(p, len(data) if data else 0, pr.high_watermark)
         new_hw = min(pr.high_watermark, plog.log_end_offset)
         if new_hw > plog.high_watermark:
             plog.high_watermark = new_hw

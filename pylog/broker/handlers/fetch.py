@@ -65,7 +65,9 @@ def _read_all(ctx, req, follower: bool, first_pass: bool) -> tuple[list, int, li
                 data.error_code = int(ErrorCode.OFFSET_OUT_OF_RANGE)
             elif fp.fetch_offset < max_offset and remaining > 0:
                 limit = min(fp.partition_max_bytes, remaining)
-                slices = plog.read(fp.fetch_offset, limit, max_offset, min_one=total == 0)
+                if follower:  # KIP-73: nothing for a throttled out-of-sync follower while the quota is used up
+                    limit = ctx.broker.throttle.leader_read_limit(p, req.replica_id, limit)
+                slices = plog.read(fp.fetch_offset, limit, max_offset, min_one=total == 0) if limit > 0 else []
                 size = sum(s.size for s in slices)
                 data.records = slices
                 remaining -= size
@@ -81,8 +83,6 @@ def _read_all(ctx, req, follower: bool, first_pass: bool) -> tuple[list, int, li
 async def handle_fetch(ctx, req):
     """Serve records from the leader's log, long-polling for min_bytes."""
     follower = req.replica_id >= 0
-    if follower:
-        await ctx.broker.throttle.before_leader_fetch(ctx, req)
     deadline = time.monotonic() + max(req.max_wait_ms, 0) / 1000
     first = True
     loop = asyncio.get_running_loop()
