@@ -1,0 +1,173 @@
+"""IncrementalAlterConfigs: v0-1 (KIP-339; v1 is flexible).
+
+Behavior (ZooKeeper mode, ZkAdminManager.incrementalAlterConfigs): any broker handles topics, by
+rewriting /config/topics/<t> and leaving a /config/changes notification that every broker (and
+the controller) applies without a restart. Broker resources are this broker's id (clients send
+them to that broker; other ids get INVALID_REQUEST, as in Kafka) or "" for the cluster default
+(/config/brokers/<default>). Operations: SET (0), DELETE (1), APPEND (2) and SUBTRACT (3), the
+last two only for LIST keys. Each resource gets its own error code and message:
+INVALID_REQUEST (duplicate resources or keys, null values, unsupported types or operations),
+UNKNOWN_TOPIC_OR_PARTITION, INVALID_CONFIG (naming the key, with Kafka's "Invalid config value for
+resource ConfigResource(...)" prefix for bad values). validate_only checks without writing.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import Any, Mapping, Sequence
+
+from pylog.broker.handlers import handler
+from pylog.common.broker_keys import BROKER_CONFIGS
+from pylog.common.configdef import ConfigError, Type, to_string
+from pylog.common.dynamic import validate_dynamic_broker_config
+from pylog.common.topic_config import validate_topic_config
+from pylog.common.topic_keys import TOPIC_CONFIGS
+from pylog.protocol.api import ApiKey, response_class
+from pylog.protocol.errors import ErrorCode, KafkaProtocolError
+from pylog.zk import paths
+from pylog.zk.admin import AdminZkClient
+
+log = logging.getLogger("pylog.admin")
+
+TOPIC, BROKER = 2, 4
+SET, DELETE, APPEND, SUBTRACT = 0, 1, 2, 3
+_TYPE_NAMES = {0: "UNKNOWN", 1: "UNKNOWN", 2: "TOPIC", 3: "GROUP", 4: "BROKER", 8: "BROKER_LOGGER",
+               16: "CLIENT_METRICS"}
+_OP_NAMES = {APPEND: "append", SUBTRACT: "subtract"}
+
+
+def _invalid_request(message: str) -> KafkaProtocolError:
+    return KafkaProtocolError(ErrorCode.INVALID_REQUEST, message)
+
+
+def apply_operations(current: Mapping[str, str], ops: Sequence[tuple[str, int, str | None]],
+                     keys: Mapping[str, Any]) -> dict[str, str]:
+    """prepareIncrementalConfigs: the new override map after SET/DELETE/APPEND/SUBTRACT (pure).
+
+    APPEND/SUBTRACT start from the current value, else the key's default, and treat the value as
+    a comma-separated list (SUBTRACT removes one occurrence per listed item, like Scala's diff).
+    """
+    out = dict(current)
+    for name, op, value in ops:
+        if op == SET:
+            out[name] = value or ""
+        elif op == DELETE:
+            out.pop(name, None)
+        elif op in (APPEND, SUBTRACT):
+            key = keys.get(name)
+            if key is None or key.type is not Type.LIST:
+                raise _invalid_request(f"Config value {_OP_NAMES[op]} is not allowed for config key: {name}")
+            old = out[name] if name in out else (to_string(key.default, Type.LIST) or "")
+            items = [v for v in old.split(",") if v]
+            change = [v for v in (value or "").split(",") if v]
+            if op == APPEND:
+                items += change
+            else:
+                for v in change:
+                    if v in items:
+                        items.remove(v)
+            out[name] = ",".join(items)
+        else:
+            raise _invalid_request(f"Unknown config operation type {op} for config key: {name}")
+    return out
+
+
+def _resource(type_id: int, name: str) -> str:
+    return f"ConfigResource(type={_TYPE_NAMES.get(type_id, 'UNKNOWN')}, name='{name}')"
+
+
+def _config_error(type_id: int, name: str, exc: ConfigError) -> KafkaProtocolError:
+    text = str(exc)
+    if text.startswith("Unknown topic config name"):  # InvalidConfigurationException, reported as is
+        return KafkaProtocolError(ErrorCode.INVALID_CONFIG, text)
+    return KafkaProtocolError(ErrorCode.INVALID_CONFIG,
+                              f"Invalid config value for resource {_resource(type_id, name)}: {text}")
+
+
+def _preprocess(res) -> None:
+    """ConfigAdminManager.preprocess checks that do not need ZooKeeper."""
+    names = [c.name for c in res.configs]
+    if len(set(names)) != len(names):
+        raise _invalid_request("Error due to duplicate config keys")
+    nulls = [c.name for c in res.configs if c.config_operation != DELETE and c.value is None]
+    if nulls:
+        raise _invalid_request("Null value not supported for : " + ", ".join(nulls))
+    if res.resource_type not in (TOPIC, BROKER):
+        raise _invalid_request(f"AlterConfigs is only supported for topics and brokers, but resource type is "
+                               f"{_TYPE_NAMES.get(res.resource_type, 'UNKNOWN')}")
+
+
+class _Alterer:
+    """Reads, changes, validates and writes one resource's overrides (blocking; run in a thread)."""
+
+    def __init__(self, broker: Any, validate_only: bool) -> None:
+        self.broker = broker
+        self.validate_only = validate_only
+        self.admin = AdminZkClient(broker.zk)
+
+    def topic(self, name: str, ops: list[tuple[str, int, str | None]]) -> None:
+        if not name:
+            raise _invalid_request("Default topic resources are not allowed.")
+        if name not in self.broker.metadata.topics:
+            raise KafkaProtocolError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, f"The topic '{name}' does not exist.")
+        new = apply_operations(self.admin.fetch_entity_config("topics", name), ops, TOPIC_CONFIGS)
+        try:
+            validate_topic_config(new)
+        except ConfigError as exc:
+            raise _config_error(TOPIC, name, exc) from None
+        if not self.validate_only:
+            log.info("Updating topic %s with new configuration : %s", name, new)
+            self.admin.change_entity_config("topics", name, new)
+
+    def broker_config(self, name: str, ops: list[tuple[str, int, str | None]]) -> None:
+        per_broker = name != ""
+        if per_broker:
+            if not name.lstrip("-").isdigit():
+                raise _invalid_request(f"Broker id must be an integer, but it is: {name}")
+            if int(name) != self.broker.broker_id:
+                raise _invalid_request(f"Unexpected broker id, expected {self.broker.broker_id}, "
+                                       f"but received {name}")
+        entity = name if per_broker else paths.DEFAULT_ENTITY
+        new = apply_operations(self.admin.fetch_entity_config("brokers", entity), ops, BROKER_CONFIGS)
+        try:
+            validate_dynamic_broker_config(new, per_broker=per_broker)
+        except ConfigError as exc:
+            raise _config_error(BROKER, name, exc) from None
+        if not self.validate_only:
+            log.info("Updating %s dynamic config: %s", f"broker {name}" if per_broker else "default broker", new)
+            self.admin.change_entity_config("brokers", entity, new)
+
+
+@handler(ApiKey.IncrementalAlterConfigs, 0, 1)
+async def handle_incremental_alter_configs(ctx, req):
+    """Change topic and broker configs through ZooKeeper."""
+    cls = response_class(ApiKey.IncrementalAlterConfigs)[ctx.header.api_version]
+    log.info("IncrementalAlterConfigs v%d for %d resources from %s (validate_only=%s)", ctx.header.api_version,
+             len(req.resources), ctx.header.client_id, req.validate_only)
+    seen: dict[tuple[int, str], int] = {}
+    for res in req.resources:
+        key = (res.resource_type, res.resource_name)
+        seen[key] = seen.get(key, 0) + 1
+    alterer = _Alterer(ctx.broker, req.validate_only)
+    loop = asyncio.get_running_loop()
+    responses = []
+    for res in req.resources:
+        err, msg = ErrorCode.NONE, None
+        try:
+            if seen[(res.resource_type, res.resource_name)] > 1:
+                raise _invalid_request("Each resource must appear at most once.")
+            _preprocess(res)
+            ops = [(c.name, c.config_operation, c.value) for c in res.configs]
+            fn = alterer.topic if res.resource_type == TOPIC else alterer.broker_config
+            await loop.run_in_executor(None, fn, res.resource_name, ops)
+        except KafkaProtocolError as exc:
+            err, msg = exc.code, exc.message
+        except Exception as exc:  # ZooKeeper trouble or a bug: this resource fails, the others proceed
+            log.exception("Error processing incremental alter configs request for resource %s",
+                          _resource(res.resource_type, res.resource_name))
+            err, msg = ErrorCode.UNKNOWN_SERVER_ERROR, str(exc)
+        responses.append(cls.AlterConfigsResourceResponse(error_code=int(err), error_message=msg,
+                                                          resource_type=res.resource_type,
+                                                          resource_name=res.resource_name))
+    return cls(throttle_time_ms=0, responses=responses)
