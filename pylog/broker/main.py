@@ -2,19 +2,33 @@
 
 The stock asyncio loop is used on purpose: uvloop has no sendfile, and sending segment bytes
 with os.sendfile matters more for fetch throughput than uvloop's faster callbacks do for our
-(large, batched) requests.
+(large, batched) requests. PYLOG_EVENT_LOOP=uvloop switches loops for benchmarks only
+(`scripts/bench produce --loops asyncio,uvloop` measures the trade-off).
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
+import os
 import sys
+from typing import Callable
 
 import click
 
 from pylog.common.config import BrokerConfig, ConfigError
 from pylog.common.properties import PropertiesError, load
+
+
+def _loop_factory() -> Callable[[], asyncio.AbstractEventLoop] | None:
+    """The event loop PYLOG_EVENT_LOOP asks for (benchmarks only); None = stock asyncio."""
+    choice = os.environ.get("PYLOG_EVENT_LOOP", "asyncio").strip().lower()
+    if choice in ("", "asyncio"):
+        return None
+    if choice == "uvloop":
+        import uvloop
+        return uvloop.new_event_loop
+    raise click.ClickException(f"PYLOG_EVENT_LOOP={choice!r}: expected asyncio or uvloop")
 
 
 def _setup_logging(level: str) -> None:
@@ -50,9 +64,11 @@ def cli(config_file: str, overrides: tuple[str, ...], log_level: str) -> None:
         raise click.ClickException(str(exc)) from exc
     from pylog.broker.broker import Broker
 
+    loop_factory = _loop_factory()
     broker = Broker(config)
     try:
-        asyncio.run(broker.run_until_signalled())
+        with asyncio.Runner(loop_factory=loop_factory) as runner:
+            runner.run(broker.run_until_signalled())
     except Exception as exc:  # a start-up failure: one clear line, the details in the log above
         logging.getLogger("pylog.broker").exception("Fatal error during broker startup")
         raise click.ClickException(f"Broker {config.get('broker.id')} failed to start: {exc}") from exc

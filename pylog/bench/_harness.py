@@ -1,0 +1,411 @@
+"""Shared plumbing for the broker benchmarks: clusters, the librdkafka mock peer, clients, CPU, tables.
+
+The peer is librdkafka's built-in mock cluster (C, in memory) run in a process of its own
+(`python -m pylog.bench._harness mock-serve`), so that both targets are separate processes
+reached over loopback TCP by the same confluent-kafka client, and the server's CPU can be read
+from /proc the same way for both. Known limits of the mock that shape the benchmarks: it keeps
+at most 5 MB (or 100,000 batches) per partition and answers each Fetch with one batch per
+partition (librdkafka src/rdkafka_mock.c).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import platform
+import shutil
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable, Iterator, Sequence
+
+import confluent_kafka as ck
+from confluent_kafka.admin import AdminClient, NewTopic
+
+from pylog.localcluster import LocalCluster
+
+MB = 1024 * 1024  # MB/s figures are MiB of record values per second, as in Kreps' table (anchors.md 1.1)
+GB = 1e9  # CPU seconds per GB ingested: 10^9 bytes of record values (conservative: excludes record overhead)
+_CLK_TCK = os.sysconf("SC_CLK_TCK")
+
+# Producer settings per scenario (on top of acks and the queue limits). "default" is librdkafka's
+# defaults (linger.ms 5, batch.size 1,000,000, batch.num.messages 10,000); "16k" is the Java
+# producer's batch.size; "1m" aims at ~1 MB batches for the broker CPU/GB goal.
+SCENARIOS: dict[str, dict[str, Any]] = {
+    "default": {},
+    "16k": {"batch.size": 16384, "linger.ms": 5},
+    "1m": {"batch.size": 1048576, "batch.num.messages": 1000000, "linger.ms": 100},
+}
+
+
+def log(msg: str) -> None:
+    """Progress on stderr (stdout carries the tables)."""
+    print(f"[{time.strftime('%H:%M:%S')}] {msg}", file=sys.stderr, flush=True)
+
+
+def cpu_times(pid: int) -> tuple[float, float]:
+    """(utime, stime) of a process so far in seconds, from /proc/<pid>/stat."""
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return int(fields[11]) / _CLK_TCK, int(fields[12]) / _CLK_TCK
+
+
+def median(xs: Sequence[float]) -> float:
+    """Median (the figure the tables report; runs are repeated to damp the shared machine's noise)."""
+    return statistics.median(xs)
+
+
+def markdown_table(headers: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
+    """A Markdown table; floats get a sensible number of digits."""
+    def cell(v: Any) -> str:
+        if isinstance(v, float):
+            return f"{v:,.0f}" if abs(v) >= 1000 else f"{v:.3g}" if abs(v) < 10 else f"{v:.1f}"
+        if isinstance(v, int):
+            return f"{v:,}"
+        return str(v)
+    lines = ["| " + " | ".join(headers) + " |", "|" + "---|" * len(headers)]
+    lines += ["| " + " | ".join(cell(v) for v in row) + " |" for row in rows]
+    return "\n".join(lines)
+
+
+def machine_notes() -> str:
+    """One line describing where the figures come from."""
+    model = "?"
+    with contextlib.suppress(OSError):
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                model = line.split(":", 1)[1].strip()
+                break
+    load = os.getloadavg()
+    return (f"{os.cpu_count()} cores ({model}), load avg {load[0]:.2f} at start, Python {platform.python_version()}, "
+            f"confluent-kafka {ck.__version__} / librdkafka {ck.libversion()[0]}")
+
+
+# -- servers ------------------------------------------------------------------------------------
+
+
+@dataclass
+class Target:
+    """A server the client talks to: its bootstrap address and the pids whose CPU we charge it."""
+
+    name: str
+    bootstrap: str
+    pids: list[int]
+
+    def cpu(self) -> tuple[float, float]:
+        """(user, system) CPU seconds used so far by the server processes."""
+        times = [cpu_times(p) for p in self.pids]
+        return sum(t[0] for t in times), sum(t[1] for t in times)
+
+
+@contextlib.contextmanager
+def mock_peer() -> Iterator[Target]:
+    """librdkafka's mock cluster (1 broker) in a helper process; stopped by pid on exit."""
+    proc = subprocess.Popen([sys.executable, "-m", "pylog.bench._harness", "mock-serve"], stdout=subprocess.PIPE,
+                            stderr=subprocess.DEVNULL, stdin=subprocess.PIPE, text=True)
+    try:
+        line = proc.stdout.readline().strip()
+        if not line.startswith("BOOTSTRAP "):
+            raise RuntimeError(f"mock peer did not start (got {line!r})")
+        yield Target("mock", line.split()[1], [proc.pid])
+    finally:
+        with contextlib.suppress(OSError):
+            proc.stdin.close()
+        try:
+            proc.wait(10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(10)
+
+
+def _mock_serve() -> None:
+    """Run a one-broker mock cluster until stdin closes (the helper process's main)."""
+    p = ck.Producer({"test.mock.num.brokers": 1, "log_level": 0})
+    b = next(iter(p.list_topics(timeout=10).brokers.values()))
+    print(f"BOOTSTRAP {b.host}:{b.port}", flush=True)
+    sys.stdin.read()
+
+
+def prime_page_cache(directory: str, mb: int) -> None:
+    """Write and delete `mb` MiB in `directory` so later page-cache writes reuse touched memory.
+
+    On this VM the first touch of guest memory that was never used is charged to the process
+    that faults it in: appending to page cache measured 1.5-2.5 CPU-s/GB in fresh memory and
+    0.15 CPU-s/GB in recycled memory (same file, same 1 MB writes). A long-running broker's
+    page cache is always recycled memory, so the benchmarks prime once and bound the logs
+    with retention, and report user and system CPU separately.
+    """
+    if mb <= 0:
+        return
+    path = os.path.join(directory, "prime.tmp")
+    chunk = b"\0" * MB
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    try:
+        for _ in range(mb):
+            os.write(fd, chunk)
+    finally:
+        os.close(fd)
+        os.unlink(path)
+
+
+@contextlib.contextmanager
+def pylog_cluster(n_brokers: int = 1, overrides: dict[str, str] | None = None, event_loop: str = "asyncio",
+                  keep: bool = False, prime_mb: int = 0) -> Iterator[LocalCluster]:
+    """A fresh ZooKeeper + n pylog brokers in a temporary directory, removed afterwards unless `keep`."""
+    base = tempfile.mkdtemp(prefix="pylog-bench-")
+    prime_page_cache(base, prime_mb)
+    old = os.environ.get("PYLOG_EVENT_LOOP")
+    os.environ["PYLOG_EVENT_LOOP"] = event_loop  # inherited by the broker processes LocalCluster starts
+    cluster = LocalCluster(base, n_brokers, overrides=overrides)
+    try:
+        cluster.start()
+        yield cluster
+    finally:
+        try:
+            cluster.stop()
+        except Exception:
+            cluster.kill_all()
+        if old is None:
+            os.environ.pop("PYLOG_EVENT_LOOP", None)
+        else:
+            os.environ["PYLOG_EVENT_LOOP"] = old
+        if keep:
+            log(f"kept {base}")
+        else:
+            shutil.rmtree(base, ignore_errors=True)
+
+
+def pylog_target(cluster: LocalCluster, name: str = "pylog") -> Target:
+    """The cluster as a Target charging the CPU of every running broker."""
+    return Target(name, cluster.bootstrap, [b.pid for b in cluster.brokers.values() if b.pid is not None])
+
+
+# -- admin ----------------------------------------------------------------------------------------
+
+
+def create_topics(bootstrap: str, names: Sequence[str], partitions: int = 1, rf: int = 1,
+                  config: dict[str, str] | None = None, timeout: float = 120) -> None:
+    """CreateTopics through the stock admin client, then wait until every partition has a leader."""
+    admin = AdminClient({"bootstrap.servers": bootstrap})
+    futures = admin.create_topics([NewTopic(n, partitions, rf, config=dict(config or {})) for n in names],
+                                  operation_timeout=timeout, request_timeout=timeout)
+    for f in futures.values():
+        f.result(timeout)
+    wait_leaders(bootstrap, names, partitions, timeout)
+
+
+def wait_leaders(bootstrap: str, names: Sequence[str], partitions: int, timeout: float = 120,
+                 isr: int | None = None) -> None:
+    """Wait until metadata shows a leader (and, if given, `isr` in-sync replicas) for every partition."""
+    admin = AdminClient({"bootstrap.servers": bootstrap})
+    deadline = time.monotonic() + timeout
+    want = set(names)
+    while True:
+        md = admin.list_topics(timeout=30)
+        ok = all(n in md.topics and md.topics[n].error is None and len(md.topics[n].partitions) == partitions and
+                 all(p.leader >= 0 and (isr is None or len(p.isrs) >= isr) for p in md.topics[n].partitions.values())
+                 for n in want)
+        if ok:
+            return
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"partitions of {sorted(want)[:3]}... have no leader after {timeout:.0f}s")
+        time.sleep(0.2)
+
+
+def end_offset(bootstrap: str, topic: str, partition: int = 0) -> tuple[int, int]:
+    """(low, high) watermarks of a partition."""
+    c = ck.Consumer({"bootstrap.servers": bootstrap, "group.id": "pylog-bench", "log_level": 0})
+    try:
+        return c.get_watermark_offsets(ck.TopicPartition(topic, partition), timeout=30)
+    finally:
+        c.close()
+
+
+# -- clients ----------------------------------------------------------------------------------------
+
+
+@dataclass
+class RunResult:
+    """One timed run against one target."""
+
+    records: int
+    seconds: float
+    server_user: float
+    server_sys: float
+    value_size: int
+    avg_batch_bytes: float = 0.0
+
+    @property
+    def server_cpu(self) -> float:
+        """Server CPU seconds (user + system) during the run."""
+        return self.server_user + self.server_sys
+
+    @property
+    def rate(self) -> float:
+        """Records per second."""
+        return self.records / self.seconds
+
+    @property
+    def mb_per_s(self) -> float:
+        """MiB of record values per second."""
+        return self.records * self.value_size / self.seconds / MB
+
+    @property
+    def cpu_per_gb(self) -> float:
+        """Server CPU seconds per 10^9 bytes of record values."""
+        return self.server_cpu / (self.records * self.value_size / GB)
+
+    @property
+    def sys_per_gb(self) -> float:
+        """The kernel's share of cpu_per_gb (socket reads, page-cache writes)."""
+        return self.server_sys / (self.records * self.value_size / GB)
+
+
+class _BatchStats:
+    """Accumulates librdkafka's per-topic batch size windows from the statistics callback."""
+
+    def __init__(self, topic: str) -> None:
+        self.topic = topic
+        self.bytes = 0
+        self.batches = 0
+
+    def __call__(self, raw: str) -> None:
+        t = json.loads(raw).get("topics", {}).get(self.topic)
+        if t:
+            self.bytes += t["batchsize"]["sum"]
+            self.batches += t["batchsize"]["cnt"]
+
+    @property
+    def avg(self) -> float:
+        return self.bytes / self.batches if self.batches else 0.0
+
+
+def produce(target: Target, topic: str, n: int, value_size: int = 100, conf: dict[str, Any] | None = None,
+            partition: int = 0) -> RunResult:
+    """Produce n records of value_size bytes to one partition; time from the first send to flush()."""
+    stats = _BatchStats(topic)
+    errors: list[str] = []
+
+    def on_delivery(err: Any, _msg: Any) -> None:
+        if err is not None:
+            errors.append(str(err))
+
+    p = ck.Producer({"bootstrap.servers": target.bootstrap, "acks": 1, "queue.buffering.max.messages": 2_000_000,
+                     "queue.buffering.max.kbytes": 2_000_000, "delivery.report.only.error": True,
+                     "on_delivery": on_delivery, "statistics.interval.ms": 500, "stats_cb": stats, "log_level": 3,
+                     **(conf or {})})
+    p.list_topics(topic, timeout=30)  # connect and learn the leader before the clock starts
+    value = b"x" * value_size
+    send = p.produce
+    c0 = target.cpu()
+    t0 = time.perf_counter()
+    for _ in range(n):
+        try:
+            send(topic, value, partition=partition)
+        except BufferError:
+            p.poll(0.005)
+            send(topic, value, partition=partition)
+    left = p.flush(300)
+    elapsed = time.perf_counter() - t0
+    c1 = target.cpu()
+    p.poll(0.6)  # one more statistics window
+    if left or errors:
+        raise RuntimeError(f"{target.name}: {left} records undelivered, {len(errors)} errors (first: {errors[:1]})")
+    return RunResult(n, elapsed, c1[0] - c0[0], c1[1] - c0[1], value_size, stats.avg)
+
+
+def consumer(target: Target, conf: dict[str, Any] | None = None) -> ck.Consumer:
+    """A consumer for assign()-style reads (no group coordination is needed).
+
+    fetch.queue.backoff.ms is lowered from librdkafka's 1000: with the default, the fetcher
+    pauses for a second whenever 100,000 records are queued, and a fast consume() loop drains
+    them in a tenth of that, so both servers would be measured mostly idle.
+    """
+    return ck.Consumer({"bootstrap.servers": target.bootstrap, "group.id": "pylog-bench", "enable.auto.commit": False,
+                        "enable.partition.eof": False, "fetch.queue.backoff.ms": 10, "log_level": 3,
+                        **(conf or {})})
+
+
+def consume(c: ck.Consumer, target: Target, topic: str, start: int, end: int, passes: int = 1,
+            value_size: int = 100, partition: int = 0) -> RunResult:
+    """Read offsets [start, end) `passes` times with consume(); time from the first seek to the last record."""
+    tp = ck.TopicPartition(topic, partition, start)
+    c.assign([tp])
+    c0 = target.cpu()
+    t0 = time.perf_counter()
+    for i in range(passes):
+        if i:
+            c.seek(ck.TopicPartition(topic, partition, start))
+        pos = start
+        while pos < end:
+            msgs = c.consume(min(10000, end - pos), 10.0)  # never ask for more than is left: it would wait
+            if not msgs:
+                raise RuntimeError(f"{target.name}: no records for 10 s at offset {pos} (want {end})")
+            last = msgs[-1]
+            if last.error() is not None:
+                raise RuntimeError(f"{target.name}: {last.error()}")
+            pos = last.offset() + 1
+    elapsed = time.perf_counter() - t0
+    c1 = target.cpu()
+    return RunResult((end - start) * passes, elapsed, c1[0] - c0[0], c1[1] - c0[1], value_size)
+
+
+def interleaved(reps: int, targets: Sequence[Target], run: Callable[[Target], RunResult]) -> dict[str, list[RunResult]]:
+    """Run `run` reps times per target, alternating the order so drift on the shared machine hits both."""
+    out: dict[str, list[RunResult]] = {t.name: [] for t in targets}
+    for i in range(reps):
+        order = list(targets) if i % 2 == 0 else list(reversed(targets))
+        for t in order:
+            r = run(t)
+            out[t.name].append(r)
+            log(f"  {t.name} rep {i + 1}: {r.rate:,.0f} rec/s, {r.mb_per_s:.1f} MB/s, server CPU {r.server_user:.2f}s user"
+                f" + {r.server_sys:.2f}s sys"
+                + (f", batch {r.avg_batch_bytes / 1024:.0f} KiB" if r.avg_batch_bytes else ""))
+    return out
+
+
+@dataclass
+class Summary:
+    """Medians of repeated runs against one target."""
+
+    rate: float
+    mb_per_s: float
+    cpu_per_gb: float
+    sys_per_gb: float
+    avg_batch_bytes: float
+
+
+def summarize(results: list[RunResult]) -> Summary:
+    """Medians of rec/s, MB/s and server CPU-s/GB (and its kernel share); mean batch size."""
+    return Summary(median([r.rate for r in results]), median([r.mb_per_s for r in results]),
+                   median([r.cpu_per_gb for r in results]), median([r.sys_per_gb for r in results]),
+                   statistics.fmean([r.avg_batch_bytes for r in results]) if results else 0.0)
+
+
+def terminate(pid: int, timeout: float = 10) -> None:
+    """SIGTERM one pid we started, then SIGKILL."""
+    with contextlib.suppress(ProcessLookupError):
+        os.kill(pid, signal.SIGTERM)
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return
+        time.sleep(0.05)
+    with contextlib.suppress(ProcessLookupError):
+        os.kill(pid, signal.SIGKILL)
+
+
+if __name__ == "__main__":
+    if sys.argv[1:] == ["mock-serve"]:
+        _mock_serve()
+    else:
+        print("usage: python -m pylog.bench._harness mock-serve", file=sys.stderr)
+        sys.exit(2)

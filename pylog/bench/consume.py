@@ -1,0 +1,104 @@
+"""Consume throughput: confluent-kafka against one pylog broker and against librdkafka's mock cluster.
+
+100-byte records, one partition, RF 1, the same consumer (assign + consume(10000)) for both
+targets. The mock keeps at most 5 MB per partition, so the head-to-head ratio comes from a
+"window" run: both servers hold the same 40,000 records (written as ~1 MB batches) and the
+consumer reads them from offset 0 to the end, seeks back and repeats until it has read
+--records records (with fetch.wait.max.ms=1 for both targets: at the end of each pass the
+prefetcher's fetch at the high watermark long-polls, the seek waits for it, and the two servers
+time that wait differently -- at 5 ms the mock answered ~5 ms sooner per pass, at 1 ms both
+passes took the same 31 ms). A second "full log" run reads --records distinct records from pylog alone
+(~430 MB of 100-byte records, served from the page cache with sendfile). Prints records/s, MB/s,
+the ratio and the server's CPU seconds per GB of record values served. Goal: ratio >= 1.0.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Sequence
+
+from pylog.bench import _harness as h
+
+WINDOW_TOPIC = "bench-window"
+FULL_TOPIC = "bench-full"
+WINDOW = 40_000  # 100-byte records that fit in the mock's 5 MB per partition
+
+
+def _fill(target: h.Target, topic: str, n: int, value_size: int) -> tuple[int, int]:
+    h.produce(target, topic, n, value_size, h.SCENARIOS["1m"])
+    lo, hi = h.end_offset(target.bootstrap, topic)
+    if hi - lo != n:
+        raise RuntimeError(f"{target.name}: {topic} holds offsets {lo}..{hi}, expected {n} records")
+    return lo, hi
+
+
+def run(records: int, reps: int, loops: list[str], value_size: int, with_mock: bool) -> list[list]:
+    """Window runs (pylog vs mock) and full-log runs (pylog) per event loop; returns table rows."""
+    rows: list[list] = []
+    passes = max(1, records // WINDOW)
+    with h.mock_peer() as mock:
+        if with_mock:
+            mock_window = _fill(mock, WINDOW_TOPIC, WINDOW, value_size)
+        for loop in loops:
+            h.log(f"starting a pylog broker on the {loop} event loop")
+            with h.pylog_cluster(1, event_loop=loop) as cluster:
+                target = h.pylog_target(cluster, f"pylog/{loop}")
+                h.create_topics(target.bootstrap, [WINDOW_TOPIC, FULL_TOPIC])
+                windows = {target.name: _fill(target, WINDOW_TOPIC, WINDOW, value_size)}
+                full = _fill(target, FULL_TOPIC, records, value_size)
+                targets = [target]
+                if with_mock:
+                    windows[mock.name] = mock_window
+                    targets.append(mock)
+                consumers = {t.name: h.consumer(t, {"fetch.wait.max.ms": 1}) for t in targets}
+                try:
+                    h.log(f"window: {WINDOW:,} records x {passes} passes; warm-up")
+                    for t in targets:
+                        h.consume(consumers[t.name], t, WINDOW_TOPIC, *windows[t.name], passes=2,
+                                  value_size=value_size)
+                    res = h.interleaved(reps, targets, lambda t: h.consume(
+                        consumers[t.name], t, WINDOW_TOPIC, *windows[t.name], passes=passes, value_size=value_size))
+                    base = h.summarize(res[target.name])
+                    peer = h.summarize(res[mock.name]) if with_mock else None
+                    rows.append(["window (40k records, re-read)", target.name, *_fmt(base),
+                                 f"{base.rate / peer.rate:.2f}" if peer else "-"])
+                    if peer and loop == loops[0]:
+                        rows.append(["window (40k records, re-read)", "mock (C)", *_fmt(peer), "1.00"])
+                    h.log(f"full log: {records:,} records")
+                    res = h.interleaved(reps, [target], lambda t: h.consume(
+                        consumers[t.name], t, FULL_TOPIC, *full, value_size=value_size))
+                    rows.append([f"full log ({records:,} records)", target.name,
+                                 *_fmt(h.summarize(res[target.name])), "-"])
+                finally:
+                    for c in consumers.values():
+                        c.close()
+    return rows
+
+
+def _fmt(s: h.Summary) -> list:
+    return [s.rate, s.mb_per_s, f"{s.cpu_per_gb:.2f} ({s.sys_per_gb:.2f})"]
+
+
+HEADER = ["read", "server", "records/s", "MB/s", "server CPU-s/GB (sys)", "ratio vs mock"]
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point: prints a Markdown table on stdout (progress on stderr)."""
+    ap = argparse.ArgumentParser(prog="scripts/bench consume", description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--records", type=int, default=4_000_000, help="records read per timed run")
+    ap.add_argument("--reps", type=int, default=3, help="timed runs per target (the median is reported)")
+    ap.add_argument("--loops", default="asyncio", help="broker event loops to measure: asyncio,uvloop")
+    ap.add_argument("--value-size", type=int, default=100)
+    ap.add_argument("--no-mock", action="store_true", help="skip the librdkafka mock peer")
+    args = ap.parse_args(argv)
+    print(f"<!-- {h.machine_notes()} -->")
+    rows = run(args.records, args.reps, args.loops.split(","), args.value_size, not args.no_mock)
+    print(f"consume: {args.value_size} B records, 1 partition, RF 1, consume(10000) batches, median of {args.reps}")
+    print(h.markdown_table(HEADER, rows))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,82 @@
+"""Produce throughput: confluent-kafka against one pylog broker and against librdkafka's mock cluster.
+
+100-byte records to one partition, RF 1, acks=1, in the same run and with the same client for
+both targets, per producer batching scenario (see _harness.SCENARIOS). Prints records/s, MB/s,
+the pylog/mock ratio and each server's CPU seconds per GB of record values ingested (utime+stime
+from /proc). Goals: ratio >= 1.0 (the broker must not be what limits the client) and <= 1
+broker CPU-second per GB at ~1 MB batches.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Sequence
+
+from pylog.bench import _harness as h
+
+TOPIC = "bench-produce"
+# Bounded logs (64 MB segments, 256 MB kept, checked every second) so the page cache recycles
+# memory as on a long-running broker; see _harness.prime_page_cache for why that matters here.
+TOPIC_CONFIG = {"segment.bytes": str(64 * 1024 * 1024), "retention.bytes": str(256 * 1024 * 1024)}
+BROKER_CONFIG = {"log.retention.check.interval.ms": "1000"}
+PRIME_MB = 1024
+
+
+def run(records: int, reps: int, scenarios: list[str], loops: list[str], value_size: int,
+        with_mock: bool) -> list[list]:
+    """Measure every (event loop, scenario); returns table rows."""
+    rows: list[list] = []
+    with h.mock_peer() as mock:
+        for loop in loops:
+            h.log(f"starting a pylog broker on the {loop} event loop")
+            with h.pylog_cluster(1, BROKER_CONFIG, event_loop=loop, prime_mb=PRIME_MB) as cluster:
+                target = h.pylog_target(cluster, f"pylog/{loop}")
+                h.create_topics(target.bootstrap, [TOPIC], config=TOPIC_CONFIG)
+                targets = [target, mock] if with_mock else [target]
+                for name in scenarios:
+                    conf = h.SCENARIOS[name]
+                    h.log(f"scenario {name} {conf}: warm-up")
+                    for t in targets:
+                        h.produce(t, TOPIC, max(records // 10, 10000), value_size, conf)
+                    res = h.interleaved(reps, targets, lambda t: h.produce(t, TOPIC, records, value_size, conf))
+                    base = h.summarize(res[target.name])
+                    peer = h.summarize(res[mock.name]) if with_mock else None
+                    rows.append([name, target.name, *_fmt(base), f"{base.rate / peer.rate:.2f}" if peer else "-"])
+                    if peer and loop == loops[0]:
+                        rows.append([name, "mock (C)", *_fmt(peer), "1.00"])
+    return rows
+
+
+def _fmt(s: h.Summary) -> list:
+    return [s.rate, s.mb_per_s, f"{s.cpu_per_gb:.2f} ({s.sys_per_gb:.2f})", f"{s.avg_batch_bytes / 1024:.0f}"]
+
+
+HEADER = ["batching", "server", "records/s", "MB/s", "server CPU-s/GB (sys)", "avg batch KiB", "ratio vs mock"]
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point: prints a Markdown table on stdout (progress on stderr)."""
+    ap = argparse.ArgumentParser(prog="scripts/bench produce", description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--records", type=int, default=3_000_000, help="records per timed run")
+    ap.add_argument("--reps", type=int, default=3, help="timed runs per target (the median is reported)")
+    ap.add_argument("--scenarios", default="default,16k,1m", help=f"comma-separated, of {sorted(h.SCENARIOS)}")
+    ap.add_argument("--loops", default="asyncio", help="broker event loops to measure: asyncio,uvloop")
+    ap.add_argument("--value-size", type=int, default=100)
+    ap.add_argument("--no-mock", action="store_true", help="skip the librdkafka mock peer")
+    args = ap.parse_args(argv)
+    scenarios = args.scenarios.split(",")
+    unknown = [s for s in scenarios if s not in h.SCENARIOS]
+    if unknown:
+        ap.error(f"unknown scenarios {unknown}")
+    print(f"<!-- {h.machine_notes()} -->")
+    rows = run(args.records, args.reps, scenarios, args.loops.split(","), args.value_size, not args.no_mock)
+    print(f"produce: {args.records:,} x {args.value_size} B records per run, 1 partition, RF 1, acks=1, "
+          f"median of {args.reps}")
+    print(h.markdown_table(HEADER, rows))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
