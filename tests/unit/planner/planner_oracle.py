@@ -1,0 +1,150 @@
+"""An exact (exponential-free) oracle for small planner instances: min-cost flow with lower bounds.
+
+Placing replicas is a network flow: partition p -> (p, rack k) [bounds from the rack rule] -> (group g, broker b)
+[capacity 1: distinct brokers; cost 0 if b holds p now, else 1] -> broker b [per-group bounds] -> sink [overall
+bounds]. Flows are integral, so the min-cost flow is the fewest replica moves over every assignment meeting the
+bounds, and "no feasible flow" proves the bounds cannot be met. Used only by tests, on a handful of partitions.
+"""
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+INF = 10**9
+
+
+class MinCostFlow:
+    """Successive shortest paths (Bellman-Ford) with lower bounds; fine for a few hundred edges."""
+
+    def __init__(self) -> None:
+        self.graph: list[list[list[int]]] = []
+        self.excess: list[int] = []
+        self.base_cost = 0
+
+    def node(self) -> int:
+        self.graph.append([])
+        self.excess.append(0)
+        return len(self.graph) - 1
+
+    def edge(self, u: int, v: int, lo: int, hi: int, cost: int = 0) -> None:
+        assert 0 <= lo <= hi
+        self.excess[v] += lo
+        self.excess[u] -= lo
+        self.base_cost += lo * cost
+        if hi > lo:
+            self.graph[u].append([v, hi - lo, cost, len(self.graph[v])])
+            self.graph[v].append([u, 0, -cost, len(self.graph[u]) - 1])
+
+    def solve(self) -> int | None:
+        """Min total cost of a flow meeting every bound, or None when none exists."""
+        s, t = self.node(), self.node()
+        need = 0
+        for v, ex in enumerate(self.excess[:-2]):
+            if ex > 0:
+                self._arc(s, v, ex)
+                need += ex
+            elif ex < 0:
+                self._arc(v, t, -ex)
+        cost = self.base_cost
+        n = len(self.graph)
+        while need:
+            dist = [INF] * n
+            prev: list[tuple[int, int] | None] = [None] * n
+            dist[s] = 0
+            changed = True
+            while changed:
+                changed = False
+                for u in range(n):
+                    if dist[u] == INF:
+                        continue
+                    for i, (v, cap, c, _) in enumerate(self.graph[u]):
+                        if cap > 0 and dist[u] + c < dist[v]:
+                            dist[v] = dist[u] + c
+                            prev[v] = (u, i)
+                            changed = True
+            if dist[t] == INF:
+                return None
+            push, v = need, t
+            while v != s:
+                u, i = prev[v]
+                push = min(push, self.graph[u][i][1])
+                v = u
+            v = t
+            while v != s:
+                u, i = prev[v]
+                arc = self.graph[u][i]
+                arc[1] -= push
+                self.graph[v][arc[3]][1] += push
+                v = u
+            need -= push
+            cost += push * dist[t]
+        return cost
+
+    def _arc(self, u: int, v: int, cap: int) -> None:
+        self.graph[u].append([v, cap, 0, len(self.graph[v])])
+        self.graph[v].append([u, 0, 0, len(self.graph[u]) - 1])
+
+
+def optimum(partitions: Sequence, targets: Sequence[int], racks: Mapping[int, str | None],
+            broker_bounds: Mapping[int, tuple[int, int]] | None,
+            group_bounds: Mapping[tuple[str, int], tuple[int, int]] | None = None,
+            per_topic: bool = True) -> int | None:
+    """Fewest moves over valid assignments with per-broker (and per (topic, broker)) counts within bounds.
+
+    `partitions` are planner Partitions; racks of target brokers (None = rack-unaware).
+    Returns None when no valid assignment meets the bounds.
+    """
+    targets = sorted(targets)
+    rack_names = sorted({racks[b] for b in targets if racks.get(b) is not None})
+    m = max(1, len(rack_names))
+    rack_of = {b: (rack_names.index(racks[b]) if rack_names else 0) for b in targets}
+    size = {k: sum(1 for b in targets if rack_of[b] == k) for k in range(m)}
+    f = MinCostFlow()
+    src, sink = f.node(), f.node()
+    total = sum(len(p.replicas) for p in partitions)
+    f.edge(sink, src, total, total)
+    broker_node = {b: f.node() for b in targets}
+    for b in targets:
+        lo, hi = broker_bounds[b] if broker_bounds else (0, total)
+        f.edge(broker_node[b], sink, lo, hi)
+    gb_node: dict[tuple[str, int], int] = {}
+    for p in partitions:
+        g = p.topic if per_topic else ""
+        for b in targets:
+            if (g, b) not in gb_node:
+                gb_node[(g, b)] = f.node()
+                lo, hi = group_bounds.get((g, b), (0, total)) if group_bounds else (0, total)
+                f.edge(gb_node[(g, b)], broker_node[b], lo, hi)
+    for p in partitions:
+        g = p.topic if per_topic else ""
+        rf = len(p.replicas)
+        pn = f.node()
+        f.edge(src, pn, rf, rf)
+        for k in range(m):
+            if m == 1:
+                lo, hi = 0, rf
+            elif rf <= m:
+                lo, hi = 0, 1
+            else:
+                lo, hi = 1, min(size[k], rf - m + 1)
+            kn = f.node()
+            f.edge(pn, kn, lo, hi)
+            for b in targets:
+                if rack_of[b] == k:
+                    f.edge(kn, gb_node[(g, b)], 0, 1, 0 if b in p.replicas else 1)
+    return f.solve()
+
+
+def balanced_bounds(partitions: Sequence, targets: Sequence[int]) -> dict[int, tuple[int, int]]:
+    """Per-broker bounds for "within one": floor/ceil of the average."""
+    total = sum(len(p.replicas) for p in partitions)
+    lo = total // len(targets)
+    return {b: (lo, lo + (total % len(targets) > 0)) for b in targets}
+
+
+def topic_bounds(partitions: Sequence, targets: Sequence[int]) -> dict[tuple[str, int], tuple[int, int]]:
+    """Per-(topic, broker) bounds for "within one per topic"."""
+    totals: dict[str, int] = {}
+    for p in partitions:
+        totals[p.topic] = totals.get(p.topic, 0) + len(p.replicas)
+    n = len(targets)
+    return {(t, b): (r // n, r // n + (r % n > 0)) for t, r in totals.items() for b in targets}
