@@ -14,12 +14,14 @@ from __future__ import annotations
 from pylog.broker.handlers import handler
 from pylog.protocol.api import ApiKey, response_class
 
-NOT_REQUESTED = -2147483648  # Int.MinValue: authorized operations were not asked for
+# The codec carries authorized operations as the set of allowed bit positions; None encodes Kafka's
+# Int.MinValue (bit 31 alone), "not requested".
+NOT_REQUESTED = None
 BROKER_ENDPOINT = 1
 UNSUPPORTED_ENDPOINT_TYPE = 119  # Kafka's Errors.UNSUPPORTED_ENDPOINT_TYPE (3.7+)
 # AclOperation codes allowed on CLUSTER (AclEntry.supportedOperations): CREATE 5, ALTER 7,
 # DESCRIBE 8, CLUSTER_ACTION 9, DESCRIBE_CONFIGS 10, ALTER_CONFIGS 11, IDEMPOTENT_WRITE 12.
-CLUSTER_OPERATIONS = sum(1 << op for op in (5, 7, 8, 9, 10, 11, 12))
+CLUSTER_OPERATIONS = frozenset((5, 7, 8, 9, 10, 11, 12))
 
 
 @handler(ApiKey.DescribeCluster, 0, 1)
@@ -34,7 +36,7 @@ async def handle_describe_cluster(ctx, req):
                    error_message="The request was sent to an endpoint of type BROKER, but we wanted an endpoint "
                                  "of type CONTROLLER",
                    endpoint_type=BROKER_ENDPOINT, cluster_id=broker.cluster_id or "", controller_id=-1, brokers=[],
-                   cluster_authorized_operations=NOT_REQUESTED)
+                   authorized_operations=NOT_REQUESTED)
     cache = broker.metadata
     known = sorted(cache.brokers.values(), key=lambda b: b.id)
     brokers = [cls.DescribeClusterBroker(broker_id=b.id, host=b.host, port=b.port, rack=b.rack) for b in known]
@@ -43,5 +45,5 @@ async def handle_describe_cluster(ctx, req):
         brokers = [cls.DescribeClusterBroker(broker_id=broker.broker_id, host=host, port=port, rack=broker.rack)]
     return cls(throttle_time_ms=0, error_code=0, error_message=None, endpoint_type=BROKER_ENDPOINT,
                cluster_id=broker.cluster_id or "", controller_id=cache.controller_id, brokers=brokers,
-               cluster_authorized_operations=CLUSTER_OPERATIONS if req.include_cluster_authorized_operations
+               authorized_operations=CLUSTER_OPERATIONS if req.include_cluster_authorized_operations
                else NOT_REQUESTED)
