@@ -9,7 +9,6 @@ from typing import Iterable, Sequence
 
 from click.testing import CliRunner, Result
 
-from pylog.cli.admin_client import BrokerAdmin
 from pylog.zk.client import ZkClient
 from pylog.zk.codecs import BrokerRegistration, EndPoint, PartitionState, TopicPartition
 
@@ -46,11 +45,3 @@ def script(name: str, *args: str, timeout: float = 120) -> subprocess.CompletedP
     return subprocess.run([os.path.join(REPO, "bin", name), *args], capture_output=True, text=True,
                           timeout=timeout, cwd="/")
 
-
-def broker_supports(bootstrap: str, api_key: int) -> bool:
-    """Whether the cluster's brokers advertise an API (tests of not-yet-implemented APIs skip on False)."""
-    admin = BrokerAdmin(bootstrap)
-    try:
-        return admin.supports(api_key)
-    finally:
-        admin.close()

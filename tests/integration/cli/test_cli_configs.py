@@ -7,10 +7,9 @@ import pytest
 
 from pylog.cli.configs import configs_command
 from pylog.cli.topics import topics_command
-from pylog.protocol.api import ApiKey
 from pylog.zk import paths
 
-from cli_helpers import as_json, broker_supports, cli, register_brokers, script
+from cli_helpers import as_json, cli, register_brokers, script
 from support.clients import wait_for
 
 pytestmark = pytest.mark.integration
@@ -116,8 +115,6 @@ def test_describe_through_a_broker_sees_changes_made_through_zookeeper(cluster_f
 
 def test_alter_through_a_broker(cluster_factory):
     c = cluster_factory(1)
-    if not broker_supports(c.bootstrap, ApiKey.IncrementalAlterConfigs):
-        pytest.skip("the broker does not implement IncrementalAlterConfigs (API 44) yet")
     assert cli(topics_command, "--bootstrap-server", c.bootstrap, "--create", "--topic", "foo").exit_code == 0
     r = configs("--bootstrap-server", c.bootstrap, "--topic", "foo", "--alter", "--add-config", "retention.ms=7")
     assert (r.exit_code, r.stdout) == (0, "Completed updating config for topic foo.\n")

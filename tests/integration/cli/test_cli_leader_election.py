@@ -7,11 +7,10 @@ import pytest
 
 from pylog.cli.leader_election import leader_election_command
 from pylog.cli.topics import topics_command
-from pylog.protocol.api import ApiKey
 from pylog.zk import paths
 from pylog.zk.codecs import TopicAssignment
 
-from cli_helpers import broker_supports, cli, register_brokers, script, write_states
+from cli_helpers import cli, register_brokers, script, write_states
 from support.clients import wait_for
 
 pytestmark = pytest.mark.integration
@@ -101,8 +100,6 @@ def test_preferred_election_through_zookeeper_and_the_controller(cluster_factory
 
 def test_preferred_election_through_a_broker(cluster_factory):
     c = cluster_factory(2, overrides=NO_REBALANCE)
-    if not broker_supports(c.bootstrap, ApiKey.ElectLeaders):
-        pytest.skip("the broker does not implement ElectLeaders (API 43) yet")
     move_leadership_away(c)
     r = elect("--bootstrap-server", c.bootstrap, "--topic", "e", "--partition", "1")
     assert (r.exit_code, r.stdout) == (0, "Valid replica already elected for partitions e-1\n")
@@ -113,3 +110,18 @@ def test_preferred_election_through_a_broker(cluster_factory):
     r = cli(leader_election_command, "--bootstrap-server", c.bootstrap, "--election-type", "unclean",
             "--topic", "e", "--partition", "0")
     assert (r.exit_code, r.stdout) == (0, "Valid replica already elected for partitions e-0\n")
+
+
+def test_the_controller_moves_leaders_back_when_imbalance_passes_the_threshold(cluster_factory):
+    # Kafka's rule: rebalance broker B when (partitions preferring B but led elsewhere) / (partitions
+    # preferring B) > leader.imbalance.per.broker.percentage / 100 (here 1/1 > 10%).
+    c = cluster_factory(2, overrides={"auto.leader.rebalance.enable": "true",
+                                      "leader.imbalance.check.interval.seconds": "1"})
+    assert cli(topics_command, "--bootstrap-server", c.bootstrap, "--create", "--topic", "e",
+               "--replica-assignment", "0:1,1:0").exit_code == 0
+    wait_for(lambda: leader_of(c, "e", 0) == (0, [0, 1]), what="e-0 led by 0 with full ISR")
+    c.stop([0])
+    wait_for(lambda: leader_of(c, "e", 0)[0] == 1, timeout=60, what="e-0 failed over to 1")
+    c.restart(0)
+    wait_for(lambda: leader_of(c, "e", 0)[0] == 0, timeout=60, what="the controller to make 0 leader of e-0 again")
+    assert leader_of(c, "e", 1)[0] == 1
