@@ -157,7 +157,11 @@ class ReplicaManager:
             return ErrorCode.MESSAGE_TOO_LARGE, -1, -1
         if acks == -1 and len(p.isr) < p.min_insync_replicas:
             return ErrorCode.NOT_ENOUGH_REPLICAS, -1, -1
-        info = p.log.append_as_leader(buf, headers, p.leader_epoch, now_ms())
+        try:
+            info = p.log.append_as_leader(buf, headers, p.leader_epoch, now_ms())
+        except records.CodedError as exc:  # segment.bytes, timestamps, storage: a per-partition error, as in Kafka
+            log.info("Rejecting produce to %s: %s", p, exc)
+            return ErrorCode(exc.error_code), -1, -1
         if not p.maybe_increment_high_watermark():
             p.notify_fetchers()  # followers long-poll on the LEO, not the HW
         return ErrorCode.NONE, info.first_offset, info.last_offset
