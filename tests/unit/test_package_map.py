@@ -1,0 +1,69 @@
+"""The package map in README.md, enforced: which pylog package may import which, and the rules that keep
+protocol/ sans-I/O and planner/ and common/ free of third-party code (DESIGN.md, rules 1 and 10)."""
+
+from __future__ import annotations
+
+import ast
+import sys
+from pathlib import Path
+
+import pytest
+
+PYLOG = Path(__file__).resolve().parents[2] / "pylog"
+ANY = None  # tools at the top of the map may import everything
+ALLOWED: dict[str, set[str] | None] = {
+    "common": set(),
+    "protocol": set(),
+    "log": {"protocol", "common"},
+    "zk": {"common"},
+    "client": {"protocol"},
+    "controller": {"protocol", "zk", "client", "common"},
+    "planner": set(),
+    "spark": {"planner", "common", "client"},
+    # The broker hosts the controller and places new topics' replicas with the planner's create-time rule.
+    "broker": {"protocol", "log", "zk", "client", "common", "planner", "controller"},
+    "cli": ANY, "bench": ANY, "chaos": ANY, "localcluster": ANY,
+}
+STDLIB_ONLY = {"common", "planner"}
+NO_IO = {"asyncio", "socket", "selectors", "ssl", "subprocess"}  # protocol/ only moves bytes it is given
+
+
+def _imports(path: Path) -> list[str]:
+    names = []
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if isinstance(node, ast.Import):
+            names += [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            names.append(node.module)
+    return names
+
+
+def _modules() -> list[tuple[str, Path]]:
+    out = []
+    for path in sorted(PYLOG.rglob("*.py")):
+        rel = path.relative_to(PYLOG).parts
+        if rel == ("__init__.py",):
+            continue
+        out.append((rel[0] if len(rel) > 1 else path.stem, path))
+    return out
+
+
+def test_every_package_is_on_the_map():
+    assert {pkg for pkg, _ in _modules()} <= set(ALLOWED)
+
+
+@pytest.mark.parametrize("pkg,path", _modules(), ids=lambda v: str(v.relative_to(PYLOG)) if isinstance(v, Path) else "")
+def test_imports_follow_the_map(pkg, path):
+    allowed = ALLOWED[pkg]
+    bad = []
+    for name in _imports(path):
+        top, _, rest = name.partition(".")
+        if top == "pylog":
+            target = rest.split(".")[0]
+            if target and target != pkg and allowed is not ANY and target not in allowed:
+                bad.append(name)
+        elif pkg in STDLIB_ONLY and top not in sys.stdlib_module_names:
+            bad.append(name)
+        elif pkg == "protocol" and top in NO_IO:
+            bad.append(name)
+    assert bad == [], f"{path.relative_to(PYLOG)} imports {bad}, which README.md's package map does not allow"
