@@ -100,6 +100,15 @@ def validate_topic_name(name: str) -> None:
                                 "ASCII alphanumerics, '.', '_' and '-'")
 
 
+def is_legal_topic_name(name: str) -> bool:
+    """Whether Kafka would accept the name; no topic exists under an illegal one (nor is it a znode path)."""
+    try:
+        validate_topic_name(name)
+    except InvalidTopicError:
+        return False
+    return True
+
+
 def has_collision_chars(name: str) -> bool:
     """True if the name has '.' or '_', which collide in metric names."""
     return "." in name or "_" in name
@@ -179,7 +188,7 @@ class AdminZkClient:
         """Grow a topic to num_partitions; existing partitions keep their replicas (entries for them are
         ignored), new_assignment gives the replicas of the new ones. Returns the full assignment.
         """
-        current = self.zk.get_topic_assignment(name)
+        current = self.zk.get_topic_assignment(name) if is_legal_topic_name(name) else None
         if current is None:
             raise UnknownTopicOrPartitionError(f"The topic '{name}' does not exist.")
         existing, zk_version = current
@@ -231,7 +240,7 @@ class AdminZkClient:
 
     def delete_topic(self, name: str) -> None:
         """Mark a topic for deletion (/admin/delete_topics/<t>); the controller does the rest."""
-        if not self.zk.topic_exists(name):
+        if not is_legal_topic_name(name) or not self.zk.topic_exists(name):
             raise UnknownTopicOrPartitionError(f"Topic `{name}` to delete does not exist")
         try:
             self.zk.create_delete_topic_path(name)
@@ -248,11 +257,11 @@ class AdminZkClient:
 
     def get_topic_assignments(self, topics: Iterable[str]) -> dict[str, TopicAssignment]:
         """Assignments of the given topics that exist (bulk)."""
-        return self.zk.get_topic_assignments(topics)
+        return self.zk.get_topic_assignments(t for t in topics if is_legal_topic_name(t))
 
     def get_partition_states(self, topics: Iterable[str]) -> dict[TopicPartition, PartitionState | None]:
         """States of every partition of the given topics (bulk; None where the controller hasn't written one)."""
-        assignments = self.zk.get_topic_assignments(topics)
+        assignments = self.get_topic_assignments(topics)
         return self.zk.get_partition_states(
             TopicPartition(t, p) for t, a in assignments.items() for p in sorted(a.partitions))
 

@@ -115,6 +115,13 @@ def test_delete_topic(admin: AdminZkClient, zk: ZkClient) -> None:
         admin.create_topic("foo", {0: [1]})
     with pytest.raises(UnknownTopicOrPartitionError, match="^Topic `nope` to delete does not exist$"):
         admin.delete_topic("nope")
+    # Names no topic can have (and no znode path can hold) are unknown topics, not crashes.
+    for name in ("", "a/b", ".."):
+        with pytest.raises(UnknownTopicOrPartitionError):
+            admin.delete_topic(name)
+        with pytest.raises(UnknownTopicOrPartitionError, match="does not exist"):
+            admin.add_partitions(name, 2, {1: [1]})
+    assert admin.get_topic_assignments(["", "foo"]).keys() == {"foo"}
 
 
 def test_change_entity_config_then_notification(admin: AdminZkClient, zk: ZkClient) -> None:
