@@ -164,6 +164,10 @@ class Broker:
         return BrokerRegistration(self.broker_id, (EndPoint("PLAINTEXT", host, port, "PLAINTEXT"),),
                                   rack=self.rack, timestamp_ms=now_ms())
 
+    def is_broker_epoch_stale(self, request_epoch: int) -> bool:
+        """KIP-380: a control request addressed to an earlier registration of this broker (-1: unknown)."""
+        return request_epoch != -1 and request_epoch < self.broker_epoch
+
     def _on_session(self, event: SessionEvent) -> None:
         # Runs on the ZooKeeper client's listener thread: only re-register there (it may block).
         if event == SessionEvent.NEW_SESSION and not self._stopping.is_set():

@@ -2,7 +2,8 @@
 
 Behavior: replaces the live broker list and updates the listed partition states in the metadata
 cache; partitions marked with leader -2 belong to deleted topics and are dropped. Refused with
-STALE_CONTROLLER_EPOCH from an older controller.
+STALE_CONTROLLER_EPOCH from an older controller, STALE_BROKER_EPOCH when addressed to an earlier
+registration of this broker.
 """
 
 from __future__ import annotations
@@ -17,6 +18,8 @@ async def handle_update_metadata(ctx, req):
     """Refresh the metadata cache."""
     cls = response_class(ApiKey.UpdateMetadata)[ctx.header.api_version]
     broker = ctx.broker
+    if broker.is_broker_epoch_stale(req.broker_epoch):
+        return cls(error_code=int(ErrorCode.STALE_BROKER_EPOCH))
     if req.controller_epoch < broker.replicas.controller_epoch:
         return cls(error_code=int(ErrorCode.STALE_CONTROLLER_EPOCH))
     broker.replicas.controller_epoch = req.controller_epoch
