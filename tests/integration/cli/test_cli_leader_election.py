@@ -70,14 +70,19 @@ def leader_of(cluster, topic, partition):
     return parts[partition]["leader"], parts[partition]["isr"]
 
 
-def move_leadership_away(c):
-    """Topic e with preferred leaders 0 (e-0) and 1 (e-1); after a restart of broker 0, e-0 is led by 1."""
+def restart_preferred_leader(c):
+    """Topic e with preferred leaders 0 (e-0) and 1 (e-1); broker 0 is restarted after e-0 failed over to 1."""
     assert cli(topics_command, "--bootstrap-server", c.bootstrap, "--create", "--topic", "e",
                "--replica-assignment", "0:1,1:0").exit_code == 0
     wait_for(lambda: leader_of(c, "e", 0) == (0, [0, 1]), what="e-0 led by 0 with full ISR")
     c.stop([0])
     wait_for(lambda: leader_of(c, "e", 0)[0] == 1, timeout=60, what="e-0 failed over to 1")
     c.restart(0)
+
+
+def move_leadership_away(c):
+    """Topic e as above, with e-0 still led by 1 once broker 0 is back in its ISR."""
+    restart_preferred_leader(c)
     wait_for(lambda: sorted(leader_of(c, "e", 0)[1]) == [0, 1], timeout=60, what="broker 0 back in e-0's ISR")
     assert leader_of(c, "e", 0)[0] == 1
 
@@ -117,11 +122,6 @@ def test_the_controller_moves_leaders_back_when_imbalance_passes_the_threshold(c
     # preferring B) > leader.imbalance.per.broker.percentage / 100 (here 1/1 > 10%).
     c = cluster_factory(2, overrides={"auto.leader.rebalance.enable": "true",
                                       "leader.imbalance.check.interval.seconds": "1"})
-    assert cli(topics_command, "--bootstrap-server", c.bootstrap, "--create", "--topic", "e",
-               "--replica-assignment", "0:1,1:0").exit_code == 0
-    wait_for(lambda: leader_of(c, "e", 0) == (0, [0, 1]), what="e-0 led by 0 with full ISR")
-    c.stop([0])
-    wait_for(lambda: leader_of(c, "e", 0)[0] == 1, timeout=60, what="e-0 failed over to 1")
-    c.restart(0)
+    restart_preferred_leader(c)
     wait_for(lambda: leader_of(c, "e", 0)[0] == 0, timeout=60, what="the controller to make 0 leader of e-0 again")
     assert leader_of(c, "e", 1)[0] == 1
