@@ -1,0 +1,48 @@
+"""DescribeLogDirs: v1-4 (KIP-113; flexible from v2).
+
+Behavior: every log dir of this broker with the partitions it holds (all, or those asked for),
+each with its size on disk and its offset lag (high watermark minus log end offset, at least
+0, as Kafka computes it). The reassignment tools read replica sizes here to
+show bytes copied. pylog has no future (log-dir move) replicas, so is_future_key is always false.
+Version notes: v3 adds the top-level error code; v4 the volume's total and usable bytes.
+"""
+
+from __future__ import annotations
+
+import shutil
+
+from pylog.broker.handlers import handler
+from pylog.protocol.api import ApiKey, response_class
+
+
+def _volume(path: str) -> tuple[int, int]:
+    try:
+        usage = shutil.disk_usage(path)
+    except OSError:
+        return -1, -1
+    return usage.total, usage.free
+
+
+@handler(ApiKey.DescribeLogDirs, 1, 4)
+async def handle_describe_log_dirs(ctx, req):
+    """Sizes and lags of this broker's replicas, per log dir."""
+    cls = response_class(ApiKey.DescribeLogDirs)[ctx.header.api_version]
+    logs = ctx.broker.logs
+    wanted = None if req.topics is None else {(t.topic, p) for t in req.topics for p in t.partitions}
+    by_dir: dict[str, dict[str, list]] = {d: {} for d in logs.log_dirs}
+    for plog in logs.all_logs():
+        key = (plog.topic, plog.partition)
+        if wanted is not None and key not in wanted:
+            continue
+        by_dir.setdefault(logs.log_dir_of(plog), {}).setdefault(plog.topic, []).append(
+            cls.DescribeLogDirsResult.DescribeLogDirsTopic.DescribeLogDirsPartition(
+                partition_index=plog.partition, partition_size=plog.size_bytes,
+                offset_lag=max(0, plog.high_watermark - plog.log_end_offset), is_future_key=False))
+    results = []
+    for root, topics in sorted(by_dir.items()):
+        total, usable = _volume(root)
+        results.append(cls.DescribeLogDirsResult(
+            error_code=0, log_dir=root, total_bytes=total, usable_bytes=usable,
+            topics=[cls.DescribeLogDirsResult.DescribeLogDirsTopic(name=t, partitions=sorted(
+                ps, key=lambda p: p.partition_index)) for t, ps in sorted(topics.items())]))
+    return cls(throttle_time_ms=0, error_code=0, results=results)
