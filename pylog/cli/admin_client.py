@@ -178,6 +178,35 @@ class BrokerAdmin:
                                                           tuple(p.removing_replicas))
                 for t in resp.topics for p in t.partitions}
 
+    def alter_partition_reassignments(self, targets: Mapping[tuple[str, int], Sequence[int] | None]
+                                      ) -> dict[tuple[str, int], ApiError | None]:
+        """AlterPartitionReassignments (API 45): per partition None (started/cancelled) or its error.
+
+        A target of None cancels that partition's reassignment."""
+        by_topic: dict[str, list[tuple[int, Sequence[int] | None]]] = {}
+        for (t, p), replicas in sorted(targets.items()):
+            by_topic.setdefault(t, []).append((p, replicas))
+
+        def build(cls: type, v: int) -> ApiMessage:
+            return cls(timeout_ms=self.timeout_ms, topics=[cls.ReassignableTopic(name=t, partitions=[
+                cls.ReassignableTopic.ReassignablePartition(
+                    partition_index=p, replicas=None if r is None else list(r)) for p, r in ps])
+                for t, ps in by_topic.items()])
+        resp = self._to_controller(ApiKey.AlterPartitionReassignments, build,
+                                   lambda r: r.error_code == ErrorCode.NOT_CONTROLLER)
+        _check(resp.error_code, resp.error_message)
+        return {(t.name, p.partition_index): None if p.error_code == ErrorCode.NONE else
+                ApiError(p.error_code, p.error_message) for t in resp.responses for p in t.partitions}
+
+    def describe_log_dirs(self, node: int) -> dict[tuple[str, int], int]:
+        """DescribeLogDirs (API 35) on one broker: the size in bytes of each replica it holds."""
+        self._require(ApiKey.DescribeLogDirs, node)
+        resp = self.client.call(ApiKey.DescribeLogDirs, lambda cls, v: cls(topics=None), node=node)
+        _check(getattr(resp, "error_code", 0))
+        return {(t.name, p.partition_index): p.partition_size
+                for d in resp.results if d.error_code == ErrorCode.NONE for t in d.topics for p in t.partitions
+                if not p.is_future_key}
+
     # ------------------------------------------------------------------ topics
 
     def create_topic(self, name: str, partitions: int | None, replication_factor: int | None,

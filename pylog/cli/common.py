@@ -22,6 +22,7 @@ from pylog.cli.admin_client import ApiError, BrokerAdmin
 from pylog.client.sync import ClientError
 from pylog.common.configdef import ConfigError
 from pylog.planner.assignment import AssignmentError
+from pylog.planner.model import PlanError
 from pylog.zk.admin import AdminError
 from pylog.zk.client import ZkClient
 from pylog.zk.errors import ZkError
@@ -48,7 +49,7 @@ class CliError(click.ClickException):
 
 
 # Exceptions whose message is meant for the operator; anything else also names its type.
-_EXPECTED = (OperationError, ApiError, ConfigError, AdminError, AssignmentError, ClientError, ZkError)
+_EXPECTED = (OperationError, ApiError, ConfigError, AdminError, AssignmentError, PlanError, ClientError, ZkError)
 
 
 def describe_exception(exc: BaseException) -> str:
@@ -196,11 +197,12 @@ class OptionRules:
 
 @contextmanager
 def progress(description: str, total: float | None = None) -> Iterator[Callable[[float], None]]:
-    """A transient rich progress bar on stderr when it is a terminal; a no-op otherwise (cron, pipes).
+    """A transient rich progress bar on stderr when stdout and stderr are terminals; a no-op otherwise
+    (cron, pipes, output redirected to a file).
 
     Yields update(completed).
     """
-    if not sys.stderr.isatty():
+    if not (sys.stdout.isatty() and sys.stderr.isatty()):
         yield lambda completed: None
         return
     from rich.console import Console
