@@ -71,9 +71,9 @@ class TokenBucket:
     def seconds_until_available(self, now: float) -> float:
         """How long until the quota is no longer exceeded (inf with a zero rate)."""
         self._refill(now)
-        if self.tokens >= 0:
-            return 0.0
-        return float("inf") if self.rate <= 0 else -self.tokens / self.rate
+        if self.rate <= 0:  # a zero rate is always exceeded (exceeded() says so too)
+            return float("inf")
+        return 0.0 if self.tokens >= 0 else -self.tokens / self.rate
 
 
 class Quota:
