@@ -65,6 +65,7 @@ class ReplicaFetcher:
         self.conn: AsyncBrokerConnection | None = None
         self.task: asyncio.Task | None = None
         self.wakeup = asyncio.Event()
+        self.stopped = False
 
     def start(self) -> None:
         """Run the fetch loop in the background."""
@@ -72,12 +73,13 @@ class ReplicaFetcher:
 
     async def stop(self) -> None:
         """Stop fetching and close the connection."""
-        if self.task is not None:
+        self.stopped = True
+        self.wakeup.set()
+        # Python 3.11's wait_for can swallow a cancellation that races with a failed connect, and the loop
+        # would carry on retrying (a broker then never finishes shutting down): cancel until it is done.
+        while self.task is not None and not self.task.done():
             self.task.cancel()
-            try:
-                await self.task
-            except (asyncio.CancelledError, Exception):
-                pass
+            await asyncio.wait({self.task}, timeout=1.0)
         if self.conn is not None:
             await self.conn.close()
 
@@ -95,7 +97,7 @@ class ReplicaFetcher:
         cfg = self.manager.config
         backoff = int(cfg.get("replica.fetch.backoff.ms")) / 1000
         loop = asyncio.get_running_loop()
-        while True:
+        while not self.stopped:
             if not self.states:
                 self.wakeup.clear()
                 await self.wakeup.wait()
