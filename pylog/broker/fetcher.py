@@ -271,6 +271,7 @@ class ReplicaFetcherManager:
             f = self.fetchers[leader] = ReplicaFetcher(self, leader)
             f.start()
         f.states[(partition.topic, partition.index)] = FetchState(partition, partition.leader_epoch)
+        self.broker.throttle.follower_started(partition)
         f.wakeup.set()
 
     def remove_partition(self, topic: str, index: int) -> None:

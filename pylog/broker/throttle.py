@@ -21,6 +21,7 @@ overshoot, as in Kafka), so over a transfer the bytes moved stay within rate x t
 from __future__ import annotations
 
 import time
+import weakref
 from typing import Any, Callable, Iterable
 
 UNLIMITED = (1 << 63) - 1  # Long.MaxValue: the default rate, meaning no throttle
@@ -125,7 +126,10 @@ class ReplicationThrottle:
         self.leader = Quota(LEADER_RATE, LEADER_REPLICAS, clock)
         self.follower = Quota(FOLLOWER_RATE, FOLLOWER_REPLICAS, clock)
         self._configured = False
-        self._caught_up: dict[tuple[str, int], bool] = {}  # follower side: lag <= 0 on the last fetch
+        # Follower side: lag <= 0 on the last fetch. Keyed by the Partition object and reset when fetching
+        # (re)starts, as Kafka's fetch state is: a replica deleted and created again, or a leader turned
+        # follower, must not inherit "in sync" from before.
+        self._caught_up: weakref.WeakKeyDictionary[Any, bool] = weakref.WeakKeyDictionary()
 
     def reconfigure(self) -> None:
         """Re-read the rates (dynamic broker config changed)."""
@@ -165,16 +169,20 @@ class ReplicationThrottle:
 
     # -- follower side ------------------------------------------------------------------------
 
+    def follower_started(self, p: Any) -> None:
+        """A fetcher starts following `p`: it is not known to be in sync until a fetch shows it."""
+        self._caught_up.pop(p, None)
+
     def follower_should_skip(self, p: Any) -> bool:
         """Leave partition `p` out of the next fetch (throttled, out of sync, quota used up)."""
         self._ensure()
-        if self.follower.bucket is None or self._caught_up.get((p.topic, p.index), False):
+        if self.follower.bucket is None or self._caught_up.get(p, False):
             return False
         return self._is(self.follower, p.topic, p.index) and self.follower.exceeded()
 
     def after_follower_append(self, p: Any, nbytes: int, leader_high_watermark: int) -> None:
         """Record what a fetch brought for `p` and whether it is now caught up with the leader."""
         self._ensure()
-        self._caught_up[(p.topic, p.index)] = leader_high_watermark - p.log.log_end_offset <= 0
+        self._caught_up[p] = leader_high_watermark - p.log.log_end_offset <= 0
         if self._is(self.follower, p.topic, p.index):
             self.follower.record(nbytes)

@@ -130,6 +130,10 @@ def test_follower_side_skips_throttled_partitions_until_caught_up(setup):
     throttle.after_follower_append(p, 5000, leader_high_watermark=0)  # caught up with the leader's HW
     assert not throttle.follower_should_skip(p)  # caught-up replicas are not held back, over quota or not
     assert throttle.follower.exceeded()
+    throttle.follower_started(p)  # following again (e.g. after being leader): in sync only once a fetch shows it
+    assert throttle.follower_should_skip(p)
+    again = partition("t", 4)  # the replica deleted and created again on this broker
+    assert throttle.follower_should_skip(again)
     configs.overrides["t"] = {"follower.replication.throttled.replicas": "4:2"}  # listed for another broker
     throttle.after_follower_append(p, 1000, leader_high_watermark=50)
     assert not throttle.follower_should_skip(p)
