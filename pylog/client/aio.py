@@ -17,6 +17,19 @@ log = logging.getLogger("pylog.client")
 _I32 = struct.Struct(">i")
 
 
+async def _within(aw, seconds: float):
+    """Await `aw` for at most `seconds` (asyncio.TimeoutError after that).
+
+    wait_for can swallow a cancellation when the awaited operation completes at the same moment
+    (a refused connect, a response arriving): the caller then never learns it was cancelled, and a
+    task being stopped runs on. asyncio.timeout (3.11+) delivers the cancellation; 3.10 keeps wait_for.
+    """
+    if hasattr(asyncio, "timeout"):
+        async with asyncio.timeout(seconds):
+            return await aw
+    return await asyncio.wait_for(aw, seconds)
+
+
 class BrokerUnavailable(ConnectionError):
     """The connection failed or was closed before the response arrived."""
 
@@ -44,7 +57,7 @@ class AsyncBrokerConnection:
         async with self._connecting:
             if self.connected:
                 return
-            self._reader, self._writer = await asyncio.wait_for(
+            self._reader, self._writer = await _within(
                 asyncio.open_connection(self.host, self.port, limit=1 << 20), self.connect_timeout)
             self._read_task = asyncio.get_running_loop().create_task(self._read_loop())
 
@@ -58,7 +71,7 @@ class AsyncBrokerConnection:
         try:
             assert self._writer is not None
             self._writer.write(encode_request(msg, version, corr, self.client_id))
-            return await asyncio.wait_for(fut, timeout)
+            return await _within(fut, timeout)
         except asyncio.TimeoutError:
             # A late response would desynchronise nothing (ids are unique) but the peer is slow
             # or gone: drop the connection so the next request starts clean.
