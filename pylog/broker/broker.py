@@ -20,6 +20,7 @@ from pylog.broker.metadata_cache import MetadataCache
 from pylog.broker.metrics_reporter import MetricsReporter
 from pylog.broker.replica_manager import ReplicaManager, now_ms
 from pylog.broker.server import SocketServer
+from pylog.broker.shutdown_request import ShutdownRequests
 from pylog.broker.stats import PartitionStats
 from pylog.broker.throttle import ReplicationThrottle
 from pylog.broker.topic_admin import TopicAdmin
@@ -70,6 +71,8 @@ class Broker:
         self.server: SocketServer | None = None
         self._tasks: set[asyncio.Task] = set()
         self._stopping = asyncio.Event()
+        self.stop_requested = asyncio.Event()  # SIGTERM/SIGINT, or a request through ZooKeeper
+        self.shutdown_requests = ShutdownRequests(self, self.stop_requested.set)
         self.started = False
 
     @property
@@ -116,6 +119,7 @@ class Broker:
         await self.topic_configs.start()
         self.broker_epoch = await self._register()
         self.zk.add_session_listener(self._on_session)
+        await self.shutdown_requests.start()
         self.controller = Controller(self.broker_id, self.zk, cfg)
         await self.controller.start()
         self._start_background_tasks()
@@ -273,6 +277,7 @@ class Broker:
             except Exception:
                 log.exception("Controlled shutdown failed")
         self._stopping.set()
+        self.shutdown_requests.cancel()
         if self.server is not None:
             await self.server.stop()
         await self.fetchers.shutdown()
@@ -291,13 +296,12 @@ class Broker:
         log.info("[KafkaServer id=%d] shut down completed", self.broker_id)
 
     async def run_until_signalled(self) -> None:
-        """Start, then serve until SIGTERM/SIGINT; exit after a clean shutdown."""
+        """Start, then serve until SIGTERM/SIGINT or a shutdown request; exit after a clean shutdown."""
         loop = asyncio.get_running_loop()
-        done = asyncio.Event()
         for sig in (signal.SIGTERM, signal.SIGINT):
-            loop.add_signal_handler(sig, done.set)
+            loop.add_signal_handler(sig, self.stop_requested.set)
         try:
             await self.start()
-            await done.wait()
+            await self.stop_requested.wait()
         finally:
             await self.stop()

@@ -1,7 +1,7 @@
 """JSON of the admin-request, notification and bookkeeping znodes (ZkData.scala).
 
-/admin/reassign_partitions (legacy), /admin/preferred_replica_election, /isr_change_notification/*,
-/log_dir_event_notification/*, /latest_producer_id_block and /feature. Same rules as codecs.py:
+/admin/reassign_partitions (legacy), /admin/preferred_replica_election, pylog's /admin/shutdown_brokers/<id>,
+/isr_change_notification/*, /log_dir_event_notification/*, /latest_producer_id_block and /feature. Same rules as codecs.py:
 compact JSON in Kafka's key order, decoders ignore key order and raise ValueError naming path and field.
 """
 
@@ -119,6 +119,27 @@ class LogDirEventNotification:
         """Parse one notification."""
         r = JsonReader(data, path or paths.log_dir_event_prefix() + "<seq>")
         return cls(r.int("broker"), r.int("event", LOG_DIR_FAILURE_EVENT))
+
+
+@dataclass(frozen=True)
+class ShutdownRequest:
+    """/admin/shutdown_brokers/<id> (pylog): {"version":1,"broker_epoch":N}, the registration it is meant for.
+
+    The epoch makes the request one-shot: a broker restarted since (a new registration czxid) ignores it.
+    """
+
+    broker_epoch: int
+
+    def encode(self) -> bytes:
+        """Compact JSON."""
+        return dumps({"version": 1, "broker_epoch": self.broker_epoch})
+
+    @classmethod
+    def decode(cls, data: bytes, path: str | None = None) -> "ShutdownRequest":
+        """Parse a request."""
+        r = JsonReader(data, path or paths.shutdown_brokers() + "/<id>")
+        r.version((1,), default=1)
+        return cls(r.int("broker_epoch"))
 
 
 @dataclass(frozen=True)

@@ -150,6 +150,16 @@ def reassign_partitions() -> str:
     return "/admin/reassign_partitions"
 
 
+def shutdown_brokers() -> str:
+    """Parent of pylog's broker shutdown requests (pylog-alter-cluster --remove-brokers; not a Kafka path)."""
+    return "/admin/shutdown_brokers"
+
+
+def shutdown_broker(broker: int) -> str:
+    """Asks one broker, at one registration epoch, to shut down; the broker deletes it and stops."""
+    return f"{shutdown_brokers()}/{_int('broker id', broker)}"
+
+
 def preferred_replica_election() -> str:
     """Preferred leader election request."""
     return "/admin/preferred_replica_election"

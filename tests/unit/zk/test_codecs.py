@@ -9,7 +9,7 @@ import pytest
 from pylog.zk.codecs import (RECOVERING, BrokerRegistration, ClusterId, ConfigChangeNotification, ConfigEntity,
                              ControllerInfo, EndPoint, PartitionState, TopicAssignment, TopicPartition,
                              decode_controller_epoch, encode_controller_epoch)
-from pylog.zk.codecs_admin import (FeatureZNodeData, IsrChangeNotification, LogDirEventNotification,
+from pylog.zk.codecs_admin import (FeatureZNodeData, IsrChangeNotification, LogDirEventNotification, ShutdownRequest,
                                    PreferredReplicaElection, ProducerIdBlock, ReassignPartitions)
 
 BROKER_V5 = (b'{"features":{},"listener_security_protocol_map":{"PLAINTEXT":"PLAINTEXT"},'
@@ -201,6 +201,10 @@ def test_notifications_and_bookkeeping() -> None:
     assert IsrChangeNotification([("foo", 0)]).encode() == b'{"version":1,"partitions":[{"topic":"foo","partition":0}]}'
     assert LogDirEventNotification(1).encode() == b'{"version":1,"broker":1,"event":1}'
     assert LogDirEventNotification.decode(b'{"event":1,"broker":2,"version":1}') == LogDirEventNotification(2)
+    assert ShutdownRequest(4294967301).encode() == b'{"version":1,"broker_epoch":4294967301}'
+    assert ShutdownRequest.decode(b'{"broker_epoch":7,"version":1}') == ShutdownRequest(7)
+    with pytest.raises(ValueError, match="broker_epoch"):
+        ShutdownRequest.decode(b'{"version":1}')
     block = ProducerIdBlock(0, 0, 999)
     assert block.encode() == b'{"version":1,"broker":0,"block_start":"0","block_end":"999"}'
     assert ProducerIdBlock.decode(block.encode()) == block

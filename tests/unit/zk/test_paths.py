@@ -22,6 +22,7 @@ def test_paths() -> None:
     assert paths.delete_topic("foo") == "/admin/delete_topics/foo"
     assert paths.reassign_partitions() == "/admin/reassign_partitions"
     assert paths.preferred_replica_election() == "/admin/preferred_replica_election"
+    assert paths.shutdown_broker(3) == "/admin/shutdown_brokers/3"  # pylog's, not Kafka's
     assert paths.isr_change_prefix() == "/isr_change_notification/isr_change_"
     assert paths.isr_change_notification("0000000003") == "/isr_change_notification/isr_change_0000000003"
     assert paths.log_dir_event_prefix() == "/log_dir_event_notification/log_dir_event_"
