@@ -143,11 +143,11 @@ def reassign_command(zookeeper: str | None, bootstrap_server: str | None, **opts
                                          not opts["disable_rack_aware"], True, opts["max_moves"], opts["max_bytes"]),
             gen.parse_broker_racks(opts["broker_racks"]) or None, opts["spark"], opts["spark_master"])
         cluster = None if opts["cluster_snapshot"] else _cluster(zookeeper, bootstrap_server)
-        result, report = gen.generate(cluster, opts["cluster_snapshot"], opts["topics_to_move_json_file"],
-                                      opts["broker_list"], gen_opts)
+        result = gen.generate(cluster, opts["cluster_snapshot"], opts["topics_to_move_json_file"],
+                              opts["broker_list"], gen_opts)
         if (opts.get("output") or "text") == "text":  # the plan's report goes to stderr, Kafka's text to stdout
-            from pylog.planner.report import render_text
-            click.echo(render_text(report), err=True)
+            from pylog.cli.reassign_results import report_text
+            click.echo(report_text(result.report), err=True)
         return result
     cluster = _cluster(zookeeper, bootstrap_server)
     if action == "export-snapshot":

@@ -21,6 +21,7 @@ from pylog.cli.reassign_logic import TP, Ongoing, name
 from pylog.client.sync import ClientError
 from pylog.common.topic_config import validate_topic_config
 from pylog.planner.model import Broker, Partition, Snapshot
+from pylog.protocol.errors import ErrorCode
 from pylog.zk import admin as zk_admin
 from pylog.zk import paths
 from pylog.zk.client import ZkClient
@@ -76,8 +77,9 @@ class ClusterView:
         """Remove every reassignment throttle config from these brokers and topics."""
         raise NotImplementedError
 
-    def elect_preferred(self, tps: Sequence[TP], timeout_ms: int) -> dict[TP, str | None]:
-        """Preferred leader election for these partitions: None where elected or already preferred."""
+    def elect_preferred(self, tps: Sequence[TP], timeout_ms: int) -> tuple[list[TP], dict[TP, str]]:
+        """Preferred leader election for these partitions: those elected, and failures with their message
+        (partitions already led by their preferred replica are in neither)."""
         raise NotImplementedError
 
     def _admin_for_sizes(self) -> BrokerAdmin | None:
@@ -181,12 +183,10 @@ class ZkCluster(ClusterView):
             if topic in existing:
                 self._update("topics", topic, {}, TOPIC_THROTTLES, only_if_changed=True)
 
-    def elect_preferred(self, tps: Sequence[TP], timeout_ms: int) -> dict[TP, str | None]:
+    def elect_preferred(self, tps: Sequence[TP], timeout_ms: int) -> tuple[list[TP], dict[TP, str]]:
         from pylog.cli.leader_election import elect_through_zookeeper
-        from pylog.protocol.errors import ErrorCode
         outcome = elect_through_zookeeper(self.zk, [TopicPartition(*tp) for tp in tps], timeout_ms)
-        return {tuple(tp): None if err is None or err.code == ErrorCode.ELECTION_NOT_NEEDED else err.message
-                for tp, err in outcome.items()}
+        return _election_outcome({(tp.topic, tp.partition): err for tp, err in outcome.items()})
 
     def _admin_for_sizes(self) -> BrokerAdmin | None:
         if self._sizes_admin is None:
@@ -251,14 +251,18 @@ class BrokerCluster(ClusterView):
         for topic in topics:
             self.admin.incremental_alter_configs(TOPIC_RESOURCE, topic, {}, TOPIC_THROTTLES)
 
-    def elect_preferred(self, tps: Sequence[TP], timeout_ms: int) -> dict[TP, str | None]:
-        from pylog.protocol.errors import ErrorCode
-        outcome = self.admin.elect_leaders(PREFERRED, tps)
-        return {tp: None if err is None or err.code == ErrorCode.ELECTION_NOT_NEEDED else err.message
-                for tp, err in outcome.items()}
+    def elect_preferred(self, tps: Sequence[TP], timeout_ms: int) -> tuple[list[TP], dict[TP, str]]:
+        return _election_outcome(self.admin.elect_leaders(PREFERRED, tps))
 
     def _admin_for_sizes(self) -> BrokerAdmin | None:
         return self.admin
+
+
+def _election_outcome(outcome: Mapping[TP, ApiError | None]) -> tuple[list[TP], dict[TP, str]]:
+    elected = sorted(tp for tp, err in outcome.items() if err is None)
+    failed = {tp: err.message for tp, err in outcome.items()
+              if err is not None and err.code != ErrorCode.ELECTION_NOT_NEEDED}
+    return elected, failed
 
 
 def wait_for(check, timeout_s: float, what: str, interval: float = 0.2):

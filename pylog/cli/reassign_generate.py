@@ -20,7 +20,7 @@ from pylog.planner.formats import dump_snapshot, load_snapshot, parse_broker_lis
 from pylog.planner.kafka_generate import broker_metadata, calculate_assignment
 from pylog.planner.model import PlanError, PlanOptions, Snapshot
 from pylog.planner.plan import Plan, plan_reassignment, prepare
-from pylog.planner.report import Report, build_report
+from pylog.planner.report import build_report
 
 TP = tuple[str, int]
 
@@ -90,8 +90,8 @@ def _kafka_plan(snapshot: Snapshot, topics: Sequence[str], brokers: Sequence[int
 
 
 def generate(cluster: ClusterView | None, snapshot_path: str | None, topics_file: str, broker_list: str,
-             opts: GenerateOptions) -> tuple[GeneratedPlan, Report]:
-    """The --generate action: parse, read the cluster (or snapshot), plan; both documents and the report."""
+             opts: GenerateOptions) -> GeneratedPlan:
+    """The --generate action: parse, read the cluster (or snapshot), plan, and return both documents."""
     brokers = parse_broker_list(broker_list)
     topics = parse_topics_to_move_json(read_text(topics_file))
     if cluster is None:
@@ -118,10 +118,9 @@ def generate(cluster: ClusterView | None, snapshot_path: str | None, topics_file
     except PlanError as exc:
         raise OperationError(str(exc)) from None
     plan.report.elapsed_s = time.perf_counter() - start
-    result = GeneratedPlan(as_reassignment(plan.current), as_reassignment(proposed),
-                           "kafka" if opts.planner == "kafka" else ("pylog-spark" if opts.spark else "pylog"),
-                           plan.report.to_dict(), "snapshot" if cluster is None else cluster.via)
-    return result, plan.report
+    return GeneratedPlan(as_reassignment(plan.current), as_reassignment(proposed),
+                         "kafka" if opts.planner == "kafka" else ("pylog-spark" if opts.spark else "pylog"),
+                         plan.report.to_dict(), "snapshot" if cluster is None else cluster.via)
 
 
 def export_snapshot(cluster: ClusterView, path: str) -> SnapshotExported:

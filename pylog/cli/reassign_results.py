@@ -14,6 +14,7 @@ from typing import Any
 
 from pylog.cli import render
 from pylog.cli.reassign_logic import COMPLETED, IN_PROGRESS, VERIFY_WARNING
+from pylog.planner.report import BrokerRow, Report, render_text
 
 ZK = "zookeeper"
 
@@ -122,6 +123,13 @@ class SnapshotExported:
     partitions: int
     sizes_known: bool
     via: str
+
+
+def report_text(report: dict) -> str:
+    """The planner's plain-text report, from the report's JSON form."""
+    fields = {k: v for k, v in report.items() if k != "gap"}
+    fields["brokers"] = [BrokerRow(**b) for b in report["brokers"]]
+    return render_text(Report(**fields))
 
 
 def _ids(ids: list[int]) -> str:

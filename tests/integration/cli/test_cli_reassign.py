@@ -134,7 +134,8 @@ def test_throttled_move_under_acks_all_load_then_verify_clears_the_throttles(clu
     assert elapsed >= 0.6 * size / rate, f"{size} bytes moved in {elapsed:.1f}s: not throttled to {rate} B/s"
     r = rp("--bootstrap-server", c.bootstrap, "--verify", "--reassignment-json-file", f)
     assert r.stdout == ("Status of partition reassignment:\nReassignment of partition mv-0 is completed.\n\n"
-                        "Clearing broker-level throttles on brokers 0,1,2\nClearing topic-level throttles on topic mv\n")
+                        "Clearing broker-level throttles on brokers 0,1,2\n"
+                        "Clearing topic-level throttles on topic mv\n")
     assert zk_configs(c.zk_connect, "topics", ["mv"]) == {"mv": {"min.insync.replicas": "2"}}
     assert zk_configs(c.zk_connect, "brokers", ["0", "1", "2"]) == {"0": {}, "1": {}, "2": {}}
     view = partitions(c.bootstrap, "mv")[0]

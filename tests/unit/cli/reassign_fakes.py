@@ -18,6 +18,7 @@ class FakeCluster(ClusterView):
         self.sizes = sizes
         self.errors = dict(errors or {})
         self.started, self.cancelled, self.throttles, self.cleared = [], [], [], []
+        self.leaders = {tp: r[0] for tp, r in self.current.items()}
 
     def live_brokers(self):
         return dict(self.brokers)
@@ -64,4 +65,6 @@ class FakeCluster(ClusterView):
         return None if self.sizes is None else dict(self.sizes)
 
     def elect_preferred(self, tps, timeout_ms):
-        return {tp: None for tp in tps}
+        elected = sorted(tp for tp in tps if self.current[tp][0] != self.leaders.get(tp))
+        self.leaders.update({tp: self.current[tp][0] for tp in elected})
+        return elected, {}
