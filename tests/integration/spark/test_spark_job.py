@@ -51,3 +51,25 @@ def test_metrics_aggregation_latest_size_and_p95(spark):
     applied = apply_load(snap, aggregate_load(with_parsed_samples(records_df)))
     assert applied.partitions[0].size_bytes == 119 and applied.partitions[0].bytes_in_per_sec == 180.0
     assert decode_sample(encode_sample(samples[0])[1]) == samples[0]
+
+
+def test_reassign_tool_generate_with_spark_proposes_the_pure_plan(spark, tmp_path):
+    import json
+
+    from click.testing import CliRunner
+
+    from pylog.cli.reassign import reassign_command
+    from pylog.planner.formats import dump_snapshot
+    snap = synthetic_snapshot(400, 6, rf=2, n_racks=0, seed=3)
+    dump_snapshot(snap, str(tmp_path / "snap.json"))
+    topics = sorted({p.topic for p in snap.partitions})
+    (tmp_path / "topics.json").write_text(json.dumps({"topics": [{"topic": t} for t in topics], "version": 1}))
+    args = ["--generate", "--cluster-snapshot", str(tmp_path / "snap.json"), "--topics-to-move-json-file",
+            str(tmp_path / "topics.json"), "--broker-list", "0,1,2,3,4,5,6,7", "--output", "json"]
+    pure = json.loads(CliRunner().invoke(reassign_command, args).stdout)
+    r = CliRunner().invoke(reassign_command, args + ["--spark", "--spark-master", "local[2]"])
+    assert r.exit_code == 0, r.output
+    on_spark = json.loads(r.stdout)
+    assert (on_spark["planner"], pure["planner"]) == ("pylog-spark", "pylog")
+    assert on_spark["proposed"] == pure["proposed"] and len(pure["proposed"]["partitions"]) > 0
+    assert on_spark["report"]["replicas_moved"] == pure["report"]["replicas_moved"] == pure["report"]["lower_bound"]
