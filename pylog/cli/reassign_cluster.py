@@ -11,7 +11,6 @@ the brokers' DescribeLogDirs, best effort (the brokers' addresses are in their r
 from __future__ import annotations
 
 import logging
-import time
 from collections.abc import Iterable, Mapping, Sequence
 
 from pylog.cli.admin_client import BROKER_RESOURCE, PREFERRED, TOPIC_RESOURCE, ApiError, BrokerAdmin
@@ -263,18 +262,6 @@ def _election_outcome(outcome: Mapping[TP, ApiError | None]) -> tuple[list[TP], 
     failed = {tp: err.message for tp, err in outcome.items()
               if err is not None and err.code != ErrorCode.ELECTION_NOT_NEEDED}
     return elected, failed
-
-
-def wait_for(check, timeout_s: float, what: str, interval: float = 0.2):
-    """Poll `check()` until it returns something truthy; OperationError naming `what` after the timeout."""
-    deadline = time.monotonic() + timeout_s
-    while True:
-        result = check()
-        if result:
-            return result
-        if time.monotonic() >= deadline:
-            raise OperationError(f"Timed out after {timeout_s:g} s waiting for {what}")
-        time.sleep(interval)
 
 
 def missing_partitions(targets: Iterable[TP], current: Mapping[TP, Sequence[int]]) -> list[str]:

@@ -10,7 +10,6 @@ import pytest
 from pylog.cli.alter_cluster import alter_cluster_command
 from pylog.cli.topics import topics_command
 from pylog.zk import paths
-from pylog.zk.client import ZkClient
 from pylog.zk.codecs_admin import ShutdownRequest
 
 from cli_helpers import cli
