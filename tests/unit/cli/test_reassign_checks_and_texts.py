@@ -1,6 +1,6 @@
 """pylog-reassign-partitions without a cluster: Kafka's checks and messages, golden texts, JSON, exit codes.
 
-The cluster is an in-memory fake (reassign_fakes.py); tests/integration/cli/test_cli_reassign*.py run
+The cluster is an in-memory fake (reassign_fakes.py); tests/integration/cli/test_cli_reassign.py runs
 the same command against real brokers.
 """
 
