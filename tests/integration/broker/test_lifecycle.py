@@ -95,9 +95,10 @@ def test_topic_deletion_removes_partition_dirs_and_znodes(cluster, zk_connect):
     wait_for(lambda: not (logs / "doomed-0").exists() and not (logs / "doomed-1").exists(), 30, "dirs deleted")
     zk = ZkClient(zk_connect, session_timeout_ms=10000).start()
     try:
-        wait_for(lambda: zk.exists(paths.topic("doomed")) is None, 30, "topic znode deleted")
+        # The controller deletes these one after another (as Kafka's TopicDeletionManager does): wait for the last.
+        wait_for(lambda: zk.exists(paths.delete_topic("doomed")) is None, 30, "deletion marker removed")
+        assert zk.exists(paths.topic("doomed")) is None
         assert zk.exists(paths.config_entity("topics", "doomed")) is None
-        assert zk.exists(paths.delete_topic("doomed")) is None
     finally:
         zk.close()
 
