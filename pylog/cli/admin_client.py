@@ -8,6 +8,7 @@ Kafka's tools print.
 
 from __future__ import annotations
 
+import time
 import uuid
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Mapping, Sequence
@@ -22,6 +23,7 @@ TOPIC_RESOURCE, BROKER_RESOURCE = 2, 4  # ConfigResource.Type ids
 OP_SET, OP_DELETE = 0, 1  # AlterConfigOp.OpType ids
 PREFERRED, UNCLEAN = 0, 1  # ElectionType ids
 _CONTROLLER_RETRIES = 3
+_CONTROLLER_BACKOFF_S = 0.5
 _SOCKET_GRACE_S = 5.0
 
 
@@ -127,13 +129,24 @@ class BrokerAdmin:
 
     def _to_controller(self, api_key: int, build: Callable[[type, int], ApiMessage],
                        not_controller: Callable[[Any], bool]) -> Any:
-        """Send to the controller; on NOT_CONTROLLER look it up again and resend (as Admin does)."""
-        for _ in range(_CONTROLLER_RETRIES):
-            node = self.client.controller()
-            self._require(api_key, node)
-            resp = self.client.call(api_key, build, node=node)
+        """Send to the controller; on NOT_CONTROLLER, or when it cannot be reached (it may just have failed
+        over), look it up again and resend, as Admin does."""
+        unreachable: ClientError | None = None
+        for attempt in range(_CONTROLLER_RETRIES):
+            if attempt:
+                time.sleep(_CONTROLLER_BACKOFF_S * attempt)
+            try:
+                node = self.client.controller()
+                self._require(api_key, node)
+                resp = self.client.call(api_key, build, node=node)
+            except ClientError as exc:
+                unreachable = exc
+                continue
             if not not_controller(resp):
                 return resp
+            unreachable = None
+        if unreachable is not None:
+            raise unreachable
         raise ApiError(ErrorCode.NOT_CONTROLLER)
 
     # ------------------------------------------------------------------ metadata
@@ -164,15 +177,15 @@ class BrokerAdmin:
     def list_partition_reassignments(self, topics: Mapping[str, Iterable[int]] | None = None
                                      ) -> dict[tuple[str, int], Reassignment]:
         """Ongoing reassignments; {} if the broker does not implement API 46 (as Kafka's tools treat it)."""
-        node = self.client.controller()
-        if not self.supports(ApiKey.ListPartitionReassignments, node):
+        if not self.supports(ApiKey.ListPartitionReassignments):
             return {}
 
         def build(cls: type, v: int) -> ApiMessage:
             t = None if topics is None else [cls.ListPartitionReassignmentsTopics(name=n, partition_indexes=list(p))
                                              for n, p in topics.items()]
             return cls(timeout_ms=self.timeout_ms, topics=t)
-        resp = self.client.call(ApiKey.ListPartitionReassignments, build, node=node)
+        resp = self._to_controller(ApiKey.ListPartitionReassignments, build,
+                                   lambda r: r.error_code == ErrorCode.NOT_CONTROLLER)
         _check(resp.error_code, resp.error_message)
         return {(t.name, p.partition_index): Reassignment(tuple(p.replicas), tuple(p.adding_replicas),
                                                           tuple(p.removing_replicas))

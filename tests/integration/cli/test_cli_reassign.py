@@ -9,6 +9,7 @@ import time
 
 import pytest
 
+from pylog.cli.admin_client import BrokerAdmin
 from pylog.cli.reassign import reassign_command
 from pylog.cli.topics import topics_command
 from pylog.zk.client import ZkClient
@@ -199,6 +200,18 @@ def test_reassignment_survives_the_controller_being_killed_mid_move(cluster_fact
     rest = ",".join(c.brokers[x].address for x in (a, b))
     wait_for(lambda: controller(c.zk_connect)[1] > epoch and controller(c.zk_connect)[0] in (a, b), 30,
              "a new controller")
+
+    def metadata_settled():  # both survivors know the new controller and that the old one is gone
+        for x in (a, b):
+            admin = BrokerAdmin(c.brokers[x].address)
+            try:
+                md = admin.metadata([])
+            finally:
+                admin.close()
+            if set(md.brokers) != {a, b} or md.controller_id not in (a, b):
+                return False
+        return True
+    wait_for(metadata_settled, 30, "the survivors' metadata to drop the dead controller")
     # The new controller resumed the move from the topic znode; --additional raises the throttle.
     r = rp("--bootstrap-server", rest, "--execute", "--reassignment-json-file", f, "--additional", "--throttle",
            "10000000", "--wait", "--wait-timeout", "60")
