@@ -13,8 +13,9 @@ from pylog.cli.admin_client import BrokerAdmin
 from pylog.cli.reassign import reassign_command
 from pylog.cli.topics import topics_command
 from pylog.zk.client import ZkClient
+from pylog.zk.codecs import TopicAssignment
 
-from cli_helpers import cli, script
+from cli_helpers import cli, register_brokers, script
 from support.clients import kcat, wait_for
 from support.inspect import controller, partitions
 
@@ -225,3 +226,27 @@ def test_reassignment_survives_the_controller_being_killed_mid_move(cluster_fact
     assert consume(rest, "fo") == values
     p = script("pylog-reassign-partitions.sh", "--bootstrap-server", rest, "--list")
     assert (p.returncode, p.stdout, p.stderr) == (0, "No partition reassignments found.\n", "")
+
+
+def test_zookeeper_list_cancel_and_additional_without_a_controller(zk, zk_connect, tmp_path):
+    """The ZooKeeper path reads in-flight moves from the topic znodes and asks through the legacy znode."""
+    register_brokers(zk, [1, 2, 3])
+    zk.create_topic_assignment("z", TopicAssignment({0: (3, 1, 2), 1: (1, 2)}, None, {0: (3,)}, {0: (2,)}))
+    conn = ["--zookeeper", zk_connect]
+    assert rp(*conn, "--list").stdout == ("Current partition reassignments:\n"
+                                          "z-0: replicas: 3,1,2. adding: 3. removing: 2.\n")
+    f = plan_file(tmp_path, "z", 1, [2, 3])
+    r = rp(*conn, "--execute", "--reassignment-json-file", f)
+    assert (r.exit_code, r.stdout) == (1, "") and r.stderr.startswith("Cannot execute because there is an existing")
+    r = rp(*conn, "--cancel", "--reassignment-json-file", plan_file(tmp_path, "z", 0, [3, 1], "cancel.json"),
+           "--preserve-throttles")
+    assert (r.exit_code, r.stdout) == (0, "Successfully cancelled partition reassignment for: z-0\n"
+                                          "None of the specified partition moves are active.\n")
+    # Cancelling is a reassignment back to the original replicas, for the controller to carry out.
+    assert json.loads(zk.get("/admin/reassign_partitions")[0]) == {
+        "version": 1, "partitions": [{"topic": "z", "partition": 0, "replicas": [1, 2]}]}
+    r = rp(*conn, "--execute", "--reassignment-json-file", f, "--additional")
+    assert r.exit_code == 1 and "while /admin/reassign_partitions is still being processed" in r.stderr
+    r = rp(*conn, "--verify", "--reassignment-json-file", f)
+    assert r.stdout == ("Status of partition reassignment:\nThere is no active reassignment of partition z-1, but "
+                        "replica set is 1,2 rather than 2,3.\n")  # no throttle clearing: moves are pending
