@@ -360,3 +360,22 @@ def test_export_snapshot_round_trips_into_generate(monkeypatch, tmp_path):
     assert snap["brokers"] == [{"id": 1}, {"id": 2}, {"id": 3}, {"id": 4}]
     assert snap["partitions"][1] == {"topic": "foo", "partition": 0, "replicas": [1, 2], "size_bytes": 12}
 
+
+
+def test_generate_gives_new_snapshot_brokers_their_racks(tmp_path):
+    parts = [{"topic": "t", "partition": p, "replicas": [p % 2, (p + 1) % 2]} for p in range(8)]
+    snap = tmp_path / "racks.json"
+    snap.write_text(json.dumps({"version": 1, "brokers": [{"id": 0, "rack": "r1"}, {"id": 1, "rack": "r2"}],
+                                "partitions": parts}))
+    topics = tmp_path / "t.json"
+    topics.write_text('{"topics":[{"topic":"t"}]}')
+    args = ["--generate", "--cluster-snapshot", str(snap), "--topics-to-move-json-file", str(topics),
+            "--broker-list", "0,1,2,3", "--output", "json"]
+    r = CliRunner().invoke(reassign_command, args + ["--broker-racks", "2:r1,3:r2"])
+    assert r.exit_code == 0, r.output
+    report = json.loads(r.stdout)["report"]
+    assert report["rack_violations"] == 0 and report["replicas_moved"] == report["lower_bound"] == 8
+    assert {b["id"]: b["rack"] for b in report["brokers"]} == {0: "r1", 1: "r2", 2: "r1", 3: "r2"}
+    r = CliRunner().invoke(reassign_command, args + ["--broker-racks", "2:r1,3"])
+    assert (r.exit_code, r.stderr) == (1, "Error: --broker-racks expects BROKER:RACK pairs separated by commas, "
+                                          "got '3'\n")
