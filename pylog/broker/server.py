@@ -156,7 +156,7 @@ class KafkaConnection(asyncio.BufferedProtocol):
                         api_name(header.api_key), header.api_version, h.min_version, h.max_version)
             return False
         try:
-            req = decode_request_body(header, frame)
+            req = decode_request_body(header, frame) if h.decode is None else h.decode(header, frame)
         except MalformedRequest as exc:
             log.warning("Closing connection from %s: %s", self.peer, exc)
             return False
@@ -164,7 +164,7 @@ class KafkaConnection(asyncio.BufferedProtocol):
         resp = await h.func(ctx, req)
         if resp is None:
             return None
-        if isinstance(resp, list):
+        if isinstance(resp, (list, bytes)):
             return resp
         return encode_response(header, resp)
 

@@ -8,6 +8,8 @@ ControlledShutdown).
 
 from __future__ import annotations
 
+import functools
+
 from kafka.protocol.api_key import ApiKey
 from kafka.protocol.api_message import ApiMessage
 from kafka.protocol import admin as _admin
@@ -93,8 +95,9 @@ def schema_max_version(api_key: int) -> int:
     return -1 if req is None else int(req.max_version)
 
 
+@functools.lru_cache(maxsize=None)
 def is_flexible(api_key: int, version: int) -> bool:
-    """Whether this API version uses compact encodings and tagged fields."""
+    """Whether this API version uses compact encodings and tagged fields (cached: asked per request)."""
     req = request_class(api_key)
     return bool(req is not None and req.flexible_version_q(version))
 

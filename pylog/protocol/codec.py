@@ -17,7 +17,7 @@ from typing import Iterable
 from pylog.protocol.api import ApiKey, ApiMessage, is_flexible, request_class, response_class
 from pylog.protocol.errors import ErrorCode
 
-_HDR = struct.Struct(">hhi")
+_HDR_CLIENT = struct.Struct(">hhih")  # api key, version, correlation id, client_id length
 _I16 = struct.Struct(">h")
 _I32 = struct.Struct(">i")
 
@@ -60,15 +60,14 @@ def parse_request_header(frame: bytes | bytearray | memoryview) -> RequestHeader
     """Decode the request header at the start of a frame."""
     if len(frame) < 10:
         raise MalformedRequest(f"frame of {len(frame)} bytes is too short for a request header")
-    api_key, api_version, correlation_id = _HDR.unpack_from(frame, 0)
-    (n,) = _I16.unpack_from(frame, 8)
+    api_key, api_version, correlation_id, n = _HDR_CLIENT.unpack_from(frame, 0)
     pos = 10
     client_id = None
     if n >= 0:
-        if pos + n > len(frame):
-            raise MalformedRequest("client_id runs past the end of the frame")
-        client_id = bytes(frame[pos:pos + n]).decode("utf-8", "replace")
         pos += n
+        if pos > len(frame):
+            raise MalformedRequest("client_id runs past the end of the frame")
+        client_id = str(frame[10:pos], "utf-8", "replace")
     if is_flexible(api_key, api_version) and not (api_key == ApiKey.ControlledShutdown and api_version == 0):
         count, pos = _read_uvarint(frame, pos)
         for _ in range(count):

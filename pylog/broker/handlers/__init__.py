@@ -1,8 +1,8 @@
 """One module per Kafka API key, each registered with the version range it implements.
 
 ApiVersions is generated from this registry, so what we advertise can't drift from what we
-implement. A handler returns a response message, a list of raw parts (Fetch: bytes and file
-chunks), or None when the request gets no response (Produce with acks=0).
+implement. A handler returns a response message, an encoded response (bytes), a list of raw parts (Fetch:
+bytes and file chunks), or None when the request gets no response (Produce with acks=0).
 """
 
 from __future__ import annotations
@@ -24,20 +24,26 @@ class Handler:
     max_version: int
     func: Callable[..., Awaitable[Any]]
     advertised_min: int
+    decode: Callable[[Any, Any], Any] | None = None  # a fast path instead of the generic codec
 
 
 HANDLERS: dict[int, Handler] = {}
 
 
-def handler(api_key: int, min_version: int, max_version: int, advertised_min: int | None = None):
-    """Register `func` for `api_key` at versions min..max; a duplicate key fails at import."""
+def handler(api_key: int, min_version: int, max_version: int, advertised_min: int | None = None,
+            decode: Callable[[Any, Any], Any] | None = None):
+    """Register `func` for `api_key` at versions min..max; a duplicate key fails at import.
+
+    `decode(header, frame)` replaces the generic request decoder for this key (it must raise
+    MalformedRequest for a frame it cannot parse).
+    """
     def register(func: Callable[..., Awaitable[Any]]) -> Callable[..., Awaitable[Any]]:
         if api_key in HANDLERS:
             raise RuntimeError(f"{api_name(api_key)} is registered twice")
         if not 0 <= min_version <= max_version <= schema_max_version(api_key):
             raise RuntimeError(f"bad version range {min_version}-{max_version} for {api_name(api_key)}")
         HANDLERS[api_key] = Handler(api_key, min_version, max_version, func,
-                                    min_version if advertised_min is None else advertised_min)
+                                    min_version if advertised_min is None else advertised_min, decode)
         return func
     return register
 

@@ -15,11 +15,12 @@ from __future__ import annotations
 import asyncio
 
 from pylog.broker.handlers import handler
-from pylog.protocol.api import ApiKey, response_class
+from pylog.protocol.api import ApiKey
 from pylog.protocol.errors import ErrorCode
+from pylog.protocol.produce import PartitionProduceResult, decode_produce_request, encode_produce_response
 
 
-@handler(ApiKey.Produce, 0, 10)
+@handler(ApiKey.Produce, 0, 10, decode=decode_produce_request)
 async def handle_produce(ctx, req):
     """Append to the partitions this broker leads."""
     rm = ctx.broker.replicas
@@ -36,7 +37,9 @@ async def handle_produce(ctx, req):
             if p is None:
                 results[key] = [err, -1]
                 continue
-            buf = pd.records if isinstance(pd.records, bytearray) else bytearray(pd.records or b"")
+            buf = pd.records
+            if buf is None or buf.readonly:  # offsets are stamped in place: the frame must be writable
+                buf = bytearray(buf or b"")
             err, base, last = rm.append(p, buf, acks)
             results[key] = [err, base]
             if err == ErrorCode.NONE:
@@ -53,13 +56,9 @@ async def handle_produce(ctx, req):
             results[key][0] = fut.result() if fut.done() else ErrorCode.REQUEST_TIMED_OUT
             if results[key][0] != ErrorCode.NONE:
                 results[key][1] = -1
-    cls = response_class(ApiKey.Produce)[ctx.header.api_version]
-    topics: dict[str, list] = {}
+    topics: dict[str, list[PartitionProduceResult]] = {}
     for (topic, idx), (err, base) in results.items():
         p = rm.get(topic, idx)
-        topics.setdefault(topic, []).append(cls.TopicProduceResponse.PartitionProduceResponse(
-            index=idx, error_code=int(err), base_offset=base, log_append_time_ms=-1,
-            log_start_offset=p.log.log_start_offset if p is not None else -1, record_errors=[],
-            error_message=None))
-    return cls(throttle_time_ms=0, responses=[
-        cls.TopicProduceResponse(name=t, partition_responses=ps) for t, ps in topics.items()])
+        topics.setdefault(topic, []).append(PartitionProduceResult(
+            idx, int(err), base, -1, p.log.log_start_offset if p is not None else -1))
+    return encode_produce_response(ctx.header, list(topics.items()))
