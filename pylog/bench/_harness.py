@@ -156,12 +156,19 @@ def prime_page_cache(directory: str, mb: int) -> None:
 
 @contextlib.contextmanager
 def pylog_cluster(n_brokers: int = 1, overrides: dict[str, str] | None = None, event_loop: str = "asyncio",
-                  keep: bool = False, prime_mb: int = 0) -> Iterator[LocalCluster]:
-    """A fresh ZooKeeper + n pylog brokers in a temporary directory, removed afterwards unless `keep`."""
+                  keep: bool = False, prime_mb: int = 0, profile_dir: str | None = None) -> Iterator[LocalCluster]:
+    """A fresh ZooKeeper + n pylog brokers in a temporary directory, removed afterwards unless `keep`.
+
+    With `profile_dir`, each broker's event loop runs under cProfile and leaves
+    `broker-<loop>-<pid>.prof` there when stopped (read it with `python -m pstats`).
+    """
     base = tempfile.mkdtemp(prefix="pylog-bench-")
     prime_page_cache(base, prime_mb)
-    old = os.environ.get("PYLOG_EVENT_LOOP")
+    saved = {k: os.environ.get(k) for k in ("PYLOG_EVENT_LOOP", "PYLOG_PROFILE")}
     os.environ["PYLOG_EVENT_LOOP"] = event_loop  # inherited by the broker processes LocalCluster starts
+    if profile_dir:
+        os.makedirs(profile_dir, exist_ok=True)
+        os.environ["PYLOG_PROFILE"] = os.path.join(os.path.abspath(profile_dir), f"broker-{event_loop}-%p.prof")
     cluster = LocalCluster(base, n_brokers, overrides=overrides)
     try:
         cluster.start()
@@ -171,10 +178,11 @@ def pylog_cluster(n_brokers: int = 1, overrides: dict[str, str] | None = None, e
             cluster.stop()
         except Exception:
             cluster.kill_all()
-        if old is None:
-            os.environ.pop("PYLOG_EVENT_LOOP", None)
-        else:
-            os.environ["PYLOG_EVENT_LOOP"] = old
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
         if keep:
             log(f"kept {base}")
         else:

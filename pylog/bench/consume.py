@@ -33,7 +33,8 @@ def _fill(target: h.Target, topic: str, n: int, value_size: int) -> tuple[int, i
     return lo, hi
 
 
-def run(records: int, reps: int, loops: list[str], value_size: int, with_mock: bool) -> list[list]:
+def run(records: int, reps: int, loops: list[str], value_size: int, with_mock: bool,
+        profile_dir: str | None = None) -> list[list]:
     """Window runs (pylog vs mock) and full-log runs (pylog) per event loop; returns table rows."""
     rows: list[list] = []
     passes = max(1, records // WINDOW)
@@ -42,7 +43,7 @@ def run(records: int, reps: int, loops: list[str], value_size: int, with_mock: b
             mock_window = _fill(mock, WINDOW_TOPIC, WINDOW, value_size)
         for loop in loops:
             h.log(f"starting a pylog broker on the {loop} event loop")
-            with h.pylog_cluster(1, event_loop=loop) as cluster:
+            with h.pylog_cluster(1, event_loop=loop, profile_dir=profile_dir) as cluster:
                 target = h.pylog_target(cluster, f"pylog/{loop}")
                 h.create_topics(target.bootstrap, [WINDOW_TOPIC, FULL_TOPIC])
                 windows = {target.name: _fill(target, WINDOW_TOPIC, WINDOW, value_size)}
@@ -92,9 +93,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--loops", default="asyncio", help="broker event loops to measure: asyncio,uvloop")
     ap.add_argument("--value-size", type=int, default=100)
     ap.add_argument("--no-mock", action="store_true", help="skip the librdkafka mock peer")
+    ap.add_argument("--profile", metavar="DIR", help="cProfile the broker's event loop into DIR (slows it down)")
     args = ap.parse_args(argv)
     print(f"<!-- {h.machine_notes()} -->")
-    rows = run(args.records, args.reps, args.loops.split(","), args.value_size, not args.no_mock)
+    rows = run(args.records, args.reps, args.loops.split(","), args.value_size, not args.no_mock,
+               args.profile)
     print(f"consume: {args.value_size} B records, 1 partition, RF 1, consume(10000) batches, median of {args.reps}")
     print(h.markdown_table(HEADER, rows))
     return 0

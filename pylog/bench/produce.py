@@ -24,13 +24,14 @@ PRIME_MB = 1024
 
 
 def run(records: int, reps: int, scenarios: list[str], loops: list[str], value_size: int,
-        with_mock: bool) -> list[list]:
+        with_mock: bool, profile_dir: str | None = None) -> list[list]:
     """Measure every (event loop, scenario); returns table rows."""
     rows: list[list] = []
     with h.mock_peer() as mock:
         for loop in loops:
             h.log(f"starting a pylog broker on the {loop} event loop")
-            with h.pylog_cluster(1, BROKER_CONFIG, event_loop=loop, prime_mb=PRIME_MB) as cluster:
+            with h.pylog_cluster(1, BROKER_CONFIG, event_loop=loop, prime_mb=PRIME_MB,
+                                 profile_dir=profile_dir) as cluster:
                 target = h.pylog_target(cluster, f"pylog/{loop}")
                 h.create_topics(target.bootstrap, [TOPIC], config=TOPIC_CONFIG)
                 targets = [target, mock] if with_mock else [target]
@@ -65,13 +66,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--loops", default="asyncio", help="broker event loops to measure: asyncio,uvloop")
     ap.add_argument("--value-size", type=int, default=100)
     ap.add_argument("--no-mock", action="store_true", help="skip the librdkafka mock peer")
+    ap.add_argument("--profile", metavar="DIR", help="cProfile the broker's event loop into DIR (slows it down)")
     args = ap.parse_args(argv)
     scenarios = args.scenarios.split(",")
     unknown = [s for s in scenarios if s not in h.SCENARIOS]
     if unknown:
         ap.error(f"unknown scenarios {unknown}")
     print(f"<!-- {h.machine_notes()} -->")
-    rows = run(args.records, args.reps, scenarios, args.loops.split(","), args.value_size, not args.no_mock)
+    rows = run(args.records, args.reps, scenarios, args.loops.split(","), args.value_size, not args.no_mock,
+               args.profile)
     print(f"produce: {args.records:,} x {args.value_size} B records per run, 1 partition, RF 1, acks=1, "
           f"median of {args.reps}")
     print(h.markdown_table(HEADER, rows))

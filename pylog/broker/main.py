@@ -3,16 +3,19 @@
 The stock asyncio loop is used on purpose: uvloop has no sendfile, and sending segment bytes
 with os.sendfile matters more for fetch throughput than uvloop's faster callbacks do for our
 (large, batched) requests. PYLOG_EVENT_LOOP=uvloop switches loops for benchmarks only
-(`scripts/bench produce --loops asyncio,uvloop` measures the trade-off).
+(`scripts/bench produce --loops asyncio,uvloop` measures the trade-off). PYLOG_PROFILE=<file>
+runs the event loop thread under cProfile and writes the stats there at exit (`%p` = the pid) (`scripts/bench
+produce --profile DIR` sets it).
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import os
 import sys
-from typing import Callable
+from typing import Callable, Iterator
 
 import click
 
@@ -29,6 +32,22 @@ def _loop_factory() -> Callable[[], asyncio.AbstractEventLoop] | None:
         import uvloop
         return uvloop.new_event_loop
     raise click.ClickException(f"PYLOG_EVENT_LOOP={choice!r}: expected asyncio or uvloop")
+
+
+@contextlib.contextmanager
+def _profiled(path: str | None) -> Iterator[None]:
+    """cProfile the calling (event loop) thread into `path` when set (benchmarks only)."""
+    if not path:
+        yield
+        return
+    import cProfile
+    prof = cProfile.Profile()
+    prof.enable()
+    try:
+        yield
+    finally:
+        prof.disable()
+        prof.dump_stats(path.replace("%p", str(os.getpid())))
 
 
 def _setup_logging(level: str) -> None:
@@ -67,7 +86,7 @@ def cli(config_file: str, overrides: tuple[str, ...], log_level: str) -> None:
     loop_factory = _loop_factory()
     broker = Broker(config)
     try:
-        with asyncio.Runner(loop_factory=loop_factory) as runner:
+        with _profiled(os.environ.get("PYLOG_PROFILE")), asyncio.Runner(loop_factory=loop_factory) as runner:
             runner.run(broker.run_until_signalled())
     except Exception as exc:  # a start-up failure: one clear line, the details in the log above
         logging.getLogger("pylog.broker").exception("Fatal error during broker startup")

@@ -50,7 +50,7 @@ class KafkaConnection(asyncio.BufferedProtocol):
         self.server = server
         self.decoder = FrameDecoder(server.max_request_size)
         self.transport: asyncio.Transport | None = None
-        self.queue: collections.deque[bytearray] = collections.deque()
+        self.queue: collections.deque[bytearray | memoryview] = collections.deque()
         self.queued_bytes = 0
         self.ready = asyncio.Event()
         self.can_write = asyncio.Event()
@@ -58,10 +58,11 @@ class KafkaConnection(asyncio.BufferedProtocol):
         self.peer = "?"
         self.task: asyncio.Task | None = None
         self.reading_paused = False
+        self.sock: Any = None
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         self.transport = transport  # type: ignore[assignment]
-        sock = transport.get_extra_info("socket")
+        sock = self.sock = transport.get_extra_info("socket")
         if sock is not None:
             try:
                 sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
@@ -71,6 +72,17 @@ class KafkaConnection(asyncio.BufferedProtocol):
         self.peer = f"{peer[0]}:{peer[1]}" if peer else "?"
         self.server.connections.add(self)
         self.task = asyncio.get_running_loop().create_task(self._process())
+
+    def _cork(self, on: bool) -> bool:
+        """Set TCP_CORK on the connection's socket; False if that is not possible here."""
+        sock = self.sock
+        if sock is None or not hasattr(socket, "TCP_CORK"):
+            return False
+        try:
+            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_CORK, 1 if on else 0)
+        except OSError:
+            return False
+        return True
 
     def get_buffer(self, sizehint: int) -> memoryview:
         return self.decoder.get_buffer()
@@ -108,7 +120,7 @@ class KafkaConnection(asyncio.BufferedProtocol):
         if self.transport is not None and not self.transport.is_closing():
             self.transport.close()
 
-    async def _next_frame(self) -> bytearray:
+    async def _next_frame(self) -> bytearray | memoryview:
         while not self.queue:
             self.ready.clear()
             await self.ready.wait()
@@ -124,6 +136,7 @@ class KafkaConnection(asyncio.BufferedProtocol):
             while True:
                 frame = await self._next_frame()
                 out = await self._handle(frame)
+                self.decoder.recycle(frame)  # nothing of the request is needed any more
                 if out is None:
                     continue
                 if out is False:
@@ -139,7 +152,7 @@ class KafkaConnection(asyncio.BufferedProtocol):
             log.exception("Unexpected error serving %s; closing the connection", self.peer)
             self.close()
 
-    async def _handle(self, frame: bytearray) -> Any:
+    async def _handle(self, frame: bytearray | memoryview) -> Any:
         try:
             header = parse_request_header(frame)
         except MalformedRequest as exc:
@@ -175,11 +188,19 @@ class KafkaConnection(asyncio.BufferedProtocol):
         if isinstance(out, (bytes, bytearray)):
             transport.write(out)
         else:
-            for part in out:
-                if isinstance(part, (bytes, bytearray)):
-                    transport.write(part)
-                else:
-                    await self.server.send_file_chunk(transport, part)
+            # Cork while a response goes out in pieces (header bytes, then sendfile): the client
+            # then gets one segment train and one wake-up per response instead of a tiny header
+            # segment first. Uncorking pushes whatever is still held.
+            corked = self._cork(True) if len(out) > 1 else False
+            try:
+                for part in out:
+                    if isinstance(part, (bytes, bytearray)):
+                        transport.write(part)
+                    else:
+                        await self.server.send_file_chunk(transport, part)
+            finally:
+                if corked:
+                    self._cork(False)
         if not self.can_write.is_set():
             await self.can_write.wait()
 

@@ -35,7 +35,22 @@ def test_large_frame_is_filled_in_place_through_get_buffer():
         pos += n
         frames.extend(dec.buffer_updated(n))
     assert [len(f) for f in frames] == [200_000, 4]
-    assert isinstance(frames[0], bytearray)
+    assert isinstance(frames[0], memoryview) and not frames[0].readonly and bytes(frames[0]) == body
+
+
+def test_a_recycled_large_frame_buffer_is_reused_only_when_nothing_holds_it():
+    dec = FrameDecoder()
+    (first,) = dec.feed(framed(b"a" * 100_000))
+    buf_id = id(first.obj)  # (holding the buffer itself here would rightly stop its reuse)
+    assert dec.recycle(first)
+    (second,) = dec.feed(framed(b"b" * 90_000))
+    assert id(second.obj) == buf_id and bytes(second) == b"b" * 90_000  # no new allocation
+    kept = second[10:20]  # e.g. a record set a handler still holds
+    assert not dec.recycle(second)
+    (third,) = dec.feed(framed(b"c" * 100_000))
+    assert id(third.obj) != buf_id and bytes(kept) == b"b" * 10  # the kept view was not overwritten
+    (small,) = dec.feed(framed(b"tiny"))
+    assert not dec.recycle(small)  # scratch-cut frames are plain bytearrays, never recycled
 
 
 def test_oversize_and_negative_sizes_are_refused():
