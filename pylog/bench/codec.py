@@ -36,7 +36,7 @@ PRODUCE_VERSION = 10  # what librdkafka 2.x sends to pylog (Produce v0-10 advert
 FETCH_VERSION = 11
 
 
-def timeit(fn: Callable[[], Any], rounds: int = 5, target_s: float = 0.2) -> float:
+def _timeit(fn: Callable[[], Any], rounds: int = 5, target_s: float = 0.2) -> float:
     """Median microseconds per call over `rounds` rounds of about `target_s` seconds."""
     n = 1
     while True:  # calibrate
@@ -94,9 +94,13 @@ def produce_response(header: Any, n_partitions: int) -> Any:
     return cls(throttle_time_ms=0, responses=[cls.TopicProduceResponse(name="bench", partition_responses=ps)])
 
 
-def run() -> list[list[Any]]:
+def run(rounds: int = 5, target_s: float = 0.2) -> list[list[Any]]:
     """Measure every case; rows of (operation, case, µs/request, note)."""
     rows: list[list[Any]] = []
+
+    def timeit(fn: Callable[[], Any]) -> float:
+        return _timeit(fn, rounds, target_s)
+
     kb, mb = batch_of(1024), batch_of(1024 * 1024)
     cases = {"1 partition, 1 KB batch": [kb], "1 partition, 1 MB batch": [mb], "100 partitions x 1 KB": [kb] * 100}
     for name, parts in cases.items():

@@ -34,19 +34,20 @@ def _fill(target: h.Target, topic: str, n: int, value_size: int) -> tuple[int, i
 
 
 def run(records: int, reps: int, loops: list[str], value_size: int, with_mock: bool,
-        profile_dir: str | None = None) -> list[list]:
+        profile_dir: str | None = None, zk_connect: str | None = None, window: int = WINDOW) -> list[list]:
     """Window runs (pylog vs mock) and full-log runs (pylog) per event loop; returns table rows."""
     rows: list[list] = []
-    passes = max(1, records // WINDOW)
+    passes = max(1, records // window)
+    label = f"window ({window:,} records, re-read)"
     with h.mock_peer() as mock:
         if with_mock:
-            mock_window = _fill(mock, WINDOW_TOPIC, WINDOW, value_size)
+            mock_window = _fill(mock, WINDOW_TOPIC, window, value_size)
         for loop in loops:
             h.log(f"starting a pylog broker on the {loop} event loop")
-            with h.pylog_cluster(1, event_loop=loop, profile_dir=profile_dir) as cluster:
+            with h.pylog_cluster(1, event_loop=loop, profile_dir=profile_dir, zk_connect=zk_connect) as cluster:
                 target = h.pylog_target(cluster, f"pylog/{loop}")
                 h.create_topics(target.bootstrap, [WINDOW_TOPIC, FULL_TOPIC])
-                windows = {target.name: _fill(target, WINDOW_TOPIC, WINDOW, value_size)}
+                windows = {target.name: _fill(target, WINDOW_TOPIC, window, value_size)}
                 full = _fill(target, FULL_TOPIC, records, value_size)
                 targets = [target]
                 if with_mock:
@@ -54,7 +55,7 @@ def run(records: int, reps: int, loops: list[str], value_size: int, with_mock: b
                     targets.append(mock)
                 consumers = {t.name: h.consumer(t, {"fetch.wait.max.ms": 1}) for t in targets}
                 try:
-                    h.log(f"window: {WINDOW:,} records x {passes} passes; warm-up")
+                    h.log(f"window: {window:,} records x {passes} passes; warm-up")
                     for t in targets:
                         h.consume(consumers[t.name], t, WINDOW_TOPIC, *windows[t.name], passes=2,
                                   value_size=value_size)
@@ -62,10 +63,10 @@ def run(records: int, reps: int, loops: list[str], value_size: int, with_mock: b
                         consumers[t.name], t, WINDOW_TOPIC, *windows[t.name], passes=passes, value_size=value_size))
                     base = h.summarize(res[target.name])
                     peer = h.summarize(res[mock.name]) if with_mock else None
-                    rows.append(["window (40k records, re-read)", target.name, *_fmt(base),
+                    rows.append([label, target.name, *_fmt(base),
                                  f"{base.rate / peer.rate:.2f}" if peer else "-"])
                     if peer and loop == loops[0]:
-                        rows.append(["window (40k records, re-read)", "mock (C)", *_fmt(peer), "1.00"])
+                        rows.append([label, "mock (C)", *_fmt(peer), "1.00"])
                     h.log(f"full log: {records:,} records")
                     res = h.interleaved(reps, [target], lambda t: h.consume(
                         consumers[t.name], t, FULL_TOPIC, *full, value_size=value_size))

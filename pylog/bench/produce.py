@@ -24,14 +24,15 @@ PRIME_MB = 1024
 
 
 def run(records: int, reps: int, scenarios: list[str], loops: list[str], value_size: int,
-        with_mock: bool, profile_dir: str | None = None) -> list[list]:
+        with_mock: bool, profile_dir: str | None = None, prime_mb: int = PRIME_MB,
+        zk_connect: str | None = None) -> list[list]:
     """Measure every (event loop, scenario); returns table rows."""
     rows: list[list] = []
     with h.mock_peer() as mock:
         for loop in loops:
             h.log(f"starting a pylog broker on the {loop} event loop")
-            with h.pylog_cluster(1, BROKER_CONFIG, event_loop=loop, prime_mb=PRIME_MB,
-                                 profile_dir=profile_dir) as cluster:
+            with h.pylog_cluster(1, BROKER_CONFIG, event_loop=loop, prime_mb=prime_mb,
+                                 profile_dir=profile_dir, zk_connect=zk_connect) as cluster:
                 target = h.pylog_target(cluster, f"pylog/{loop}")
                 h.create_topics(target.bootstrap, [TOPIC], config=TOPIC_CONFIG)
                 targets = [target, mock] if with_mock else [target]
@@ -39,7 +40,7 @@ def run(records: int, reps: int, scenarios: list[str], loops: list[str], value_s
                     conf = h.SCENARIOS[name]
                     h.log(f"scenario {name} {conf}: warm-up")
                     for t in targets:
-                        h.produce(t, TOPIC, max(records // 10, 10000), value_size, conf)
+                        h.produce(t, TOPIC, max(records // 10, min(records, 10000)), value_size, conf)
                     res = h.interleaved(reps, targets, lambda t: h.produce(t, TOPIC, records, value_size, conf))
                     base = h.summarize(res[target.name])
                     peer = h.summarize(res[mock.name]) if with_mock else None
