@@ -15,7 +15,6 @@ import json
 import os
 import platform
 import shutil
-import signal
 import statistics
 import subprocess
 import sys
@@ -257,6 +256,11 @@ class RunResult:
         return self.server_user + self.server_sys
 
     @property
+    def busy(self) -> float:
+        """Server CPU per wall second: how much of one core the server needed (the event loop has one)."""
+        return self.server_cpu / self.seconds
+
+    @property
     def rate(self) -> float:
         """Records per second."""
         return self.records / self.seconds
@@ -375,7 +379,7 @@ def interleaved(reps: int, targets: Sequence[Target], run: Callable[[Target], Ru
             r = run(t)
             out[t.name].append(r)
             log(f"  {t.name} rep {i + 1}: {r.rate:,.0f} rec/s, {r.mb_per_s:.1f} MB/s, server CPU {r.server_user:.2f}s user"
-                f" + {r.server_sys:.2f}s sys"
+                f" + {r.server_sys:.2f}s sys ({r.busy:.0%} of a core)"
                 + (f", batch {r.avg_batch_bytes / 1024:.0f} KiB" if r.avg_batch_bytes else ""))
     return out
 
@@ -389,28 +393,15 @@ class Summary:
     cpu_per_gb: float
     sys_per_gb: float
     avg_batch_bytes: float
+    busy: float
 
 
 def summarize(results: list[RunResult]) -> Summary:
-    """Medians of rec/s, MB/s and server CPU-s/GB (and its kernel share); mean batch size."""
+    """Medians of rec/s, MB/s, server CPU-s/GB (and its kernel share) and busy share; mean batch size."""
     return Summary(median([r.rate for r in results]), median([r.mb_per_s for r in results]),
                    median([r.cpu_per_gb for r in results]), median([r.sys_per_gb for r in results]),
-                   statistics.fmean([r.avg_batch_bytes for r in results]) if results else 0.0)
-
-
-def terminate(pid: int, timeout: float = 10) -> None:
-    """SIGTERM one pid we started, then SIGKILL."""
-    with contextlib.suppress(ProcessLookupError):
-        os.kill(pid, signal.SIGTERM)
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        try:
-            os.kill(pid, 0)
-        except ProcessLookupError:
-            return
-        time.sleep(0.05)
-    with contextlib.suppress(ProcessLookupError):
-        os.kill(pid, signal.SIGKILL)
+                   statistics.fmean([r.avg_batch_bytes for r in results]) if results else 0.0,
+                   median([r.busy for r in results]))
 
 
 if __name__ == "__main__":

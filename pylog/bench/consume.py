@@ -79,10 +79,10 @@ def run(records: int, reps: int, loops: list[str], value_size: int, with_mock: b
 
 
 def _fmt(s: h.Summary) -> list:
-    return [s.rate, s.mb_per_s, f"{s.cpu_per_gb:.2f} ({s.sys_per_gb:.2f})"]
+    return [s.rate, s.mb_per_s, f"{s.cpu_per_gb:.2f} ({s.sys_per_gb:.2f})", f"{s.busy:.0%}"]
 
 
-HEADER = ["read", "server", "records/s", "MB/s", "server CPU-s/GB (sys)", "ratio vs mock"]
+HEADER = ["read", "server", "records/s", "MB/s", "server CPU-s/GB (sys)", "server busy (of 1 core)", "ratio vs mock"]
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -90,7 +90,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="scripts/bench consume", description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--records", type=int, default=4_000_000, help="records read per timed run")
-    ap.add_argument("--reps", type=int, default=3, help="timed runs per target (the median is reported)")
+    ap.add_argument("--reps", type=int, default=5, help="timed runs per target (the median is reported)")
     ap.add_argument("--loops", default="asyncio", help="broker event loops to measure: asyncio,uvloop")
     ap.add_argument("--value-size", type=int, default=100)
     ap.add_argument("--no-mock", action="store_true", help="skip the librdkafka mock peer")

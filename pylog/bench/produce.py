@@ -51,10 +51,12 @@ def run(records: int, reps: int, scenarios: list[str], loops: list[str], value_s
 
 
 def _fmt(s: h.Summary) -> list:
-    return [s.rate, s.mb_per_s, f"{s.cpu_per_gb:.2f} ({s.sys_per_gb:.2f})", f"{s.avg_batch_bytes / 1024:.0f}"]
+    return [s.rate, s.mb_per_s, f"{s.cpu_per_gb:.2f} ({s.sys_per_gb:.2f})", f"{s.busy:.0%}",
+            f"{s.avg_batch_bytes / 1024:.0f}"]
 
 
-HEADER = ["batching", "server", "records/s", "MB/s", "server CPU-s/GB (sys)", "avg batch KiB", "ratio vs mock"]
+HEADER = ["batching", "server", "records/s", "MB/s", "server CPU-s/GB (sys)", "server busy (of 1 core)",
+          "avg batch KiB", "ratio vs mock"]
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -62,7 +64,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="scripts/bench produce", description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--records", type=int, default=3_000_000, help="records per timed run")
-    ap.add_argument("--reps", type=int, default=3, help="timed runs per target (the median is reported)")
+    ap.add_argument("--reps", type=int, default=5, help="timed runs per target (the median is reported)")
     ap.add_argument("--scenarios", default="default,16k,1m", help=f"comma-separated, of {sorted(h.SCENARIOS)}")
     ap.add_argument("--loops", default="asyncio", help="broker event loops to measure: asyncio,uvloop")
     ap.add_argument("--value-size", type=int, default=100)
