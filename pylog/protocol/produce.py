@@ -106,7 +106,10 @@ def _decode(mv: memoryview, pos: int, end: int, version: int, flexible: bool) ->
     transactional_id = None
     if version >= 3:
         if flexible:
-            n, pos = _uvarint(mv, pos)
+            n = mv[pos]
+            pos += 1
+            if n & 0x80:
+                n, pos = _uvarint(mv, pos - 1)
             n -= 1
         else:
             (n,) = i16(mv, pos)
@@ -119,7 +122,10 @@ def _decode(mv: memoryview, pos: int, end: int, version: int, flexible: bool) ->
     acks, timeout_ms = _ACKS_TIMEOUT.unpack_from(mv, pos)
     pos += 6
     if flexible:
-        n_topics, pos = _uvarint(mv, pos)
+        n_topics = mv[pos]
+        pos += 1
+        if n_topics & 0x80:
+            n_topics, pos = _uvarint(mv, pos - 1)
         n_topics -= 1
     else:
         (n_topics,) = i32(mv, pos)
@@ -129,7 +135,10 @@ def _decode(mv: memoryview, pos: int, end: int, version: int, flexible: bool) ->
     topics = []
     for _ in range(n_topics):
         if flexible:
-            n, pos = _uvarint(mv, pos)
+            n = mv[pos]
+            pos += 1
+            if n & 0x80:
+                n, pos = _uvarint(mv, pos - 1)
             n -= 1
         else:
             (n,) = i16(mv, pos)
@@ -139,7 +148,10 @@ def _decode(mv: memoryview, pos: int, end: int, version: int, flexible: bool) ->
         name = str(mv[pos:pos + n], "utf-8")
         pos += n
         if flexible:
-            n_parts, pos = _uvarint(mv, pos)
+            n_parts = mv[pos]
+            pos += 1
+            if n_parts & 0x80:
+                n_parts, pos = _uvarint(mv, pos - 1)
             n_parts -= 1
         else:
             (n_parts,) = i32(mv, pos)
@@ -163,19 +175,24 @@ def _decode(mv: memoryview, pos: int, end: int, version: int, flexible: bool) ->
                 records = mv[pos:pos + size]
                 pos += size
             if flexible:
-                pos = _skip_tags(mv, pos)
+                pos = _skip_tags(mv, pos) if mv[pos] else pos + 1  # almost always no tags
             parts.append(PartitionProduceData(index, records))
         if flexible:
-            pos = _skip_tags(mv, pos)
+            pos = _skip_tags(mv, pos) if mv[pos] else pos + 1  # almost always no tags
         topics.append(TopicProduceData(name, parts))
     if flexible:
-        pos = _skip_tags(mv, pos)
+        pos = _skip_tags(mv, pos) if mv[pos] else pos + 1  # almost always no tags
     if pos > end:
         raise MalformedRequest("tagged fields run past the end of the frame")
     return ProduceRequest(transactional_id, acks, timeout_ms, topics)
 
 
+_SMALL_UVARINTS = [bytes((i,)) for i in range(0x80)]
+
+
 def _uvarint_bytes(n: int) -> bytes:
+    if n < 0x80:
+        return _SMALL_UVARINTS[n]
     out = bytearray()
     while n >= 0x80:
         out.append((n & 0x7F) | 0x80)
