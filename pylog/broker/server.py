@@ -59,6 +59,8 @@ class KafkaConnection(asyncio.BufferedProtocol):
         self.task: asyncio.Task | None = None
         self.reading_paused = False
         self.sock: Any = None
+        self.held: list[bytes] = []  # responses not yet written, in order (see _write)
+        self.flush_scheduled = False
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         self.transport = transport  # type: ignore[assignment]
@@ -116,9 +118,19 @@ class KafkaConnection(asyncio.BufferedProtocol):
             self.task.cancel()
 
     def close(self) -> None:
-        """Drop the connection (protocol violation or shutdown)."""
+        """Drop the connection (protocol violation or shutdown), after the responses already made."""
         if self.transport is not None and not self.transport.is_closing():
+            self._flush_held()
             self.transport.close()
+
+    def _flush_held(self) -> None:
+        """Write the responses held back by _write (one send for all of them)."""
+        self.flush_scheduled = False
+        held = self.held
+        if held:
+            self.held = []
+            if self.transport is not None and not self.transport.is_closing():
+                self.transport.write(held[0] if len(held) == 1 else b"".join(held))
 
     async def _next_frame(self) -> bytearray | memoryview:
         while not self.queue:
@@ -186,8 +198,23 @@ class KafkaConnection(asyncio.BufferedProtocol):
         if transport is None or transport.is_closing():
             return
         if isinstance(out, (bytes, bytearray)):
-            transport.write(out)
+            if self.queue:
+                # More requests already arrived (a pipelining client): hold this response and send
+                # it with the next ones -- one send and one client wake-up per burst, not per
+                # response. If a later request has to wait (long poll, acks=all), the callback
+                # sends the held responses as soon as the loop runs, so none is delayed by it.
+                self.held.append(out)
+                if not self.flush_scheduled:
+                    self.flush_scheduled = True
+                    asyncio.get_running_loop().call_soon(self._flush_held)
+                return
+            if self.held:
+                self.held.append(out)
+                self._flush_held()
+            else:
+                transport.write(out)
         else:
+            self._flush_held()
             # Cork while a response goes out in pieces (header bytes, then sendfile): the client
             # then gets one segment train and one wake-up per response instead of a tiny header
             # segment first. Uncorking pushes whatever is still held.
