@@ -41,7 +41,8 @@ class RequestHeader:
     size: int  # bytes the header occupies at the start of the frame
 
 
-def _read_uvarint(buf: bytes | bytearray | memoryview, pos: int) -> tuple[int, int]:
+def read_uvarint(buf: bytes | bytearray | memoryview, pos: int) -> tuple[int, int]:
+    """An unsigned varint at `pos`: (value, position after it); MalformedRequest if truncated or too long."""
     value = shift = 0
     while True:
         if pos >= len(buf):
@@ -54,6 +55,16 @@ def _read_uvarint(buf: bytes | bytearray | memoryview, pos: int) -> tuple[int, i
         shift += 7
         if shift > 35:
             raise MalformedRequest("varint too long")
+
+
+def skip_tagged_fields(buf: bytes | bytearray | memoryview, pos: int) -> int:
+    """The position after a tagged-fields section (count, then tag/size/bytes per field)."""
+    count, pos = read_uvarint(buf, pos)
+    for _ in range(count):
+        _tag, pos = read_uvarint(buf, pos)
+        size, pos = read_uvarint(buf, pos)
+        pos += size
+    return pos
 
 
 def parse_request_header(frame: bytes | bytearray | memoryview) -> RequestHeader:
@@ -69,11 +80,7 @@ def parse_request_header(frame: bytes | bytearray | memoryview) -> RequestHeader
             raise MalformedRequest("client_id runs past the end of the frame")
         client_id = str(frame[10:pos], "utf-8", "replace")
     if is_flexible(api_key, api_version) and not (api_key == ApiKey.ControlledShutdown and api_version == 0):
-        count, pos = _read_uvarint(frame, pos)
-        for _ in range(count):
-            _tag, pos = _read_uvarint(frame, pos)
-            size, pos = _read_uvarint(frame, pos)
-            pos += size
+        pos = skip_tagged_fields(frame, pos)
         if pos > len(frame):
             raise MalformedRequest("tagged fields run past the end of the frame")
     return RequestHeader(api_key, api_version, correlation_id, client_id, pos)
@@ -126,11 +133,7 @@ def decode_response(api_key: int, version: int, frame: bytes | bytearray | memor
     (correlation_id,) = _I32.unpack_from(frame, 0)
     pos = 4
     if api_key != ApiKey.ApiVersions and is_flexible(api_key, version):
-        count, pos = _read_uvarint(frame, pos)
-        for _ in range(count):
-            _tag, pos = _read_uvarint(frame, pos)
-            size, pos = _read_uvarint(frame, pos)
-            pos += size
+        pos = skip_tagged_fields(frame, pos)
     cls = response_class(api_key)
     if api_key == ApiKey.ApiVersions and len(frame) >= pos + 2 and _I16.unpack_from(frame, pos)[0] != 0:
         version = 0  # an ApiVersions error response is always encoded as v0

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import socket
-import struct
 import time
 
 import pytest
@@ -12,6 +10,7 @@ from pylog.protocol import records
 from pylog.protocol.api import ApiKey, request_class
 from pylog.protocol.codec import decode_response, encode_request
 from support.clients import create_topic
+from support.wire import connect, read_frame
 
 pytestmark = pytest.mark.integration
 
@@ -36,29 +35,11 @@ def _fetch(corr: int, topic: str, offset: int, max_wait_ms: int) -> bytes:
     return encode_request(msg, FETCH_V, corr, "pipeline")
 
 
-def _read_frame(sock: socket.socket) -> bytes:
-    def read(n: int) -> bytes:
-        buf = b""
-        while len(buf) < n:
-            chunk = sock.recv(n - len(buf))
-            if not chunk:
-                raise ConnectionError("closed")
-            buf += chunk
-        return buf
-    (size,) = struct.unpack(">i", read(4))
-    return read(size)
-
-
-def _connect(cluster) -> socket.socket:
-    b = next(iter(cluster.brokers.values()))
-    return socket.create_connection(("127.0.0.1", b.port), timeout=20)
-
-
 def test_a_burst_of_pipelined_produces_is_answered_in_order(cluster):
     create_topic(cluster.bootstrap, "burst")
-    with _connect(cluster) as s:
+    with connect(cluster) as s:
         s.sendall(b"".join(_produce(corr, "burst", b"v%d" % corr) for corr in range(1, 201)))
-        answers = [decode_response(ApiKey.Produce, PRODUCE_V, _read_frame(s)) for _ in range(200)]
+        answers = [decode_response(ApiKey.Produce, PRODUCE_V, read_frame(s)) for _ in range(200)]
     assert [corr for corr, _ in answers] == list(range(1, 201))
     parts = [resp.responses[0].partition_responses[0] for _, resp in answers]
     assert [(p.error_code, p.base_offset) for p in parts] == [(0, i) for i in range(200)]
@@ -66,14 +47,14 @@ def test_a_burst_of_pipelined_produces_is_answered_in_order(cluster):
 
 def test_a_long_poll_does_not_hold_back_the_response_before_it(cluster):
     create_topic(cluster.bootstrap, "poll")
-    with _connect(cluster) as s:
+    with connect(cluster) as s:
         start = time.monotonic()
         # produce (offset 0), then a fetch at offset 1 that can only wait out its 3 s, then a produce
         s.sendall(_produce(1, "poll", b"a") + _fetch(2, "poll", 1, 3000) + _produce(3, "poll", b"b"))
-        corr, _ = decode_response(ApiKey.Produce, PRODUCE_V, _read_frame(s))
+        corr, _ = decode_response(ApiKey.Produce, PRODUCE_V, read_frame(s))
         first = time.monotonic() - start
-        corr2, fetched = decode_response(ApiKey.Fetch, FETCH_V, _read_frame(s))
-        corr3, produced = decode_response(ApiKey.Produce, PRODUCE_V, _read_frame(s))
+        corr2, fetched = decode_response(ApiKey.Fetch, FETCH_V, read_frame(s))
+        corr3, produced = decode_response(ApiKey.Produce, PRODUCE_V, read_frame(s))
     assert (corr, corr2, corr3) == (1, 2, 3)
     assert first < 2.0, f"the produce response waited {first:.1f}s behind the long poll"
     assert fetched.responses[0].partitions[0].error_code == 0

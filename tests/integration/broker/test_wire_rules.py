@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import socket
 import struct
 import time
 
@@ -15,26 +14,9 @@ from pylog.protocol.codec import decode_response, encode_request
 from pylog.protocol.api import request_class
 from pylog.protocol.errors import ErrorCode
 from support.clients import create_topic, kcat
+from support.wire import connect, read_frame
 
 pytestmark = pytest.mark.integration
-
-
-def _connect(cluster) -> socket.socket:
-    b = next(iter(cluster.brokers.values()))
-    return socket.create_connection(("127.0.0.1", b.port), timeout=10)
-
-
-def _read_frame(sock: socket.socket) -> bytes:
-    def read(n):
-        buf = b""
-        while len(buf) < n:
-            chunk = sock.recv(n - len(buf))
-            if not chunk:
-                raise ConnectionError("closed")
-            buf += chunk
-        return buf
-    (size,) = struct.unpack(">i", read(4))
-    return read(size)
 
 
 def _produce(k: KafkaClient, topic: str, batch: bytes, acks: int = 1):
@@ -44,10 +26,10 @@ def _produce(k: KafkaClient, topic: str, batch: bytes, acks: int = 1):
 
 
 def test_api_versions_v3_response_header_has_no_tag_byte(cluster):
-    with _connect(cluster) as s:
+    with connect(cluster, timeout=10) as s:
         req = request_class(ApiKey.ApiVersions)[3](client_software_name="t", client_software_version="1")
         s.sendall(encode_request(req, 3, 11, "raw"))
-        frame = _read_frame(s)
+        frame = read_frame(s)
     # v0 response header: correlation id, then the body's error code directly
     assert struct.unpack_from(">ih", frame) == (11, 0)
     _, resp = decode_response(ApiKey.ApiVersions, 3, frame)
@@ -57,9 +39,9 @@ def test_api_versions_v3_response_header_has_no_tag_byte(cluster):
 
 
 def test_unknown_api_versions_version_gets_v0_error_with_our_ranges(cluster):
-    with _connect(cluster) as s:
+    with connect(cluster, timeout=10) as s:
         s.sendall(struct.pack(">ihhih", 12, 18, 99, 5, 1) + b"c" + b"\x00")
-        frame = _read_frame(s)
+        frame = read_frame(s)
     corr, err, n = struct.unpack_from(">ihi", frame)
     assert (corr, err) == (5, ErrorCode.UNSUPPORTED_VERSION)
     ranges = [struct.unpack_from(">hhh", frame, 10 + 6 * i) for i in range(n)]
@@ -70,13 +52,13 @@ def test_garbage_and_oversized_frames_close_only_their_connection(cluster):
     create_topic(cluster.bootstrap, "calm")
     with KafkaClient(cluster.bootstrap) as good:
         good.refresh_metadata(["calm"])
-        with _connect(cluster) as bad:
+        with connect(cluster, timeout=10) as bad:
             bad.sendall(struct.pack(">i", 8) + b"\xff" * 8)  # a frame with a nonsense header
             assert bad.recv(10) == b""
-        with _connect(cluster) as big:
+        with connect(cluster, timeout=10) as big:
             big.sendall(struct.pack(">i", 2_000_000_000))  # beyond socket.request.max.bytes
             assert big.recv(10) == b""
-        with _connect(cluster) as unknown:
+        with connect(cluster, timeout=10) as unknown:
             unknown.sendall(struct.pack(">ihhih", 10, 999, 0, 1, 1) + b"c" + b"\x00\x00")
             assert unknown.recv(10) == b""
         # the well-behaved connection is unaffected
