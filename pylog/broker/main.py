@@ -4,8 +4,8 @@ The stock asyncio loop is used on purpose: uvloop has no sendfile, and sending s
 with os.sendfile matters more for fetch throughput than uvloop's faster callbacks do for our
 (large, batched) requests. PYLOG_EVENT_LOOP=uvloop switches loops for benchmarks only
 (`scripts/bench produce --loops asyncio,uvloop` measures the trade-off). PYLOG_PROFILE=<file>
-runs the event loop thread under cProfile and writes the stats there at exit (`%p` = the pid) (`scripts/bench
-produce --profile DIR` sets it).
+runs the event loop thread under cProfile and writes the stats there at exit, `%p` standing for the pid
+(`scripts/bench produce --profile DIR` sets it).
 """
 
 from __future__ import annotations

@@ -18,6 +18,7 @@ import sys
 
 _SCRATCH = 64 * 1024
 _ROUND = 64 * 1024  # large-frame buffers are rounded up to this, plus 1/8 headroom, to be reusable
+_MAX_SPARE = 8 * 1024 * 1024  # a rare huge request's buffer is not kept for the connection's lifetime
 
 
 class FrameTooLarge(Exception):
@@ -92,7 +93,7 @@ class FrameDecoder:
             return False
         # Our `buf` and getrefcount's argument are the only references unless a slice of the
         # frame is still alive somewhere (each keeps the buffer alive through its managed buffer).
-        if not isinstance(buf, bytearray) or sys.getrefcount(buf) > 2:
+        if not isinstance(buf, bytearray) or len(buf) > _MAX_SPARE or sys.getrefcount(buf) > 2:
             return False
         if self._spare is None or len(buf) >= len(self._spare):
             self._spare = buf

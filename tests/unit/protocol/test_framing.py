@@ -51,6 +51,8 @@ def test_a_recycled_large_frame_buffer_is_reused_only_when_nothing_holds_it():
     assert id(third.obj) != buf_id and bytes(kept) == b"b" * 10  # the kept view was not overwritten
     (small,) = dec.feed(framed(b"tiny"))
     assert not dec.recycle(small)  # scratch-cut frames are plain bytearrays, never recycled
+    (huge,) = dec.feed(framed(b"h" * (9 * 1024 * 1024)))
+    assert not dec.recycle(huge)  # nor is the buffer of a rare huge request kept
 
 
 def test_oversize_and_negative_sizes_are_refused():
