@@ -13,7 +13,7 @@ broker uses one, for our hand-written fast path:
 * Fetch request decode (v11, what librdkafka sends), 1 and 100 partitions;
 * Fetch response encode with the hand-written encoder (pylog.protocol.fetch.encode_fetch_response),
   1 and 100 partitions, each carrying a file slice (the bytes themselves go by sendfile).
-Each figure is the median of 5 timing rounds of about 0.2 s each.
+Each figure is the median of 5 timing rounds of about 0.2 s each; compared implementations alternate rounds.
 """
 
 from __future__ import annotations
@@ -36,25 +36,33 @@ PRODUCE_VERSION = 10  # what librdkafka 2.x sends to pylog (Produce v0-10 advert
 FETCH_VERSION = 11
 
 
-def _timeit(fn: Callable[[], Any], rounds: int = 5, target_s: float = 0.2) -> float:
-    """Median microseconds per call over `rounds` rounds of about `target_s` seconds."""
+def _calibrate(fn: Callable[[], Any], target_s: float) -> int:
     n = 1
-    while True:  # calibrate
+    while True:
         t = time.perf_counter()
         for _ in range(n):
             fn()
         dt = time.perf_counter() - t
         if dt > target_s / 10:
-            break
+            return max(1, int(n * target_s / max(dt, 1e-9)))
         n *= 4
-    n = max(1, int(n * target_s / max(dt, 1e-9)))
-    per = []
+
+
+def _timeit(*fns: Callable[[], Any], rounds: int = 5, target_s: float = 0.2) -> list[float]:
+    """Median microseconds per call of each function, over `rounds` rounds of about `target_s` seconds.
+
+    The functions' rounds alternate, so a change of load on the shared machine hits all of them alike
+    (the schema codec and the fast path are compared side by side).
+    """
+    counts = [_calibrate(fn, target_s) for fn in fns]
+    per: list[list[float]] = [[] for _ in fns]
     for _ in range(rounds):
-        t = time.perf_counter()
-        for _ in range(n):
-            fn()
-        per.append((time.perf_counter() - t) / n * 1e6)
-    return statistics.median(per)
+        for fn, n, out in zip(fns, counts, per):
+            t = time.perf_counter()
+            for _ in range(n):
+                fn()
+            out.append((time.perf_counter() - t) / n * 1e6)
+    return [statistics.median(p) for p in per]
 
 
 def batch_of(total_bytes: int, value_size: int = 100) -> bytes:
@@ -99,7 +107,10 @@ def run(rounds: int = 5, target_s: float = 0.2) -> list[list[Any]]:
     rows: list[list[Any]] = []
 
     def timeit(fn: Callable[[], Any]) -> float:
-        return _timeit(fn, rounds, target_s)
+        return _timeit(fn, rounds=rounds, target_s=target_s)[0]
+
+    def compare(*fns: Callable[[], Any]) -> list[float]:
+        return _timeit(*fns, rounds=rounds, target_s=target_s)
 
     kb, mb = batch_of(1024), batch_of(1024 * 1024)
     cases = {"1 partition, 1 KB batch": [kb], "1 partition, 1 MB batch": [mb], "100 partitions x 1 KB": [kb] * 100}
@@ -113,8 +124,7 @@ def run(rounds: int = 5, target_s: float = 0.2) -> list[list[Any]]:
         def fast(frame: bytearray = frame) -> Any:
             return decode_produce_request(parse_request_header(frame), frame)
 
-        for label, fn in (("schema codec", decode), ("pylog fast path", fast)):
-            us = timeit(fn)
+        for label, fn, us in zip(("schema codec", "pylog fast path"), (decode, fast), compare(decode, fast)):
             rec_type = type(fn().topic_data[0].partition_data[0].records).__name__
             rows.append([f"Produce v{PRODUCE_VERSION} request decode, {label}", name, us,
                          f"{size / us:.0f} MB/s of records; records as {rec_type}"])
@@ -128,11 +138,12 @@ def run(rounds: int = 5, target_s: float = 0.2) -> list[list[Any]]:
         rows.append(["bytearray(records) copy (needed with the schema codec)", name, us, f"{sum(map(len, views)) / us:.0f} MB/s"])
     for n in (1, 100):
         header = parse_request_header(produce_frame([kb]))
-        us = timeit(lambda header=header, n=n: encode_response(header, produce_response(header, n)))
-        rows.append([f"Produce v{PRODUCE_VERSION} response build + encode, schema codec", f"{n} partition(s)", us, ""])
-        us = timeit(lambda header=header, n=n: encode_produce_response(header, [("bench", [
-            PartitionProduceResult(i, 0, 1000 + i, -1, 0) for i in range(n)])]))
-        rows.append([f"Produce v{PRODUCE_VERSION} response build + encode, pylog fast path", f"{n} partition(s)", us,
+        schema, fast_us = compare(
+            lambda header=header, n=n: encode_response(header, produce_response(header, n)),
+            lambda header=header, n=n: encode_produce_response(header, [("bench", [
+                PartitionProduceResult(i, 0, 1000 + i, -1, 0) for i in range(n)])]))
+        rows.append([f"Produce v{PRODUCE_VERSION} response build + encode, schema codec", f"{n} partition(s)", schema, ""])
+        rows.append([f"Produce v{PRODUCE_VERSION} response build + encode, pylog fast path", f"{n} partition(s)", fast_us,
                      ""])
     for n in (1, 100):
         frame = fetch_frame(n)
