@@ -35,7 +35,7 @@ def test_topic_lifecycle_through_a_broker(cluster_factory):
     r = topics(c, "--create", "--topic", "foo", "--partitions", "3", "--replication-factor", "2",
                "--config", "retention.ms=1000")
     assert (r.exit_code, r.stdout, r.stderr) == (0, "Created topic foo.\n", "")
-    assert topics(c, "--list").stdout == "foo\n"
+    wait_for(lambda: topics(c, "--list").stdout == "foo\n", what="every broker to list foo")
     lines = wait_for(lambda: fully_replicated(c, "foo"), what="foo fully replicated")
     doc = as_json(topics(c, "--describe", "--topic", "foo", "--output", "json"))
     (t,) = doc["topics"]
@@ -50,7 +50,8 @@ def test_topic_lifecycle_through_a_broker(cluster_factory):
 
     r = topics(c, "--alter", "--topic", "foo", "--partitions", "5")
     assert (r.exit_code, r.stdout, r.stderr) == (0, "", "")
-    assert len(wait_for(lambda: fully_replicated(c, "foo"), what="5 partitions")) == 5
+    # Other brokers learn the new partitions from the next UpdateMetadata: wait until the describe shows all 5.
+    wait_for(lambda: len(fully_replicated(c, "foo") or []) == 5, what="5 partitions")
     for count, message in (("2", "Topic currently has 5 partitions, which is higher than the requested 2."),
                            ("5", "Topic already has 5 partitions.")):
         r = topics(c, "--alter", "--topic", "foo", "--partitions", count)
