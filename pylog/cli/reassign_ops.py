@@ -64,8 +64,7 @@ def _check_partitions(cluster: ClusterView, targets: Mapping[TP, Sequence[int]],
 
 def _emit_and_fail(result: object, message: str) -> None:
     """Print what Kafka had printed by then, then fail with its message (no 'Error: ' prefix)."""
-    ctx = click.get_current_context(silent=True)
-    render.emit(result, (ctx.params.get("output") if ctx else None) or "text")
+    render.emit(result, _output_format())
     raise CliError(message)
 
 
@@ -106,10 +105,27 @@ def execute(cluster: ClusterView, text: str, opts: ExecuteOptions) -> Reassignme
         _emit_and_fail(result, "Error reassigning partition(s):\n" + "\n".join(
             f"{name(tp)}: {errors[tp]}" for tp in sorted(errors)))
     if opts.wait:
-        follow(cluster, {tp: (sorted(moves[tp].sources), sorted(moves[tp].destinations)) for tp in targets},
-               opts.wait_timeout_s)
+        # The rollback JSON must reach the operator before a wait that may time out or be interrupted:
+        # Kafka's text is printed now, and a JSON document is still printed if the wait fails.
+        fmt = _output_format()
+        if fmt == "text":
+            render.emit(result, fmt)
+        try:
+            follow(cluster, {tp: (sorted(moves[tp].sources), sorted(moves[tp].destinations)) for tp in targets},
+                   opts.wait_timeout_s)
+        except OperationError:
+            if fmt != "text":
+                render.emit(result, fmt)
+            raise
         result.waited = verify_targets(cluster, targets, opts.preserve_throttles)
+        if fmt == "text":
+            return result.waited  # only the --verify lines are left to print
     return result
+
+
+def _output_format() -> str:
+    ctx = click.get_current_context(silent=True)
+    return (ctx.params.get("output") if ctx else None) or "text"
 
 
 def clear_all(cluster: ClusterView, targets: Mapping[TP, Sequence[int]]) -> ThrottlesCleared:

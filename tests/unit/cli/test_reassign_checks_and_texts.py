@@ -276,6 +276,42 @@ def test_execute_wait_follows_until_done_then_verifies(monkeypatch, plan_file):
                              "Clearing topic-level throttles on topic foo\n")
 
 
+ROLLBACK = ("Current partition replica assignment\n\n"
+            '{"version":1,"partitions":[{"topic":"foo","partition":0,"replicas":[1,2],"log_dirs":["any","any"]}]}\n\n'
+            "Save this to use as the --reassignment-json-file option during rollback\n")
+
+
+def test_execute_wait_prints_the_rollback_json_even_when_the_wait_times_out(monkeypatch, plan_file):
+    c = two_topics()
+    clock = [0.0]
+    monkeypatch.setattr("pylog.cli.reassign_wait.time.monotonic", lambda: clock[0])
+    monkeypatch.setattr("pylog.cli.reassign_wait.time.sleep", lambda s: clock.__setitem__(0, clock[0] + s))
+    f = plan_file(("foo", 0, [4, 2]))
+    r = run(monkeypatch, c, *BS, "--execute", "--reassignment-json-file", f, "--wait", "--wait-timeout", "2")
+    assert r.exit_code == 1
+    assert r.stdout == ROLLBACK + "Successfully started partition reassignment for foo-0\n"
+    assert r.stderr.startswith("Error: Timed out after 2 s waiting for the reassignment of 1 of 1 partition(s)")
+    r = run(monkeypatch, two_topics(), *BS, "--execute", "--reassignment-json-file", f, "--wait", "--wait-timeout",
+            "2", "--output", "json")
+    assert r.exit_code == 1 and r.stderr.startswith("Error: Timed out")
+    data = json.loads(r.stdout)  # still one document, with the rollback assignment
+    assert (data["partitions"], data["current"]["partitions"][0]["replicas"], data["waited"]) == (["foo-0"], [1, 2],
+                                                                                               None)
+
+
+def test_execute_wait_shows_the_rollback_json_before_waiting(monkeypatch, plan_file):
+    c = two_topics()
+
+    def interrupted():  # the operator presses Ctrl-C while the bar runs
+        if c.in_flight:
+            raise KeyboardInterrupt
+        return {}
+    c.ongoing = interrupted
+    r = run(monkeypatch, c, *BS, "--execute", "--reassignment-json-file", plan_file(("foo", 0, [4, 2])), "--wait")
+    assert r.exit_code == 1
+    assert r.stdout == ROLLBACK + "Successfully started partition reassignment for foo-0\n"
+
+
 # ---------------------------------------------------------------- --generate offline, --export-snapshot
 
 @pytest.fixture
