@@ -1,7 +1,8 @@
 """pylog-alter-cluster: seed 000's `alter cluster add brokers 3,4` / `alter cluster remove brokers 1`.
 
 --add-brokers: the brokers must be registered (started with their broker.id); the minimal-movement
-planner balances replicas and preferred leaders over the cluster including them; the plan runs as a
+planner balances replicas and preferred leaders over the brokers that hold replicas plus the added ones
+(other registered brokers are left alone); the plan runs as a
 reassignment (optionally --throttle'd), the tool waits for it with a progress bar (or --no-wait)
 and then elects the preferred leaders it moved, so leadership reaches the new brokers too.
 
@@ -131,7 +132,8 @@ def choose_targets(action: str, ids: list[int], live: dict[int, str | None], kno
         if missing:
             raise OperationError(f"Broker(s) {_ids(missing)} are not registered: start them (with their broker.id) "
                                  f"before adding them")
-        targets = sorted(known | set(ids))
+        # Registered brokers that hold nothing and were not named stay out of the plan.
+        targets = sorted({b for reps in current.values() for b in reps} | set(ids))
     else:
         unknown = sorted(set(ids) - known)
         if unknown:

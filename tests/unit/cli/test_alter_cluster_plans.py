@@ -111,3 +111,17 @@ def test_add_runs_the_plan_waits_clears_the_throttle_and_elects_leaders(monkeypa
             "Successfully completed leader election (PREFERRED) for partitions ") in r.stdout
     assert c.cleared == [([0, 1, 2, 3, 4], ["t"])]
     assert {c.leaders[tp] for tp in c.current} >= {3, 4}  # the new brokers lead partitions now
+
+
+def test_add_moves_replicas_only_onto_the_brokers_named(monkeypatch):
+    c = three_brokers(live=(0, 1, 2, 3, 4))  # 4 is registered too, but only 3 is being added
+    r = run(monkeypatch, c, *BS, "--add-brokers", "3", "--dry-run")
+    assert r.exit_code == 0, r.output
+    proposed = json.loads(r.stdout.split("\n")[2])["partitions"]
+    assert proposed and {b for p in proposed for b in p["replicas"]} <= {0, 1, 2, 3}
+    assert r.stdout.startswith("Plan to add broker 3: 3 replica move(s)")
+    # Naming a broker that already holds replicas adds nobody else.
+    r = run(monkeypatch, c, *BS, "--add-brokers", "1", "--dry-run")
+    assert r.exit_code == 0, r.output
+    assert r.stdout.startswith("Plan to add broker 1: 0 replica move(s)")
+    assert "No partition needs to move." in r.stdout
