@@ -82,8 +82,8 @@ def _outcome_lines(r: ClusterAltered) -> list[str]:
         lines.append(f"Successfully started partition reassignment{'s' if len(r.started) > 1 else ''} for "
                      f"{','.join(r.started)}")
         lines.append(f"Reassignment of {len(r.started)} partition(s) completed." if r.completed else
-                     "Not waiting: follow it with pylog-reassign-partitions --list, and --verify it to clear the "
-                     "throttle.")
+                     "Still in progress: follow it with pylog-reassign-partitions --list, and --verify it to clear "
+                     "the throttle.")
     lines += cleared_lines(r.cleared)
     if r.leaders_elected:
         lines.append(f"Successfully completed leader election (PREFERRED) for partitions "
@@ -229,8 +229,14 @@ def alter(cluster: ClusterView, action: str, ids: list[int], opts: dict[str, Any
         result.started = names(changed)
         if opts["no_wait"]:
             return result
-        follow(cluster, {tp: (sorted(m.sources), sorted(m.destinations)) for tp, m in moves.items()},
-               opts["wait_timeout"])
+        try:
+            follow(cluster, {tp: (sorted(m.sources), sorted(m.destinations)) for tp, m in moves.items()},
+                   opts["wait_timeout"])
+        except (OperationError, KeyboardInterrupt):
+            # The moves go on: show what was started (the plan is what --verify needs), then fail.
+            ctx = click.get_current_context(silent=True)
+            render.emit(result, (ctx.params.get("output") if ctx else None) or "text")
+            raise
         result.completed = True
         if result.throttle is not None and not cluster.ongoing():
             result.cleared = clear_all(cluster, changed)

@@ -113,6 +113,20 @@ def test_add_runs_the_plan_waits_clears_the_throttle_and_elects_leaders(monkeypa
     assert {c.leaders[tp] for tp in c.current} >= {3, 4}  # the new brokers lead partitions now
 
 
+def test_a_wait_that_times_out_still_prints_the_plan_that_was_started(monkeypatch):
+    c = three_brokers()  # the controller never finishes
+    clock = [0.0]
+    monkeypatch.setattr("pylog.cli.reassign_wait.time.monotonic", lambda: clock[0])
+    monkeypatch.setattr("pylog.cli.reassign_wait.time.sleep", lambda s: clock.__setitem__(0, clock[0] + s))
+    r = run(monkeypatch, c, *BS, "--add-brokers", "3,4", "--wait-timeout", "5")
+    assert r.exit_code == 1 and r.stderr.startswith("Error: Timed out after 5 s waiting for the reassignment")
+    lines = r.stdout.split("\n")
+    assert lines[1] == "Proposed partition reassignment configuration"  # what --verify needs
+    assert json.loads(lines[2])["partitions"] and len(c.started) == 1
+    assert "Successfully started partition reassignments for " in r.stdout
+    assert "Reassignment of" not in r.stdout  # it did not complete
+
+
 def test_add_moves_replicas_only_onto_the_brokers_named(monkeypatch):
     c = three_brokers(live=(0, 1, 2, 3, 4))  # 4 is registered too, but only 3 is being added
     r = run(monkeypatch, c, *BS, "--add-brokers", "3", "--dry-run")
