@@ -8,8 +8,10 @@ code (a traceback too with --debug). Usage mistakes are click.UsageError (exit 2
 
 from __future__ import annotations
 
+import logging
 import sys
 import traceback
+import warnings
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Iterator
@@ -75,6 +77,7 @@ class PylogCommand(click.Command):
 
     def invoke(self, ctx: click.Context) -> Any:
         """Run, render the result, map failures to exit codes."""
+        quiet_libraries(bool(ctx.params.get("debug")))
         try:
             result = super().invoke(ctx)
             if result is not None:
@@ -89,6 +92,20 @@ class PylogCommand(click.Command):
         if failure:
             raise CliError(self.error_prefix + failure)
         return result
+
+
+def quiet_libraries(debug: bool) -> None:
+    """Keep library chatter (kazoo's reconnect warnings) off stderr, where only our one error line belongs.
+
+    Python prints unhandled WARNING records through its last-resort handler; a NullHandler on the root
+    logger stops that. --debug shows the libraries' log instead.
+    """
+    warnings.filterwarnings("ignore", message="No chroot path exists", module="kazoo")  # open_zk says it once
+    root = logging.getLogger()
+    if debug:
+        logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
+    elif not any(isinstance(h, logging.NullHandler) for h in root.handlers):
+        root.addHandler(logging.NullHandler())
 
 
 def command(name: str, help: str, error_prefix: str = "Error: ") -> Callable[[Callable[..., Any]], PylogCommand]:
@@ -145,6 +162,9 @@ def open_zk(connect: str, timeout_ms: int = DEFAULT_TIMEOUT_MS) -> ZkClient:
     ctx = click.get_current_context(silent=True)
     if ctx is not None:
         ctx.call_on_close(client.close)
+    if client.chroot and client.exists("/") is None:  # a typo here would otherwise just look like an empty cluster
+        click.echo(f"WARNING: the chroot {client.chroot} does not exist in ZooKeeper at {client.hosts}; no pylog "
+                   f"cluster uses it (check --zookeeper)", err=True)
     return client
 
 
