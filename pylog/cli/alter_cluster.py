@@ -28,7 +28,8 @@ import click
 
 from pylog.cli import render
 from pylog.cli.admin_client import BROKER_RESOURCE
-from pylog.cli.common import OperationError, command, open_admin, open_zk, require_target, target_options
+from pylog.cli.common import (OperationError, command, open_admin, open_zk, output_format, require_target,
+                              target_options)
 from pylog.cli.reassign_cluster import BrokerCluster, ClusterView, ZkCluster
 from pylog.cli.reassign_generate import as_reassignment
 from pylog.cli.reassign_logic import TP, move_map, names, reassigning_brokers, topic_throttles
@@ -234,8 +235,7 @@ def alter(cluster: ClusterView, action: str, ids: list[int], opts: dict[str, Any
                    opts["wait_timeout"])
         except (OperationError, KeyboardInterrupt):
             # The moves go on: show what was started (the plan is what --verify needs), then fail.
-            ctx = click.get_current_context(silent=True)
-            render.emit(result, (ctx.params.get("output") if ctx else None) or "text")
+            render.emit(result, output_format())
             raise
         result.completed = True
         if result.throttle is not None and not cluster.ongoing():

@@ -123,6 +123,12 @@ def command(name: str, help: str, error_prefix: str = "Error: ") -> Callable[[Ca
     return decorate
 
 
+def output_format() -> str:
+    """The running command's --output (text when there is none)."""
+    ctx = click.get_current_context(silent=True)
+    return (ctx.params.get("output") if ctx else None) or "text"
+
+
 # ---------------------------------------------------------------- connection options
 
 @dataclass(frozen=True)

@@ -11,10 +11,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-import click
-
 from pylog.cli import render
-from pylog.cli.common import CliError, OperationError
+from pylog.cli.common import CliError, OperationError, output_format
 from pylog.cli.reassign_cluster import ZK_ADDITIONAL_BLOCKED, ClusterView, missing_partitions
 from pylog.cli.reassign_logic import (CANNOT_EXECUTE_MESSAGE, TP, Ongoing, cancellable, move_map, name, names,
                                       parse_targets, parse_verify_targets, partition_state, reassigning_brokers,
@@ -64,7 +62,7 @@ def _check_partitions(cluster: ClusterView, targets: Mapping[TP, Sequence[int]],
 
 def _emit_and_fail(result: object, message: str) -> None:
     """Print what Kafka had printed by then, then fail with its message (no 'Error: ' prefix)."""
-    render.emit(result, _output_format())
+    render.emit(result, output_format())
     raise CliError(message)
 
 
@@ -107,7 +105,7 @@ def execute(cluster: ClusterView, text: str, opts: ExecuteOptions) -> Reassignme
     if opts.wait:
         # The rollback JSON must reach the operator before a wait that may time out or be interrupted:
         # Kafka's text is printed now, and a JSON document is still printed if the wait fails.
-        fmt = _output_format()
+        fmt = output_format()
         if fmt == "text":
             render.emit(result, fmt)
         try:
@@ -122,10 +120,6 @@ def execute(cluster: ClusterView, text: str, opts: ExecuteOptions) -> Reassignme
             return result.waited  # only the --verify lines are left to print
     return result
 
-
-def _output_format() -> str:
-    ctx = click.get_current_context(silent=True)
-    return (ctx.params.get("output") if ctx else None) or "text"
 
 
 def clear_all(cluster: ClusterView, targets: Mapping[TP, Sequence[int]]) -> ThrottlesCleared:
