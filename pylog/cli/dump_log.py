@@ -133,7 +133,7 @@ def scan_log(path: str, deep: bool, max_bytes: int, problems: Problems) -> LogDu
 
 
 def _first_batch_at(data: memoryview, position: int, max_size: int) -> BatchHeader | None:
-    if len(data) - position < BATCH_OVERHEAD:
+    if position < 0 or len(data) - position < BATCH_OVERHEAD:  # a corrupt index can point anywhere
         return None
     h = parse_header(data, position)
     return h if h.size <= max_size and position + h.size <= len(data) else None
@@ -164,7 +164,8 @@ def scan_time_index(path: str, sanity_only: bool, problems: Problems) -> Iterato
     tindex = TimeIndex(path, base)
     prefix = os.path.join(os.path.dirname(path) or ".", f"{base:020d}")
     index = OffsetIndex(prefix + ".index", base)
-    data = _map(prefix + ".log") if os.path.exists(prefix + ".log") else memoryview(b"")
+    log_path = prefix + ".log"
+    data = _map(log_path) if os.path.exists(log_path) else memoryview(b"")
     if sanity_only:
         tindex.sanity_check()
         return
@@ -174,8 +175,8 @@ def scan_time_index(path: str, sanity_only: bool, problems: Problems) -> Iterato
         if offset == base and i > 0:
             return
         _, position = index.lookup(offset)
-        found = next((h for _, h in _batches(data[position:], path, len(data) - position)
-                      if h.last_offset >= offset), None)
+        found = None if not 0 <= position <= len(data) else next(
+            (h for _, h in _batches(data[position:], log_path, len(data) - position) if h.last_offset >= offset), None)
         if found is None or found.last_offset != offset:
             problems.add(problems.time_not_found, path, (offset, -1 if found is None else found.last_offset))
         else:

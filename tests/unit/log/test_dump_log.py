@@ -125,6 +125,26 @@ def test_index_mismatch_and_corrupt_crc_are_reported(segment):
     assert f"Mismatches in :{index}\n  Index offset: 4, log offset: 5\n" in result.stderr
 
 
+def test_index_entries_pointing_outside_the_log_are_mismatches_not_tracebacks(segment):
+    # A corrupt index is what an operator runs this tool for: a negative (or too large) position
+    # is reported like any other mismatch.
+    index = segment.with_suffix(".index")
+    index.write_bytes(struct.pack(">ii", 5, -777933469) + struct.pack(">ii", 6, 10**9))
+    result = run("--files", "foo-0/00000000000000000000.index")
+    assert result.exit_code == 0, result.output
+    assert result.stdout == ("Dumping foo-0/00000000000000000000.index\noffset: 5 position: -777933469\n"
+                             "offset: 6 position: 1000000000\n")
+    assert f"Mismatches in :{index}\n  Index offset: 6, log offset: -1\n  Index offset: 5, log offset: -1\n" \
+        in result.stderr  # Kafka's order (it prepends)
+    # The time index finds batches through the offset index; an unreadable log names the log file.
+    index.write_bytes(struct.pack(">ii", 5, 0))
+    segment.write_bytes(b"\xff" * 100)
+    result = run("--files", "foo-0/00000000000000000000.timeindex")
+    assert result.exit_code == 1
+    assert result.stderr.startswith("Error: foo-0/00000000000000000000.timeindex: Found record size -1 smaller than "
+                                    "minimum record overhead (14) in file foo-0/00000000000000000000.log.")
+
+
 def test_missing_files_argument_and_missing_file(segment):
     result = run()
     assert result.exit_code == 1
