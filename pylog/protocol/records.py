@@ -23,7 +23,6 @@ from typing import Iterator, NamedTuple, Sequence
 
 from crc32c import crc32c
 from kafka import codec as _codec
-from kafka.errors import KafkaError
 from kafka.record.default_records import DefaultRecordBatch, DefaultRecordBatchBuilder
 
 from pylog.protocol.errors import ErrorCode, KafkaProtocolError
@@ -340,7 +339,7 @@ def read_records(batch: bytes | bytearray | memoryview) -> list[Record]:
         for r in decoded:
             seq = -1 if base_seq == -1 else increment_sequence(base_seq, r.offset - base)
             out.append(Record(r.offset, r.timestamp, r.key, r.value, list(r.headers), seq))
-    except (KafkaError, ValueError, IndexError, struct.error) as e:
+    except Exception as e:  # the codecs raise their own types (lz4: RuntimeError, gzip: OSError, zstd: ZstdError)
         raise CorruptRecordError(f"Cannot decode the records of the batch at offset {base}: {e}") from e
     return out
 

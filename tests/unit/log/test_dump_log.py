@@ -145,6 +145,20 @@ def test_index_entries_pointing_outside_the_log_are_mismatches_not_tracebacks(se
                                     "minimum record overhead (14) in file foo-0/00000000000000000000.log.")
 
 
+@pytest.mark.parametrize("codec", [1, 2, 3, 4])
+def test_a_corrupt_compressed_batch_is_one_error_line(tmp_path, codec):
+    batch = bytearray(build_batch([(b"k", b"value %d" % i, [], TS) for i in range(20)], compression=codec))
+    for i in range(61, len(batch), 7):  # scramble the compressed records, keep the batch header
+        batch[i] ^= 0x5A
+    (tmp_path / "00000000000000000000.log").write_bytes(bytes(batch))
+    result = CliRunner().invoke(dump_log, ["--files", str(tmp_path / "00000000000000000000.log"),
+                                           "--print-data-log"])
+    assert result.exception is None or isinstance(result.exception, SystemExit), result.exception
+    assert "isvalid: false" in result.stdout
+    assert result.stderr.startswith("Cannot read the records of the batch at offset 0: Cannot decode the records")
+    assert len(result.stderr.splitlines()) == 1
+
+
 def test_missing_files_argument_and_missing_file(segment):
     result = run()
     assert result.exit_code == 1
