@@ -24,8 +24,8 @@ REQUIRED = {"generate": ("topics-to-move-json-file", "broker-list"), "execute": 
             "verify": ("reassignment-json-file",), "cancel": ("reassignment-json-file",), "list": (),
             "export-snapshot": ()}
 PERMITTED = {
-    "generate": ("disable-rack-aware", "planner", "cluster-snapshot", "broker-racks", "spark", "spark-master")
-    + PLANNER_OPTIONS,
+    "generate": ("disable-rack-aware", "planner", "cluster-snapshot", "broker-racks", "spark", "spark-master",
+                 "changed-only") + PLANNER_OPTIONS,
     "execute": ("additional", "throttle", "replica-alter-log-dirs-throttle", "timeout", "wait", "wait-timeout",
                 "preserve-throttles"),
     "verify": ("preserve-throttles",),
@@ -127,6 +127,8 @@ def _cluster(zookeeper: str | None, bootstrap_server: str | None) -> ClusterView
 @click.option("--max-moves", type=click.IntRange(min=0), help="At most this many replica moves.")
 @click.option("--max-bytes", type=click.IntRange(min=0), help="At most this many bytes moved.")
 @click.option("--no-topic-balance", is_flag=True, help="Balance the brokers overall only, not each topic.")
+@click.option("--changed-only", is_flag=True, help="Propose only the partitions whose replicas change (by default "
+                                                   "every partition of the topics, as Kafka does).")
 @click.option("--wait", is_flag=True, help="With --execute: follow the reassignment until it completes, then "
                                            "--verify it (a progress bar on a terminal).")
 @click.option("--wait-timeout", type=click.FloatRange(min=0), metavar="SECONDS",
@@ -141,7 +143,8 @@ def reassign_command(zookeeper: str | None, bootstrap_server: str | None, **opts
         gen_opts = gen.GenerateOptions(
             opts["planner"], PlanOptions(opts["balance_by"], not opts["no_topic_balance"],
                                          not opts["disable_rack_aware"], True, opts["max_moves"], opts["max_bytes"]),
-            gen.parse_broker_racks(opts["broker_racks"]) or None, opts["spark"], opts["spark_master"])
+            gen.parse_broker_racks(opts["broker_racks"]) or None, opts["spark"], opts["spark_master"],
+            opts["changed_only"])
         cluster = None if opts["cluster_snapshot"] else _cluster(zookeeper, bootstrap_server)
         result = gen.generate(cluster, opts["cluster_snapshot"], opts["topics_to_move_json_file"],
                               opts["broker_list"], gen_opts)

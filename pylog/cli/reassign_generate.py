@@ -2,9 +2,10 @@
 
 The default planner is pylog's minimal-movement one (pylog.planner.plan, or the same plan made on
 Spark with --spark); `--planner kafka` is Kafka's own --generate, which ignores where replicas are.
-The input is a live cluster (ZooKeeper or a broker) or a --cluster-snapshot file. Kafka prints every
-partition of the topics as the proposal; the minimal planner proposes only the partitions that change
-(executing the others would only bump their leader epochs).
+The input is a live cluster (ZooKeeper or a broker) or a --cluster-snapshot file. Like Kafka, the
+proposal lists every partition of the topics, so runbooks can pass it to --execute as it is (unchanged
+partitions are no-ops there, as in Kafka, apart from a leader-epoch bump); --changed-only lists only
+the partitions whose replicas change.
 """
 
 from __future__ import annotations
@@ -34,6 +35,9 @@ class GenerateOptions:
     broker_racks: Mapping[int, str] | None = None
     spark: bool = False
     spark_master: str = "local[*]"
+    # Kafka proposes every partition of the topics, and scripts feed that to --execute even when nothing
+    # moves (a no-op there); --changed-only keeps just the partitions whose replica list changes.
+    changed_only: bool = False
 
 
 def parse_broker_racks(text: str | None) -> dict[int, str]:
@@ -114,7 +118,7 @@ def generate(cluster: ClusterView | None, snapshot_path: str | None, topics_file
                 plan = run(snapshot, topics, brokers, opts.options, opts.broker_racks, opts.spark_master)
             else:
                 plan = plan_reassignment(snapshot, topics, brokers, opts.options, opts.broker_racks)
-            proposed = plan.changed()
+            proposed = plan.changed() if opts.changed_only else plan.proposed
     except PlanError as exc:
         raise OperationError(str(exc)) from None
     plan.report.elapsed_s = time.perf_counter() - start

@@ -323,22 +323,35 @@ def kip6(tmp_path):
     return ["--cluster-snapshot", str(snap), "--topics-to-move-json-file", str(topics)]
 
 
-def test_generate_from_a_snapshot_proposes_only_the_minimal_moves(kip6):
+def test_generate_from_a_snapshot_proposes_the_minimal_moves(kip6):
     r = CliRunner().invoke(reassign_command, ["--generate", *kip6, "--broker-list", "0,1,2,3"])
     assert r.exit_code == 0, r.output
     lines = r.stdout.split("\n")
     assert lines[0] == "Current partition replica assignment" and lines[2] == ""
     assert lines[3] == "Proposed partition reassignment configuration" and lines[5] == ""
     current, proposed = json.loads(lines[1]), json.loads(lines[4])
-    assert len(current["partitions"]) == 13
+    # Every partition of the topics is proposed, as Kafka does, so the file can go to --execute as it is.
+    assert len(current["partitions"]) == len(proposed["partitions"]) == 13
     moved = [p for p in proposed["partitions"] if p["replicas"] != [0 if p["partition"] < 7 else 1]]
-    assert len(moved) == len(proposed["partitions"]) == 6  # 7,6,0,0 -> 4,3,3,3 in six moves
+    assert len(moved) == 6  # 7,6,0,0 -> 4,3,3,3 in six moves
     assert "replicas moved: 6  lower bound: 6  gap: 0" in r.stderr
     r = CliRunner().invoke(reassign_command, ["--generate", *kip6, "--broker-list", "0,1,2,3", "--output", "json"])
     data = json.loads(r.stdout)
     assert data["proposed"] == proposed and data["current"] == current and data["via"] == "snapshot"
     assert (data["report"]["replicas_moved"], data["report"]["lower_bound"], data["planner"]) == (6, 6, "pylog")
     assert r.stderr == ""
+    r = CliRunner().invoke(reassign_command, ["--generate", *kip6, "--broker-list", "0,1,2,3", "--changed-only",
+                                              "--output", "json"])
+    assert json.loads(r.stdout)["proposed"]["partitions"] == moved
+
+
+def test_generate_for_a_balanced_cluster_proposes_a_plan_execute_accepts(kip6):
+    # Kafka's tool always prints a full proposal, and runbooks pipe it into --execute; a balanced cluster
+    # must give a valid (no-op) reassignment file, not an empty one that --execute refuses.
+    r = CliRunner().invoke(reassign_command, ["--generate", *kip6, "--broker-list", "0,1"])
+    assert r.exit_code == 0, r.output
+    current, proposed = (json.loads(line) for line in r.stdout.split("\n")[1:5:3])
+    assert proposed == current and len(proposed["partitions"]) == 13
 
 
 def test_generate_caps_and_kafkas_planner(kip6):
