@@ -1,133 +1,270 @@
 """Preferred-leader balance by reordering replicas only (moves no data).
 
-Per topic each broker leads floor(P/n) partitions, plus one on `P mod n` brokers; those extra slots are dealt
-to the brokers with the fewest extra leaderships so far (which keeps the overall counts within one as well),
-preferring brokers that lead one already so that fewer leaders change. Leadership is then shifted from brokers
-above their quota to replicas below it, along augmenting paths (broker -> partition it leads -> another
-replica of it) when no direct shift exists.
+Per topic each broker leads floor(P/n) or ceil(P/n) of its P partitions (exactly P mod n brokers the ceil), and
+overall floor or ceil of all partitions over the n brokers. Topics are assigned largest first: each partition
+keeps its leader while that broker has room in the topic and overall, else takes the replica with the fewest
+leaderships overall; a partition whose replicas are all full in its topic gets one through an augmenting path
+inside the topic. Then brokers above the overall ceil (or below the floor) hand leaderships along paths
+broker -> partition it leads -> another replica, each step moving a topic's ceil slot from one broker to another,
+so every topic stays within one. Where a topic or the whole cannot be balanced, the counts say how far off.
 """
 from __future__ import annotations
 
 from collections import deque
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 
-__all__ = ["balance_leaders"]
+__all__ = ["LeaderResult", "balance_leaders"]
 
 
-def _leader_extras(topic_parts: Mapping[str, Sequence[int]], replicas: Sequence[list[int]],
-                   brokers: Sequence[int]) -> dict[str, set[int]]:
-    n = len(brokers)
-    target_set = set(brokers)
-    running = {b: 0 for b in brokers}
-    order = sorted(topic_parts, key=lambda t: (-(len(topic_parts[t]) % n), t))
-    result: dict[str, set[int]] = {}
-    for topic in order:
-        idx = topic_parts[topic]
-        base, extra = divmod(len(idx), n)
-        if extra == 0:
-            result[topic] = set()
-            continue
-        held: dict[int, int] = {}
-        leads: dict[int, int] = {}
-        for i in idx:
-            reps = replicas[i]
-            leads[reps[0]] = leads.get(reps[0], 0) + 1
-            for b in reps:
-                held[b] = held.get(b, 0) + 1
-        eligible = [b for b in (brokers if base else held) if held.get(b, 0) > base and b in target_set]
-        eligible.sort(key=lambda b: (running[b], -(leads.get(b, 0) > base), b))
-        chosen = set(eligible[:extra])
-        if len(chosen) < extra:  # too few brokers hold enough of this topic: best effort
-            rest = sorted((b for b in brokers if b not in chosen), key=lambda b: (running[b], b))
-            chosen.update(rest[:extra - len(chosen)])
-        for b in chosen:
-            running[b] += 1
-        result[topic] = chosen
-    return result
+@dataclass(slots=True)
+class LeaderResult:
+    """What could not be balanced."""
+
+    overall_left: int = 0                              # leaderships beyond the overall floor/ceil bounds
+    topics_unbalanced: list[str] = field(default_factory=list)  # topics whose replicas allow no within-one spread
+
+
+class _Topic:
+    __slots__ = ("lo", "r", "at_hi", "cnt", "loose")
+
+    def __init__(self, n_parts: int, n: int) -> None:
+        self.lo, self.r = divmod(n_parts, n)
+        self.at_hi = 0
+        self.cnt: dict[int, int] = {}
+        self.loose = False  # within one is impossible: any shift that does not widen the spread is allowed
+
+    def room(self, b: int) -> bool:
+        """May b lead one more (up to the ceil; brokers left below the floor are filled afterwards)?"""
+        return self.cnt.get(b, 0) < self.lo + (self.r > 0)
+
+    def add(self, b: int, delta: int) -> None:
+        c = self.cnt.get(b, 0)
+        if delta > 0 and c == self.lo:
+            self.at_hi += 1
+        elif delta < 0 and c == self.lo + 1:
+            self.at_hi -= 1
+        self.cnt[b] = c + delta
+
+    def may_shift(self, a: int, c: int) -> bool:
+        """May one leadership move from a to c keeping the topic within one (or not wider, when loose)?"""
+        ca, cc = self.cnt.get(a, 0), self.cnt.get(c, 0)
+        if self.loose:
+            return ca > cc + 1
+        return self.r > 0 and ca == self.lo + 1 and cc == self.lo
 
 
 def balance_leaders(topic_parts: Mapping[str, Sequence[int]], replicas: Sequence[list[int]],
-                    brokers: Sequence[int], max_path_searches: int = 100_000) -> int:
-    """Reorder `replicas` in place so preferred leaders are balanced; returns the units left unbalanced."""
-    extras = _leader_extras(topic_parts, replicas, brokers)
+                    brokers: Sequence[int]) -> LeaderResult:
+    """Reorder `replicas` in place so preferred leaders are balanced per topic and overall."""
     n = len(brokers)
-    unbalanced = 0
-    searches = 0
-    for topic in sorted(topic_parts):
-        idx = topic_parts[topic]
-        base = len(idx) // n
-        chosen = extras[topic]
+    targets = set(brokers)
+    total = sum(len(idx) for idx in topic_parts.values())
+    floor, extra = divmod(total, n)
+    cap = floor + (extra > 0)
+    overall = {b: 0 for b in brokers}
+    topic_of: dict[int, str] = {}
+    state: dict[str, _Topic] = {}
+    led_by: dict[int, list[int]] = {b: [] for b in brokers}   # filled after the topic phase, then lazily
+    result = LeaderResult()
 
-        def quota(b: int) -> int:
-            return base + (b in chosen)
+    def lead(i: int, b: int) -> None:
+        reps = replicas[i]
+        if reps[0] != b:
+            reps.remove(b)
+            reps.insert(0, b)
+        overall[b] += 1
+        state[topic_of[i]].add(b, 1)
 
-        leads: dict[int, int] = {}
-        led_by: dict[int, list[int]] = {}
+    def unlead(i: int) -> None:
+        b = replicas[i][0]
+        overall[b] -= 1
+        state[topic_of[i]].add(b, -1)
+
+    # Most constrained first: a broker's need (leaderships it still lacks for the ceil) over the partitions
+    # it still could lead; brokers holding few replicas (new ones) get their share before the others fill up.
+    avail = {b: 0 for b in brokers}
+    for idx in topic_parts.values():
         for i in idx:
-            lead = replicas[i][0]
-            leads[lead] = leads.get(lead, 0) + 1
-            led_by.setdefault(lead, []).append(i)
-
-        def shift(i: int, to: int) -> None:
+            for b in replicas[i]:
+                if b in avail:
+                    avail[b] += 1
+    for topic in sorted(topic_parts, key=lambda t: (-len(topic_parts[t]), t)):
+        idx = topic_parts[topic]
+        ts = state[topic] = _Topic(len(idx), n)
+        led: dict[int, list[int]] = {}   # this topic's partitions per leader
+        stuck = []
+        cnt = ts.cnt
+        hi = ts.lo + (ts.r > 0)
+        for i in idx:
+            topic_of[i] = topic
             reps = replicas[i]
-            frm = reps[0]
-            reps.remove(to)
-            reps.insert(0, to)
-            leads[frm] -= 1
-            leads[to] = leads.get(to, 0) + 1
-            led_by.setdefault(to, []).append(i)
-
-        over = sorted((b for b in leads if leads[b] > quota(b)), key=lambda b: (quota(b) - leads[b], b))
-        for a in over:
-            for i in list(led_by.get(a, ())):
-                if leads[a] <= quota(a):
-                    break
-                reps = replicas[i]
-                if reps[0] != a:
-                    continue
-                best = None
-                for b in reps[1:]:
-                    room = quota(b) - leads.get(b, 0)
-                    if room > 0 and (best is None or room > best[0]):
-                        best = (room, b)
-                if best is not None:
-                    shift(i, best[1])
-        # Longer augmenting paths for what a direct shift could not fix.
-        for a in over:
-            while leads[a] > quota(a) and searches < max_path_searches:
-                searches += 1
-                path = _augmenting_path(a, replicas, led_by, leads, quota)
+            best = None
+            best_key = None
+            for pos, b in enumerate(reps):
+                left = avail.get(b)
+                if left is None:
+                    continue  # not a target broker
+                avail[b] = left - 1
+                if cnt.get(b, 0) < hi:
+                    key = ((cap - overall[b]) / left, pos == 0, -pos)
+                    if best_key is None or key > best_key:
+                        best, best_key = b, key
+            if best is None:
+                if any(b in targets for b in reps):
+                    stuck.append(i)
+                continue
+            lead(i, best)
+            led.setdefault(best, []).append(i)
+        for i in stuck:
+            path = _topic_path(i, replicas, ts, led, targets)
+            if path is None:
+                ts.loose = True
+                b = min((b for b in replicas[i] if b in targets), key=lambda b: (ts.cnt.get(b, 0), overall[b], b))
+                lead(i, b)
+                led.setdefault(b, []).append(i)
+                continue
+            for j, b in path:  # each step frees its broker for the next; the last one is i itself
+                if j != i:
+                    led[replicas[j][0]].remove(j)
+                    unlead(j)
+                lead(j, b)
+                led.setdefault(b, []).append(j)
+        # Brokers below the floor take a leadership from a broker at the ceil, along a path in the topic.
+        for d in brokers if ts.lo else ():
+            while not ts.loose and ts.cnt.get(d, 0) < ts.lo:
+                path = _fill_path(d, replicas, ts, led, targets)
                 if path is None:
+                    ts.loose = True
                     break
-                for i, to in path:
-                    shift(i, to)
-            unbalanced += max(0, leads[a] - quota(a))
-    return unbalanced
+                for j, b in path:
+                    led[replicas[j][0]].remove(j)
+                    unlead(j)
+                    lead(j, b)
+                    led.setdefault(b, []).append(j)
+        for b, lst in led.items():
+            if b in led_by:
+                led_by[b].extend(lst)
+        if ts.loose:
+            result.topics_unbalanced.append(topic)
+
+    # Overall: brokers above the ceil give leaderships away, then brokers below the floor take some.
+    for phase in (0, 1):
+        while True:
+            if phase == 0:
+                sources = [b for b in brokers if overall[b] > cap]
+                sinks = {b for b in brokers if overall[b] < cap}
+            else:
+                sinks = {b for b in brokers if overall[b] < floor}
+                sources = [b for b in brokers if overall[b] >= cap and overall[b] > floor] if sinks else []
+            if not sources or not sinks:
+                break
+            path = _overall_path(sources, sinks, replicas, state, led_by, topic_of)
+            if path is None:
+                break
+            for j, b in path:
+                unlead(j)
+                lead(j, b)
+                led_by[b].append(j)
+    result.overall_left = sum(max(0, overall[b] - cap, floor - overall[b]) for b in brokers)
+    result.topics_unbalanced.sort()
+    return result
 
 
-def _augmenting_path(start: int, replicas: Sequence[list[int]], led_by: Mapping[int, list[int]],
-                     leads: Mapping[int, int], quota) -> list[tuple[int, int]] | None:
-    # BFS over brokers: an edge a -> b exists through a partition a leads and b replicates.
-    parent: dict[int, tuple[int, int] | None] = {start: None}
-    queue = deque([start])
+def _led(b: int, led_by: Mapping[int, list[int]], replicas: Sequence[list[int]]) -> list[int]:
+    """Partitions b leads now (drops stale entries)."""
+    lst = led_by[b]
+    fresh = [i for i in dict.fromkeys(lst) if replicas[i][0] == b]
+    if len(fresh) != len(lst):
+        lst[:] = fresh
+    return lst
+
+
+def _topic_path(i: int, replicas: Sequence[list[int]], ts: _Topic, led: Mapping[int, list[int]],
+                targets: set[int]) -> list[tuple[int, int]] | None:
+    """Steps (partition, new leader) giving partition i a leader within its topic's bounds, or None."""
+    parent: dict[int, tuple[int, int]] = {}
+    queue: deque[int] = deque()
+    for b in replicas[i]:
+        if b in targets and b not in parent:
+            parent[b] = (i, -1)
+            queue.append(b)
+    while queue:
+        b = queue.popleft()
+        for j in led.get(b, ()):
+            for c in replicas[j][1:]:
+                if c in parent or c not in targets:
+                    continue
+                parent[c] = (j, b)
+                if ts.room(c):
+                    steps = []
+                    node = c
+                    while True:
+                        j2, prev = parent[node]
+                        steps.append((j2, node))
+                        if prev == -1:
+                            break
+                        node = prev
+                    return steps  # c first: it has room, then each freed broker takes the next one
+                queue.append(c)
+    return None
+
+
+def _fill_path(d: int, replicas: Sequence[list[int]], ts: _Topic, led: Mapping[int, list[int]],
+               targets: set[int]) -> list[tuple[int, int]] | None:
+    """Steps (partition, new leader) moving one of the topic's leaderships from a broker above the floor to d."""
+    sources = [b for b, c in ts.cnt.items() if c > ts.lo and b in targets]
+    parent: dict[int, tuple[int, int] | None] = {b: None for b in sources}
+    queue = deque(sources)
     while queue:
         a = queue.popleft()
-        for i in led_by.get(a, ()):
-            reps = replicas[i]
-            if reps[0] != a:
-                continue
-            for b in reps[1:]:
-                if b in parent:
+        for j in led.get(a, ()):
+            for c in replicas[j][1:]:
+                if c in parent or c not in targets:
                     continue
-                parent[b] = (i, a)
-                if leads.get(b, 0) < quota(b):
-                    path = []
-                    node = b
+                parent[c] = (j, a)
+                if c == d:
+                    steps = []
+                    node = c
                     while parent[node] is not None:
-                        i2, prev = parent[node]
-                        path.append((i2, node))
+                        j2, prev = parent[node]
+                        steps.append((j2, node))
                         node = prev
-                    # Apply from the start of the path so each partition's leader is still the expected one.
-                    return list(reversed(path))
-                queue.append(b)
+                    steps.reverse()
+                    return steps
+                queue.append(c)
+    return None
+
+
+def _overall_path(sources: Sequence[int], sinks: set[int], replicas: Sequence[list[int]],
+                  state: Mapping[str, _Topic], led_by: Mapping[int, list[int]],
+                  topic_of: Mapping[int, str]) -> list[tuple[int, int]] | None:
+    """Steps (partition, new leader) moving one leadership from a source broker to a sink, topics kept valid."""
+    parent: dict[int, tuple[int, int] | None] = {s: None for s in sources}
+    queue = deque(sources)
+    while queue:
+        a = queue.popleft()
+        used = set()  # topics already shifted on the way to a: a second shift would see stale counts
+        node = a
+        while parent[node] is not None:
+            used.add(topic_of[parent[node][0]])
+            node = parent[node][1]
+        for j in _led(a, led_by, replicas):
+            if topic_of[j] in used:
+                continue
+            ts = state[topic_of[j]]
+            for c in replicas[j][1:]:
+                if c in parent or c not in led_by or not ts.may_shift(a, c):
+                    continue
+                parent[c] = (j, a)
+                if c in sinks:
+                    steps = []
+                    node = c
+                    while parent[node] is not None:
+                        j2, prev = parent[node]
+                        steps.append((j2, node))
+                        node = prev
+                    steps.reverse()  # from the source on, so each partition is still led by the expected broker
+                    return steps
+                queue.append(c)
     return None

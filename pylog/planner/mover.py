@@ -1,13 +1,11 @@
-"""Per-topic replica moves that bring a topic to its target counts (phase B; runs per topic, e.g. on Spark).
+"""Per-group replica moves that bring a group (topic) to its target counts (phase B; runs per topic, e.g. on Spark).
 
-Every move takes a replica from a broker above its target (or being removed) to a broker below its target, so
-each move removes one unit of excess and no replica moves twice: the number of moves is the topic's excess,
-the lower bound for these targets. The count argument that such a move always exists without racks: a broker
-above target holds more of the topic's replicas than one below it, so it holds a partition the other lacks.
-Racks restrict the destinations (a replica may not join a rack its partition already uses unless the partition
-still spans min(RF, #racks) racks); a partition that spans too few racks is fixed first, and a unit that has
-no valid direct destination goes through the least loaded valid broker -- those cost extra moves, counted in
-`TopicStats` so the report can explain the gap to the lower bound.
+Inputs: the group's per-rack levels and extras (targets per broker, dealing.py) and the replicas that change rack
+(shifts.py, each with its destination rack). The mover lands every rack-changing replica on the neediest broker
+of its destination rack, then, rack by rack, brokers above target give their smallest partitions to the
+neediest brokers of the same rack. Inside a rack every such move is valid: a broker above target holds more of
+the group than one below it, so it has a partition the other lacks, and the partition's racks do not change.
+So every move takes one unit of excess: the group's moves are its rack changes plus its excess in each rack.
 """
 from __future__ import annotations
 
@@ -35,6 +33,7 @@ class TopicContext:
 
     rack_index: Mapping[int, int]           # target broker -> rack index
     rack_brokers: Sequence[Sequence[int]]   # rack index -> its target brokers, ascending
+    member_rack: Mapping[int, int] = field(default_factory=dict)  # removed broker -> its rack, if still a target rack
 
     @property
     def n_racks(self) -> int:
@@ -44,40 +43,40 @@ class TopicContext:
 
 @dataclass(slots=True)
 class TopicStats:
-    """How a topic's plan deviates from the ideal: extra moves and units left unbalanced."""
+    """How a group's plan deviates from the ideal: extra moves and units left unbalanced."""
 
-    rack_fix_moves: int = 0       # moves made only to spread a partition over more racks
-    detour_moves: int = 0         # replicas sent to an at-target broker because no below-target one was valid
+    rack_fix_moves: int = 0       # moves made only to spread a partition over min(RF, #racks) racks
+    detour_moves: int = 0         # moves beyond the excess (rack changes from brokers not above target)
     unbalanced: int = 0           # units of excess left (no valid move found)
     details: list[str] = field(default_factory=list)
 
 
-class _Deficits:
-    """Brokers below target, by rack, largest deficit first (lazy heaps)."""
+class _Needs:
+    """Brokers below target in one rack, largest deficit first (lazy heap)."""
 
-    def __init__(self, n_racks: int) -> None:
-        self.heaps: list[list[tuple[int, int]]] = [[] for _ in range(n_racks)]
+    def __init__(self) -> None:
+        self.heap: list[tuple[int, int]] = []
         self.deficit: dict[int, int] = {}
 
-    def set(self, broker: int, rack: int, deficit: int) -> None:
+    def set(self, broker: int, deficit: int) -> None:
         self.deficit[broker] = deficit
         if deficit > 0:
-            heapq.heappush(self.heaps[rack], (-deficit, broker))
+            heapq.heappush(self.heap, (-deficit, broker))
 
-    def best(self, rack: int, exclude: Sequence[int]) -> tuple[int, int] | None:
-        """(deficit, broker) of the neediest broker in `rack` not in `exclude`."""
-        heap = self.heaps[rack]
-        held: list[tuple[int, int]] = []
+    def best(self, exclude: Sequence[int]) -> int | None:
+        """The neediest broker not in `exclude`, or None."""
+        heap = self.heap
+        held = []
         found = None
         while heap:
             d, b = heap[0]
             if self.deficit.get(b, 0) != -d:
-                heapq.heappop(heap)  # stale entry
+                heapq.heappop(heap)
                 continue
             if b in exclude:
                 held.append(heapq.heappop(heap))
                 continue
-            found = (-d, b)
+            found = b
             break
         for entry in held:
             heapq.heappush(heap, entry)
@@ -85,184 +84,144 @@ class _Deficits:
 
 
 def plan_topic(parts: Sequence[tuple[int, Sequence[int], int]], levels: Sequence[int], extras: Sequence[int],
-               ctx: TopicContext) -> tuple[list[list[int]], TopicStats]:
-    """New replica lists (same order as `parts` = (partition, replicas, size)) meeting the topic's targets.
+               ctx: TopicContext, departures: Sequence[tuple[int, int, int]] = ()
+               ) -> tuple[list[list[int]], TopicStats]:
+    """New replica lists (same order as `parts` = (partition index, replicas, size)) meeting the group's targets.
 
-    A moved replica keeps its position in the list (the leader pass reorders later).
+    `departures` = (partition index, broker, destination rack): replicas that change rack. A moved replica keeps
+    its position in the list (the leader pass reorders later).
     """
     rack_index = ctx.rack_index
-    n_racks = ctx.n_racks
+    member_rack = ctx.member_rack
     extras_set = set(extras)
     stats = TopicStats()
+    pos = {i: j for j, (i, _, _) in enumerate(parts)}
     new = [list(reps) for _, reps, _ in parts]
     sizes = [size for _, _, size in parts]
     count: dict[int, int] = {}
     on_broker: dict[int, list[int]] = {}
-    for i, reps in enumerate(new):
+    for j, reps in enumerate(new):
         for b in reps:
             count[b] = count.get(b, 0) + 1
-            on_broker.setdefault(b, []).append(i)
+            on_broker.setdefault(b, []).append(j)
 
     def target(b: int) -> int:
         k = rack_index.get(b)
         return 0 if k is None else levels[k] + (b in extras_set)
 
-    deficits = _Deficits(n_racks)
-    candidates = [b for bs in ctx.rack_brokers for b in bs] if any(levels) else sorted(extras_set)
-    for b in candidates:
-        deficits.set(b, rack_index[b], target(b) - count.get(b, 0))
+    needs = [_Needs() for _ in ctx.rack_brokers]
+    for k, bs in enumerate(ctx.rack_brokers):
+        for b in (bs if levels[k] else [b for b in extras if rack_index[b] == k]):
+            needs[k].set(b, target(b) - count.get(b, 0))
 
-    def racks_of(reps: Sequence[int], skip: int) -> set[int]:
-        return {rack_index[r] for r in reps if r != skip and r in rack_index}
-
-    def rack_ok(reps: Sequence[int], src: int, rack: int) -> bool:
-        return spread_ok(reps, src, rack, rack_index, n_racks)
-
-    def best_dest(i: int, src: int, racks: Sequence[int] | None = None) -> int | None:
-        reps = new[i]
-        best: tuple[int, int, int] | None = None
-        src_rack = rack_index.get(src, -1)
-        for k in (range(n_racks) if racks is None else racks):
-            if not rack_ok(reps, src, k):
-                continue
-            top = deficits.best(k, reps)
-            if top is not None:
-                # Largest deficit; on ties stay in the source's rack, then lowest id.
-                key = (-top[0], 0 if k == src_rack else 1, top[1])
-                if best is None or key < best:
-                    best = key
-        return None if best is None else best[2]
-
-    def fallback_dest(i: int, src: int, racks: Sequence[int] | None = None) -> int | None:
-        # No below-target broker fits: the valid broker furthest below (or least above) its target.
-        reps = new[i]
-        best: tuple[int, int] | None = None
-        for k in (range(n_racks) if racks is None else racks):
-            if not rack_ok(reps, src, k):
-                continue
-            for b in ctx.rack_brokers[k]:
-                if b not in reps:
-                    key = (count.get(b, 0) - target(b), b)
-                    if best is None or key < best:
-                        best = key
-        return None if best is None else best[1]
-
-    def move(i: int, src: int, dst: int) -> None:
-        reps = new[i]
+    def move(j: int, src: int, dst: int) -> None:
+        reps = new[j]
         reps[reps.index(src)] = dst
         count[src] -= 1
         count[dst] = count.get(dst, 0) + 1
-        on_broker.setdefault(dst, []).append(i)
+        on_broker.setdefault(dst, []).append(j)
         for b in (src, dst):
-            if b in rack_index:
-                deficits.set(b, rack_index[b], target(b) - count.get(b, 0))
+            k = rack_index.get(b)
+            if k is not None:
+                needs[k].set(b, target(b) - count[b])
 
-    # 1. Partitions spanning too few racks: move a replica (orphans and above-target brokers first) to a missing rack.
-    if n_racks > 1:
-        for i, reps in enumerate(new):
-            need = min(len(reps), n_racks)
-            while len(racks_of(reps, -1)) < need:
-                used = racks_of(reps, -1)
-                missing = [k for k in range(n_racks) if k not in used]
-                rack_count: dict[int, int] = {}
-                for r in reps:
-                    if r in rack_index:
-                        rack_count[rack_index[r]] = rack_count.get(rack_index[r], 0) + 1
-                movable = [r for r in reps if r not in rack_index or rack_count[rack_index[r]] > 1]
-                src = min(movable, key=lambda r: (r in rack_index, target(r) - count.get(r, 0), r))
-                dst = best_dest(i, src, missing)
-                if dst is None:
-                    dst = fallback_dest(i, src, missing)
-                    if dst is None:
-                        break
-                    if src in rack_index:
-                        stats.rack_fix_moves += 1
-                    else:
-                        stats.detour_moves += 1
-                elif src in rack_index and count[src] <= target(src):
-                    stats.rack_fix_moves += 1
-                move(i, src, dst)
+    def fallback(j: int, k: int) -> int | None:
+        # No broker below target fits: the least loaded valid one (costs a second move later).
+        valid = [b for b in ctx.rack_brokers[k] if b not in new[j]]
+        return min(valid, key=lambda b: (count.get(b, 0) - target(b), b)) if valid else None
 
-    # 2. Replicas on brokers being removed (or unknown): each must move.
-    landed: dict[int, list[int]] = {}  # broker -> partitions whose removed replica moved there
+    # Replicas that must land in a rack: those changing rack, and those of removed brokers of the rack. Most fit
+    # any broker of the rack (the partition has no other replica there); the others ("constrained": RF above
+    # the number of racks, or no racks at all) go first, along augmenting paths when the neediest are taken.
+    def split(units: list[tuple[int, int, int]]) -> list[tuple[int, int, int]]:
+        constrained = [u for u in units if any(rack_index.get(b) == u[2] for b in new[u[0]] if b != u[1])]
+        return constrained + [u for u in units if u not in set(constrained)]
 
-    def reroute(i: int, src: int) -> bool:
-        # Augmenting path of length one: an earlier orphan that landed on a broker valid for this one moves on
-        # to a broker still below target, freeing the slot. Both remain single moves from the original layout.
-        reps = new[i]
-        for b in sorted(landed):
-            if b in reps or not rack_ok(reps, src, rack_index[b]):
-                continue
-            for j in landed[b]:
-                if b not in new[j]:
-                    continue
-                nxt = best_dest(j, b)
-                if nxt is not None:
-                    move(j, b, nxt)
-                    landed[b].remove(j)
-                    landed.setdefault(nxt, []).append(j)
-                    move(i, src, b)
-                    landed[b].append(i)
-                    return True
-        return False
+    leaving = {(pos[i], src) for i, src, _ in departures}
+    arriving = [(pos[i], src, rack) for i, src, rack in sorted(departures)]
 
-    for i in range(len(new)):
-        for src in [r for r in new[i] if r not in rack_index]:
-            dst = best_dest(i, src)
-            if dst is not None:
-                landed.setdefault(dst, []).append(i)
-            elif reroute(i, src):
-                continue
+    def members() -> list[tuple[int, int, int]]:
+        units = []
+        for b in sorted(member_rack):
+            for j in sorted(set(on_broker.get(b, ())), key=lambda j: (sizes[j], parts[j][0])):
+                if (j, b) not in leaving and b in new[j]:
+                    units.append((j, b, member_rack[b]))
+        return units
+    placed: dict[int, list[int]] = {}   # broker -> partitions landed on it by this step
+
+    def land(j: int, src: int, k: int) -> bool:
+        dst = needs[k].best(new[j])
+        if dst is None:
+            dst = _reroute(j, k)
+        if dst is None:
+            dst = fallback(j, k)
             if dst is None:
-                dst = fallback_dest(i, src)
-                if dst is None:
-                    stats.unbalanced += 1
-                    stats.details.append(f"partition {parts[i][0]}: no broker can take the replica on {src}")
+                stats.unbalanced += 1
+                stats.details.append(f"partition {parts[j][0]}: no broker of rack {k} can take the replica on {src}")
+                return False
+            stats.detour_moves += 1
+        move(j, src, dst)
+        placed.setdefault(dst, []).append(j)
+        return True
+
+    def _reroute(j: int, k: int) -> int | None:
+        # Augmenting path: partitions landed earlier on brokers of the rack move on, each to a broker it may use,
+        # until one reaches a broker still below target; the first freed broker takes j. Every replica still
+        # moves once from where it was.
+        parent: dict[int, tuple[int, int] | None] = {}
+        queue: list[int] = []
+        for b in ctx.rack_brokers[k]:
+            if b not in new[j]:
+                parent[b] = None
+                queue.append(b)
+        for b in queue:
+            for j2 in placed.get(b, ()):
+                if b not in new[j2]:
                     continue
-                stats.detour_moves += 1
-            move(i, src, dst)
+                for c in ctx.rack_brokers[k]:
+                    if c in parent or c in new[j2]:
+                        continue
+                    parent[c] = (j2, b)
+                    if needs[k].deficit.get(c, 0) > 0:
+                        node = c
+                        while parent[node] is not None:
+                            j3, prev = parent[node]
+                            move(j3, prev, node)
+                            placed[prev].remove(j3)
+                            placed.setdefault(node, []).append(j3)
+                            node = prev
+                        return node
+                    queue.append(c)
+        return None
 
-    # 3a. Racks above their topic total send across racks first, each unit from an above-target broker, with a
-    # partition that lacks the receiving rack: done later, such pairs may be gone, and within a rack every pair
-    # of brokers above/below target has a valid move (the count argument), so rack totals are fixed first.
-    if n_racks > 1:
-        net = [sum(count.get(b, 0) - target(b) for b in bs) for bs in ctx.rack_brokers]
-        for x in range(n_racks):
-            if net[x] <= 0:
-                continue
-            senders = sorted((b for b in ctx.rack_brokers[x] if count.get(b, 0) > target(b)),
-                             key=lambda b: (target(b) - count[b], b))
-            for y in range(n_racks):
-                for a in senders:
-                    if net[x] <= 0 or net[y] >= 0:
-                        break
-                    for i in sorted(set(on_broker.get(a, ())), key=lambda i: (sizes[i], parts[i][0])):
-                        if net[x] <= 0 or net[y] >= 0 or count[a] <= target(a):
-                            break
-                        if a in new[i] and rack_ok(new[i], a, y):
-                            dst = deficits.best(y, new[i])
-                            if dst is not None:
-                                move(i, a, dst[1])
-                                net[x] -= 1
-                                net[y] += 1
+    for j, src, k in split(arriving):
+        land(j, src, k)
+    for j, src, k in split(members()):
+        land(j, src, k)
 
-    # 3. Brokers above target give their smallest partitions to the neediest valid broker, own rack first.
-    over = sorted((b for b in rack_index if count.get(b, 0) > target(b)),
-                  key=lambda b: (target(b) - count[b], b))
-    for a in over:
-        candidates_a = sorted(set(on_broker.get(a, ())), key=lambda i: (sizes[i], parts[i][0]))
-        for i in candidates_a:
-            if count[a] <= target(a):
-                break
-            if a not in new[i]:
-                continue
-            dst = best_dest(i, a, [rack_index[a]]) if n_racks > 1 else None
-            if dst is None:
-                dst = best_dest(i, a)
-            if dst is not None:
-                move(i, a, dst)
-        left = count[a] - target(a)
-        if left > 0:
-            stats.unbalanced += left
-            stats.details.append(f"broker {a}: {left} replica(s) above target with no valid destination")
+    over_by_rack: dict[int, list[int]] = {}
+    for b, c in count.items():
+        k = rack_index.get(b, member_rack.get(b))
+        if k is not None and c > target(b):
+            over_by_rack.setdefault(k, []).append(b)
+    for k in sorted(over_by_rack):
+        for a in sorted((b for b in over_by_rack[k] if b in rack_index), key=lambda b: (target(b) - count[b], b)):
+            for j in sorted(set(on_broker.get(a, ())), key=lambda j: (sizes[j], parts[j][0])):
+                if count[a] <= target(a):
+                    break
+                if a not in new[j]:
+                    continue
+                dst = needs[k].best(new[j])
+                if dst is None:
+                    continue
+                move(j, a, dst)
+            left = count[a] - target(a)
+            if left > 0:
+                stats.unbalanced += left
+                stats.details.append(f"broker {a}: {left} replica(s) above target with no valid destination")
+    # Replicas on brokers of no target rack that were not given a rack (cannot happen when phase A ran).
+    for j, reps in enumerate(new):
+        for src in [b for b in reps if b not in rack_index and b not in member_rack]:
+            stats.unbalanced += 1
+            stats.details.append(f"partition {parts[j][0]}: replica on {src} has no destination")
     return new, stats

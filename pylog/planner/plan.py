@@ -1,23 +1,30 @@
 """The minimal-movement planner: snapshot + target brokers -> new assignment + report.
 
 Phases (the Spark job runs the same functions, fanning phase B out per topic):
-  A. `prepare`: index the input, choose per-broker and per-(topic, broker) targets (quotas.py);
-  B. `plan_topic` per topic: moves from brokers above target to brokers below (mover.py);
+  A. `prepare`: index the input; overall per-broker targets and the lower bounds (targets.py); each group's
+     replicas per rack and the replicas that change rack (shifts.py); per rack, which brokers hold a group's
+     extra replica (dealing.py);
+  B. `plan_topic` per group (topic): the moves that reach those targets (mover.py);
   C. `finish`: caps (--max-moves/--max-bytes), preferred-leader balance by reordering (leaders.py), report.
 """
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from itertools import chain
 
 from pylog.planner.caps import apply_caps
+from pylog.planner.dealing import DealInput, deal_rack
 from pylog.planner.leaders import balance_leaders
 from pylog.planner.model import Broker, Partition, PlanError, PlanOptions, Snapshot, TopicPartition
 from pylog.planner.mover import TopicContext, TopicStats, plan_topic
-from pylog.planner.quotas import deal_extras, global_targets, level_fill, rack_bounds
 from pylog.planner.report import Report, build_report
+from pylog.planner.shifts import RackPlan, group_range, plan_racks
+from pylog.planner.targets import count_lower_bound, overall_targets, topic_lower_bound
 
-__all__ = ["Plan", "Prepared", "prepare", "plan_reassignment", "finish", "target_brokers", "ALL_TOPICS"]
+__all__ = ["Plan", "Prepared", "prepare", "plan_reassignment", "finish", "run_group", "target_brokers",
+           "ALL_TOPICS"]
 
 ALL_TOPICS = None
 _ONE_GROUP = ""  # group key used when per-topic balance is off: the whole selection is one group
@@ -49,11 +56,16 @@ class Prepared:
     ctx: TopicContext
     partitions: list[Partition]            # the selection, sorted by (topic, partition)
     groups: dict[str, list[int]]           # group (topic) -> indices into partitions
-    levels: dict[str, list[int]] = field(default_factory=dict)
-    extras: dict[str, list[int]] = field(default_factory=dict)
+    levels: dict[str, list[int]] = field(default_factory=dict)     # group -> replicas per broker, per rack
+    extras: dict[str, list[int]] = field(default_factory=dict)     # group -> brokers holding one more
+    departures: dict[str, list[tuple[int, int, int]]] = field(default_factory=dict)  # (index, broker, rack)
     global_target: dict[int, int] = field(default_factory=dict)
     lower_bound: int = 0
     topic_lower_bound: int = 0
+    rack_note: str | None = None           # why overall balance within one is impossible, if it is
+    rack_plan: RackPlan | None = None
+    rule_bound: list[str] = field(default_factory=list)   # groups the rack rule keeps from balancing per topic
+    overdrawn: int = 0                     # extras dealt beyond a broker's budget
 
     def group_input(self, group: str) -> list[tuple[int, list[int], int]]:
         """Phase B input of one group: (partition index, replicas, size) rows."""
@@ -100,7 +112,6 @@ def prepare(snapshot: Snapshot, topics: Sequence[str] | None, broker_list: Seque
     rack_pos = {name: k for k, name in enumerate(rack_names)}
     rack_index = {b.id: rack_pos[r] for b, r in zip(brokers, racks)}
     rack_brokers = [[b.id for b, r in zip(brokers, racks) if rack_pos[r] == k] for k in range(len(rack_names))]
-    ctx = TopicContext(rack_index, rack_brokers)
     partitions = _select(snapshot, topics)
     for p in partitions:
         if len(p.replicas) > len(brokers):
@@ -110,105 +121,122 @@ def prepare(snapshot: Snapshot, topics: Sequence[str] | None, broker_list: Seque
     for i, p in enumerate(partitions):
         groups.setdefault(p.topic if options.topic_balance else _ONE_GROUP, []).append(i)
     removed = sorted({r for p in partitions for r in p.replicas if r not in rack_index})
+    # A removed broker whose rack keeps target brokers hands its replicas over inside that rack.
+    known_rack = {b.id: (b.rack if options.rack_aware else None) for b in snapshot.brokers}
+    member_rack = {b: rack_pos[known_rack.get(b)] for b in removed if known_rack.get(b) in rack_pos}
+    ctx = TopicContext(rack_index, rack_brokers, member_rack)
     prep = Prepared(options, brokers, removed, ctx, partitions, groups)
     if options.balance_by == "count":
-        _count_targets(prep)
+        _count_targets(prep, rack_names)
     return prep
 
 
-def _count_targets(prep: Prepared) -> None:
+def _count_targets(prep: Prepared, rack_names: Sequence[str | None]) -> None:
     ctx, parts = prep.ctx, prep.partitions
-    n_racks = ctx.n_racks
+    rack_index = ctx.rack_index
+    rack_of = {**ctx.member_rack, **rack_index}
     sizes = [len(bs) for bs in ctx.rack_brokers]
+    n = len(rack_index)
+    current: Counter[int] = Counter()
     holders: dict[str, dict[int, int]] = {}
-    current: dict[int, int] = {}
-    demands: dict[str, int] = {}
-    ranges: dict[str, list[tuple[int, int]]] = {}
-    base = [0] * n_racks
-    g_lo = [0] * n_racks
-    g_hi = [0] * n_racks
-    for group, idx in prep.groups.items():
-        held: dict[int, int] = {}
-        rfs = []
-        for i in idx:
-            reps = parts[i].replicas
-            rfs.append(len(reps))
-            for b in reps:
-                held[b] = held.get(b, 0) + 1
-        holders[group] = held
-        for b, c in held.items():
-            current[b] = current.get(b, 0) + c
-        total = sum(rfs)
-        lo, hi = rack_bounds(rfs, n_racks)
-        levels = level_fill(total, sizes, [lo] * n_racks, [hi] * n_racks)
-        prep.levels[group] = [lv.level for lv in levels]
-        demands[group] = total - sum(lv.level * n for lv, n in zip(levels, sizes))
-        ranges[group] = [(lv.lo, lv.hi) for lv in levels]
-        for k, lv in enumerate(levels):
-            base[k] += lv.level
-            g_lo[k] += sizes[k] * lv.level + lv.lo
-            g_hi[k] += sizes[k] * lv.level + lv.hi
-    total = sum(demands.values()) + sum(b * n for b, n in zip(base, sizes))
-    g_levels = level_fill(total, sizes, g_lo, g_hi)
-    # The count lower bound uses the best overall targets on their own (the issue's definition) ...
-    best_alone = global_targets(total, ctx.rack_brokers, g_levels, current)
-    # ... while the dealing decides which brokers get the overall ceil, to suit the per-topic targets too.
-    # Racks' lower bounds on the overall extras are met through the topics' own per-rack lower bounds.
-    pool = total - sum(lv.level * len(bs) for lv, bs in zip(g_levels, ctx.rack_brokers))
-    budget = {b: g_levels[k].level - base[k] for b, k in ctx.rack_index.items()}
-    # Topics that can save moves with their extras (they hold more than their level somewhere) pick first,
-    # the most constrained first, so topics indifferent to where their extras go do not take those slots.
-    # Every topic still picks among the highest remaining budgets, which keeps the dealing complete.
-    beneficial = {g: sum(1 for b, c in held.items() if b in ctx.rack_index and c > prep.levels[g][ctx.rack_index[b]])
-                  for g, held in holders.items()}
-    order = sorted(prep.groups, key=lambda g: (beneficial[g] == 0, beneficial[g], -demands[g], g))
-    # Deal with floating overall targets and the beneficial bonus first; the bonus can break the greedy's
-    # completeness, so fall back to plain highest-budget-first (beneficial only breaking ties), which always
-    # completes when racks do not bind (Gale-Ryser), first with floating and then with fixed overall targets.
-    fixed = {b: best_alone[b] - base[k] for b, k in ctx.rack_index.items()}
-    attempts = [(budget, pool, True), (budget, pool, False), (fixed, 0, False)]
-    for start, pool_now, bonus in attempts:
-        prep.extras, claimed = deal_extras(order, demands, ranges, holders, prep.levels, dict(start),
-                                           ctx.rack_index, n_racks, set(ctx.rack_index), pool_now,
-                                           [lv.hi for lv in g_levels], bonus)
-        if claimed is not None:
-            break
-    if not pool_now:
-        claimed = {b for b, k in ctx.rack_index.items() if best_alone[b] > g_levels[k].level}
-    prep.global_target = {b: g_levels[k].level + (b in claimed) for b, k in ctx.rack_index.items()}
-    orphans = sum(c for b, c in current.items() if b not in ctx.rack_index)
-    prep.lower_bound = orphans + sum(max(0, current.get(b, 0) - t) for b, t in best_alone.items())
-    topic_lb = orphans
-    for group, held in holders.items():
-        extras = set(prep.extras[group])
-        lv = prep.levels[group]
-        for b, c in held.items():
-            k = ctx.rack_index.get(b)
-            if k is not None:
-                topic_lb += max(0, c - lv[k] - (b in extras))
-    prep.topic_lower_bound = topic_lb
+    replicas: dict[str, int] = {}
+    rfs: Counter[int] = Counter()
+    group_rfs: dict[str, dict[int, int]] = {}
+    for g, idx in prep.groups.items():
+        lists = [parts[i].replicas for i in idx]
+        held = holders[g] = Counter(chain.from_iterable(lists))
+        g_rfs = group_rfs[g] = Counter(map(len, lists))
+        replicas[g] = sum(held.values())
+        current.update(held)
+        rfs.update(g_rfs)
+    sized = any(p.size_bytes for p in parts)
+    smallest: dict[str, dict[int, int]] = {}
+
+    def unit_size(g: str, b: int) -> int:
+        """Size of the smallest partition of g on b (the one the mover moves first)."""
+        if not sized:
+            return 0
+        if g not in smallest:
+            small: dict[int, int] = {}
+            for i in prep.groups[g]:
+                size = parts[i].size_bytes or 0
+                for r in parts[i].replicas:
+                    if size < small.get(r, 1 << 62):
+                        small[r] = size
+            smallest[g] = small
+        return smallest[g].get(b, 0)
+    names = [str(r) for r in rack_names]
+    prep.global_target, rack_totals, prep.rack_note = overall_targets(rfs, ctx.rack_brokers, names, current)
+    prep.lower_bound = count_lower_bound(current, prep.global_target)
+
+    ranges: dict[str, tuple[list[int], list[int]]] = {}
+    levels: dict[str, int] = {}
+    balanced: list[str] = []
+    for g, total in replicas.items():
+        levels[g] = total // n
+        if not prep.options.topic_balance:
+            ranges[g] = (list(rack_totals), list(rack_totals))
+            continue
+        lo, hi, ok = group_range(total, group_rfs[g], sizes, n, True)
+        ranges[g] = (lo, hi)
+        (balanced if ok else prep.rule_bound).append(g)
+    kept = {g: dict(held) for g, held in holders.items()}
+    rp = prep.rack_plan = plan_racks(parts, prep.groups, rack_of, prep.global_target, current, kept, sizes,
+                                     rack_totals, ranges, levels, prep.rack_note is None)
+    prep.departures = rp.departures
+    rack_totals = rp.rack_totals
+
+    # Per rack, deal the groups' extras.
+    per_rack: list[list[DealInput]] = [[] for _ in sizes]
+    base = [0] * len(sizes)
+    for g, t in rp.totals.items():
+        in_rack: list[dict[int, int]] = [{} for _ in sizes]
+        for b, c in kept[g].items():
+            k = rack_index.get(b)
+            if k is not None and c:
+                in_rack[k][b] = c
+        lv = [v // n_k for v, n_k in zip(t, sizes)]
+        prep.levels[g] = lv
+        for k, n_k in enumerate(sizes):
+            base[k] += lv[k]
+            if t[k] % n_k:
+                per_rack[k].append(DealInput(g, t[k] % n_k, lv[k], in_rack[k]))
+    extras: dict[str, list[int]] = {g: [] for g in prep.groups}
+    for k, bs in enumerate(ctx.rack_brokers):
+        level, ceil = divmod(rack_totals[k], len(bs))
+        dealt = deal_rack(bs, {b: level - base[k] for b in bs}, per_rack[k], ceil, current, unit_size)
+        prep.global_target.update((b, level + (b in dealt.ceil)) for b in bs)
+        prep.overdrawn += dealt.overdrawn
+        for g, chosen in dealt.extras.items():
+            extras[g].extend(chosen)
+    prep.extras = {g: sorted(bs) for g, bs in extras.items()}
+    if prep.options.topic_balance:
+        prep.topic_lower_bound = max(prep.lower_bound, topic_lower_bound(
+            holders, replicas, prep.global_target, balanced, prep.rack_note is None))
+    else:
+        prep.topic_lower_bound = prep.lower_bound
 
 
 def run_group(prep: Prepared, group: str) -> tuple[list[list[int]], TopicStats]:
     """Phase B for one group, locally (the Spark job calls `plan_topic` with the same arguments)."""
-    rows = prep.group_input(group)
-    return plan_topic(rows, prep.levels[group], prep.extras[group], prep.ctx)
+    return plan_topic(prep.group_input(group), prep.levels[group], prep.extras[group], prep.ctx,
+                      prep.departures.get(group, ()))
 
 
 def finish(prep: Prepared, new_replicas: Mapping[int, list[int]], stats: Mapping[str, TopicStats]) -> Plan:
     """Phase C: caps, leader balance, report. `new_replicas` maps partition index -> replicas after phase B."""
     parts = prep.partitions
-    proposed = [list(new_replicas.get(i, p.replicas)) for i, p in enumerate(parts)]
+    proposed = [list(new_replicas[i]) if i in new_replicas else list(p.replicas) for i, p in enumerate(parts)]
     capped = apply_caps(prep, proposed)
-    leader_unbalanced = 0
+    leaders = None
     if prep.options.leader_balance:
         topics: dict[str, list[int]] = {}
         for i, p in enumerate(parts):
             topics.setdefault(p.topic, []).append(i)
-        leader_unbalanced = balance_leaders(topics, proposed, [b.id for b in prep.brokers])
-    report = build_report(prep, proposed, stats, capped, leader_unbalanced)
-    return Plan({p.tp: list(p.replicas) for p in parts},
-                {p.tp: proposed[i] for i, p in enumerate(parts)}, report)
+        leaders = balance_leaders(topics, proposed, [b.id for b in prep.brokers])
+    report = build_report(prep, proposed, stats, capped, leaders)
+    return Plan({(p.topic, p.partition): list(p.replicas) for p in parts},
+                {(p.topic, p.partition): reps for p, reps in zip(parts, proposed)}, report)
 
 
 def plan_reassignment(snapshot: Snapshot, topics: Sequence[str] | None = ALL_TOPICS,

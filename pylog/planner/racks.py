@@ -1,4 +1,4 @@
-"""Rack level of the count targets: how many replicas each rack should hold, overall and per group (topic).
+"""Overall rack totals: how many replicas each rack should hold.
 
 The rack rule (a partition spans min(RF, #racks) racks) bounds each partition's replicas per rack: at most one
 when RF <= #racks, at least one (and at most RF - #racks + 1, and the rack's size) when RF > #racks. Partitions
@@ -6,7 +6,7 @@ with the same RF are interchangeable at this level, so "which rack totals are po
 classes to racks with those per-cell bounds -- exact, and tiny (a few classes times the racks). That answers
 whether per-broker balance within one is possible at all, names the racks that prevent it when it is not, and
 picks the rack totals: balanced ones that keep the count lower bound lowest, or the most even ones the racks
-allow. Groups (topics) then split the rack totals between them, each as evenly as its own partitions allow.
+allow. (How each group splits over the racks, and which replicas change rack, is shifts.py's flow.)
 """
 from __future__ import annotations
 
@@ -16,19 +16,9 @@ from itertools import combinations
 
 from pylog.planner.flow import INF, FlowNetwork
 
-__all__ = ["RackLevel", "RackTotals", "GroupRacks", "cell_bounds", "class_range", "level_fill",
-           "overall_rack_totals", "group_rack_totals"]
+__all__ = ["RackTotals", "cell_bounds", "overall_rack_totals"]
 
 _EXPLAIN_SUBSETS_UP_TO = 12  # racks; beyond that only single racks and their complements are examined
-
-
-@dataclass(frozen=True, slots=True)
-class RackLevel:
-    """A rack's share: every broker gets `level`, plus one extra on `lo`..`hi` of its brokers."""
-
-    level: int
-    lo: int
-    hi: int
 
 
 @dataclass(slots=True)
@@ -40,16 +30,6 @@ class RackTotals:
     note: str | None = None
 
 
-@dataclass(slots=True)
-class GroupRacks:
-    """One group's rack-level input: replicas that stay in their rack now, and units that must change rack."""
-
-    total: int
-    classes: dict[int, int]                 # RF -> partitions
-    current: list[int]                      # replicas per rack that may stay
-    floating: dict[int, int] = field(default_factory=dict)  # allowed-racks bitmask -> units that must move
-
-
 def cell_bounds(rf: int, sizes: Sequence[int]) -> list[tuple[int, int]]:
     """[min, max] replicas one partition of this RF may have in each rack."""
     m = len(sizes)
@@ -58,47 +38,6 @@ def cell_bounds(rf: int, sizes: Sequence[int]) -> list[tuple[int, int]]:
     if rf <= m:
         return [(0, 1)] * m
     return [(1, min(n, rf - m + 1)) for n in sizes]
-
-
-def class_range(classes: Mapping[int, int], sizes: Sequence[int]) -> tuple[list[int], list[int]]:
-    """Per-rack [min, max] replicas of partitions with these RF counts, each rack considered alone."""
-    lo, hi = [0] * len(sizes), [0] * len(sizes)
-    for rf, count in classes.items():
-        for k, (a, b) in enumerate(cell_bounds(rf, sizes)):
-            lo[k] += count * a
-            hi[k] += count * b
-    return lo, hi
-
-
-def level_fill(total: int, sizes: Sequence[int], lo: Sequence[int], hi: Sequence[int]) -> list[RackLevel]:
-    """Spread `total` units over racks of `sizes` brokers as evenly per broker as the [lo, hi] rack bounds allow.
-
-    Racks whose bounds bind are pinned at the bound; the others share one per-broker level L (L or L+1 each).
-    """
-    clamped: dict[int, int] = {}
-    level = 0
-    while True:
-        free = [k for k in range(len(sizes)) if k not in clamped]
-        n_free = sum(sizes[k] for k in free)
-        if not n_free:
-            break
-        level = (total - sum(clamped.values())) // n_free
-        over = [k for k in free if sizes[k] * level > hi[k]]
-        under = [k for k in free if sizes[k] * (level + 1) < lo[k]]
-        if over:
-            clamped.update((k, hi[k]) for k in over)
-        elif under:
-            clamped.update((k, lo[k]) for k in under)
-        else:
-            break
-    result = []
-    for k, n in enumerate(sizes):
-        if k in clamped:
-            q = clamped[k]
-            result.append(RackLevel(q // n, q % n, q % n))
-        else:
-            result.append(RackLevel(level, max(0, lo[k] - n * level), min(n, hi[k] - n * level)))
-    return result
 
 
 def _rack_flow(classes: Mapping[int, int], sizes: Sequence[int], lo: Sequence[int],
@@ -253,145 +192,3 @@ def overall_rack_totals(classes: Mapping[int, int], sizes: Sequence[int], names:
         q, r = divmod(v, sizes[k])
         return -(r * (q + 1) ** 2 + (sizes[k] - r) * q * q)
     return RackTotals(_descend(x, classes, sizes, [0] * m, [total] * m, evenness), False, note)
-
-
-def _group_range(g: GroupRacks, sizes: Sequence[int], n_total: int) -> tuple[list[int], list[int]]:
-    """Per-rack [lo, hi] of the group's replicas that keeps it within one per broker (or as even as racks allow)."""
-    clo, chi = class_range(g.classes, sizes)
-    level = g.total // n_total
-    lo = [max(a, n * level) for a, n in zip(clo, sizes)]
-    hi = [min(b, n * (level + 1)) for b, n in zip(chi, sizes)]
-    if all(a <= b for a, b in zip(lo, hi)) and sum(lo) <= g.total <= sum(hi):
-        return lo, hi
-    fill = level_fill(g.total, sizes, clo, chi)
-    return [n * f.level + f.lo for f, n in zip(fill, sizes)], [n * f.level + f.hi for f, n in zip(fill, sizes)]
-
-
-def group_rack_totals(groups: Mapping[str, GroupRacks], totals: Sequence[int],
-                      sizes: Sequence[int]) -> tuple[dict[str, list[int]], list[str]]:
-    """Split the overall rack totals between groups; returns per-group rack totals and the groups that could
-    not stay within one per broker (their per-group balance gave way to the overall one)."""
-    m = len(sizes)
-    if m == 1:
-        return {name: [g.total] for name, g in groups.items()}, []
-    n_total = sum(sizes)
-    names = list(groups)
-    ranges = {name: _group_range(groups[name], sizes, n_total) for name in names}
-    running = [sum(g.current[k] for g in groups.values()) for k in range(m)]
-    x: dict[str, list[int]] = {}
-    for name in names:
-        g = groups[name]
-        lo, hi = ranges[name]
-        cur = list(g.current)
-        # Units that must change rack go where the group is short, then where the racks are short overall.
-        for mask, count in sorted(g.floating.items(), key=lambda kv: (bin(kv[0]).count("1"), kv[0])):
-            allowed = [k for k in range(m) if mask >> k & 1] or list(range(m))
-            for _ in range(count):
-                k = max(allowed, key=lambda k: (cur[k] < lo[k], cur[k] < hi[k], totals[k] - running[k], -k))
-                cur[k] += 1
-                running[k] += 1
-        _clamp(cur, lo, hi, totals, running)
-        x[name] = cur
-    unbalanced: set[str] = set()
-    if running != list(totals):
-        bounds = {name: ranges[name] for name in names}
-        _balance_racks(x, bounds, groups, totals, running)
-        if running != list(totals):
-            wide = {name: class_range(groups[name].classes, sizes) for name in names}
-            before = {name: list(x[name]) for name in names}
-            _balance_racks(x, wide, groups, totals, running)
-            unbalanced = {name for name in names if x[name] != before[name]}
-    return x, sorted(unbalanced)
-
-
-def _clamp(cur: list[int], lo: Sequence[int], hi: Sequence[int], totals: Sequence[int], running: list[int]) -> None:
-    """Bring a group's rack totals within its [lo, hi], moving units between its racks (neediest racks first)."""
-    m = len(cur)
-    for k in range(m):
-        while cur[k] > hi[k]:
-            room = [j for j in range(m) if cur[j] < hi[j]]
-            if not room:
-                return
-            j = max(room, key=lambda j: (cur[j] < lo[j], totals[j] - running[j], -j))
-            amount = min(cur[k] - hi[k], hi[j] - cur[j])
-            cur[k] -= amount; running[k] -= amount
-            cur[j] += amount; running[j] += amount
-    for k in range(m):
-        while cur[k] < lo[k]:
-            spare = [j for j in range(m) if cur[j] > lo[j]]
-            if not spare:
-                return
-            j = min(spare, key=lambda j: (totals[j] - running[j], j))
-            amount = min(lo[k] - cur[k], cur[j] - lo[j])
-            cur[k] += amount; running[k] += amount
-            cur[j] -= amount; running[j] -= amount
-
-
-def _balance_racks(x: dict[str, list[int]], bounds: Mapping[str, tuple[list[int], list[int]]],
-                   groups: Mapping[str, GroupRacks], totals: Sequence[int], running: list[int]) -> None:
-    """Shift units between racks inside groups (within `bounds`) until every rack holds its total.
-
-    A transportation problem: direct shifts first (groups that received units in the surplus rack first, so
-    the shift adds no cross-rack move), then augmenting paths over racks. Exact for interval bounds.
-    """
-    m = len(totals)
-    names = list(x)
-
-    def capacity(name: str, a: int, b: int) -> int:
-        lo, hi = bounds[name]
-        return max(0, min(x[name][a] - lo[a], hi[b] - x[name][b]))
-
-    def shift(name: str, a: int, b: int, amount: int) -> None:
-        x[name][a] -= amount; running[a] -= amount
-        x[name][b] += amount; running[b] += amount
-
-    for prefer_received in (True, False):
-        for a in range(m):
-            for b in range(m):
-                if a == b:
-                    continue
-                for name in names:
-                    need = min(running[a] - totals[a], totals[b] - running[b])
-                    if need <= 0:
-                        break
-                    if prefer_received and x[name][a] <= groups[name].current[a]:
-                        continue
-                    amount = min(need, capacity(name, a, b))
-                    if prefer_received:
-                        amount = min(amount, x[name][a] - groups[name].current[a])
-                    if amount > 0:
-                        shift(name, a, b, amount)
-    while True:
-        sources = [k for k in range(m) if running[k] > totals[k]]
-        if not sources:
-            return
-        # Which group can carry a unit between each pair of racks, then a BFS over racks.
-        carrier: dict[tuple[int, int], str] = {}
-        for name in names:
-            for a in range(m):
-                for b in range(m):
-                    if a != b and (a, b) not in carrier and capacity(name, a, b) > 0:
-                        carrier[(a, b)] = name
-        parent: dict[int, int] = {k: -1 for k in sources}
-        queue = list(sources)
-        end = None
-        while queue and end is None:
-            a = queue.pop(0)
-            for b in range(m):
-                if b not in parent and (a, b) in carrier:
-                    parent[b] = a
-                    if running[b] < totals[b]:
-                        end = b
-                        break
-                    queue.append(b)
-        if end is None:
-            return
-        path = []
-        b = end
-        while parent[b] != -1:
-            path.append((parent[b], b))
-            b = parent[b]
-        amount = min([running[b] - totals[b], totals[end] - running[end]]
-                     + [capacity(carrier[e], *e) for e in path])
-        for a, b in path:
-            shift(carrier[(a, b)], a, b, amount)

@@ -1,11 +1,14 @@
 """The plan report: moves vs the lower bound (and why any gap), bytes, leader changes, per-broker counts."""
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import asdict, dataclass, field
+from itertools import chain
 from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 if TYPE_CHECKING:
     from pylog.planner.caps import CapResult
+    from pylog.planner.leaders import LeaderResult
     from pylog.planner.mover import TopicStats
     from pylog.planner.plan import Prepared
 
@@ -70,39 +73,57 @@ def _spread(values: Sequence[int]) -> int:
 
 
 def build_report(prep: "Prepared", proposed: Sequence[list[int]], stats: Mapping[str, "TopicStats"],
-                 caps: "CapResult | None", leader_unbalanced: int, planner: str = "pylog") -> Report:
+                 caps: "CapResult | None", leaders: "LeaderResult | None", planner: str = "pylog") -> Report:
     """Measure the plan against the input and explain any gap to the lower bound."""
     parts = prep.partitions
     targets = prep.ctx.rack_index
     n_racks = prep.ctx.n_racks
-    before: dict[int, list[int]] = {}
-    after: dict[int, list[int]] = {}
-    per_topic: dict[str, dict[int, list[int]]] = {}
+    n_targets = len(targets)
+    old_lists = [p.replicas for p in parts]
+    count_before = Counter(chain.from_iterable(old_lists))
+    count_after = Counter(chain.from_iterable(proposed))
+    lead_before = Counter(r[0] for r in old_lists)
+    lead_after = Counter(r[0] for r in proposed)
+    bytes_before: Counter[int] = Counter()
+    bytes_after: Counter[int] = Counter()
     moved = bytes_moved = leader_changes = changed = rack_viol = 0
-    for i, p in enumerate(parts):
+    sized = any(p.size_bytes for p in parts)
+    for p, old, new in zip(parts, old_lists, proposed):
         size = p.size_bytes or 0
-        new = proposed[i]
-        for j, b in enumerate(p.replicas):
-            row = before.setdefault(b, [0, 0, 0])
-            row[0] += 1; row[1] += j == 0; row[2] += size
-        topic_counts = per_topic.setdefault(p.topic, {})
-        for j, b in enumerate(new):
-            row = after.setdefault(b, [0, 0, 0])
-            row[0] += 1; row[1] += j == 0; row[2] += size
-            tc = topic_counts.setdefault(b, [0, 0])
-            tc[0] += 1; tc[1] += j == 0
-        n_moved = len(set(new) - set(p.replicas))
-        moved += n_moved
-        bytes_moved += n_moved * size
-        leader_changes += new[0] != p.replicas[0]
-        changed += new != p.replicas
-        if n_racks > 1 and len({targets.get(b) for b in new} - {None}) < min(len(new), n_racks):
-            rack_viol += 1
-    target_ids = [b.id for b in prep.brokers]
+        if sized and size:
+            for b in old:
+                bytes_before[b] += size
+            for b in new:
+                bytes_after[b] += size
+        if new != old:
+            changed += 1
+            leader_changes += new[0] != old[0]
+            n_moved = len(set(new).difference(old))
+            moved += n_moved
+            bytes_moved += n_moved * size
+    if n_racks > 1:
+        rack = targets.get
+        for new in proposed:
+            if len({rack(b) for b in new} - {None}) < min(len(new), n_racks):
+                rack_viol += 1
+
+    def spread_of(counts: Counter) -> int:
+        on_targets = [c for b, c in counts.items() if b in targets]
+        if not on_targets:
+            return 0
+        return max(on_targets) - (min(on_targets) if len(on_targets) == n_targets else 0)
+
     topic_spread = leader_topic_spread = 0
-    for counts in per_topic.values():
-        topic_spread = max(topic_spread, _spread([counts.get(b, [0, 0])[0] for b in target_ids]))
-        leader_topic_spread = max(leader_topic_spread, _spread([counts.get(b, [0, 0])[1] for b in target_ids]))
+    start = 0
+    for end in range(1, len(parts) + 1):
+        if end == len(parts) or parts[end].topic != parts[start].topic:
+            lists = proposed[start:end]
+            topic_spread = max(topic_spread, spread_of(Counter(chain.from_iterable(lists))))
+            leader_topic_spread = max(leader_topic_spread, spread_of(Counter(r[0] for r in lists)))
+            start = end
+    before = {b: [count_before[b], lead_before[b], bytes_before[b]] for b in count_before}
+    after = {b: [count_after[b], lead_after[b], bytes_after[b]] for b in count_after}
+    target_ids = [b.id for b in prep.brokers]
     rows = []
     for b in prep.brokers:
         bb, aa = before.get(b.id, [0, 0, 0]), after.get(b.id, [0, 0, 0])
@@ -125,38 +146,68 @@ def build_report(prep: "Prepared", proposed: Sequence[list[int]], stats: Mapping
         leader_spread=_spread([after.get(b, [0, 0])[1] for b in target_ids]),
         max_topic_leader_spread=leader_topic_spread, rack_violations=rack_viol,
         replicas_on_removed=sum(r[0] for b, r in after.items() if b not in targets), brokers=rows)
-    report.gap_reasons = _explain(prep, report, stats, caps, leader_unbalanced)
+    report.gap_reasons = _explain(prep, report, stats, caps, leaders)
     if caps is not None:
         report.caps = {"planned_moves": caps.planned_moves, "planned_bytes": caps.planned_bytes,
                        "dropped_moves": caps.dropped_moves, "dropped_bytes": caps.dropped_bytes}
     return report
 
 
+def _some(names: Sequence[str], limit: int = 3) -> str:
+    shown = ", ".join(names[:limit])
+    return shown + (f" and {len(names) - limit} more" if len(names) > limit else "")
+
+
 def _explain(prep: "Prepared", report: Report, stats: Mapping[str, "TopicStats"], caps: "CapResult | None",
-             leader_unbalanced: int) -> list[str]:
+             leaders: "LeaderResult | None") -> list[str]:
     reasons = []
-    if prep.options.balance_by == "bytes":
+    count_mode = prep.options.balance_by == "count"
+    if not count_mode:
         reasons.append("balancing bytes, not counts: the count lower bound does not apply")
-    if report.topic_lower_bound > report.lower_bound and prep.options.balance_by == "count":
+    if prep.rack_note:
+        reasons.append(prep.rack_note + "; the targets are the most even the racks allow")
+    if count_mode and report.topic_lower_bound > report.lower_bound:
         reasons.append(f"per-topic balance needs at least {report.topic_lower_bound - report.lower_bound} "
                        f"more move(s) than overall balance alone (the topics are unevenly spread now)")
-    rack_fix = sum(s.rack_fix_moves for s in stats.values())
-    detours = sum(s.detour_moves for s in stats.values())
+    rp = prep.rack_plan
+    rack_fix = sum(s.rack_fix_moves for s in stats.values()) + (rp.rack_fix if rp else 0)
+    detours = sum(s.detour_moves for s in stats.values()) + (rp.extra if rp else 0)
     unbalanced = sum(s.unbalanced for s in stats.values())
     if rack_fix:
         reasons.append(f"{rack_fix} move(s) only to spread partitions over min(RF, #racks) racks")
     if detours:
-        reasons.append(f"{detours} replica(s) had no valid under-loaded destination (rack or replica "
-                       f"constraints) and went through an at-target broker")
+        reasons.append(f"{detours} replica(s) had to change rack from a broker not above its target (the "
+                       f"partitions above target already use the racks that need replicas): one more move each")
+    if prep.rule_bound:
+        reasons.append(f"{len(prep.rule_bound)} topic(s) cannot be balanced within one per broker: the rack rule "
+                       f"(each partition on min(RF, #racks) racks) fixes their replicas per rack "
+                       f"({_some(prep.rule_bound)}); they are balanced within each rack")
+    widened = [g for g in (rp.widened if rp else []) if g not in set(prep.rule_bound)]
+    if widened:
+        reasons.append(f"{len(widened)} topic(s) gave up per-topic balance so that racks reach their overall "
+                       f"totals ({_some(widened)})")
+    if rp and rp.residue:
+        reasons.append(f"{rp.residue} replica(s) could not change rack to even out the racks (no partition "
+                       f"could make the move within the rack rule)")
+    if prep.overdrawn:
+        reasons.append(f"{prep.overdrawn} per-topic extra replica(s) went beyond a broker's overall target")
     if unbalanced:
         reasons.append(f"{unbalanced} replica(s) could not be balanced within the rack/replica constraints")
         for s in stats.values():
             reasons.extend(s.details[:5])
+    explained = report.topic_lower_bound + rack_fix + detours
+    if count_mode and caps is None and report.replicas_moved > explained:
+        reasons.append(f"{report.replicas_moved - explained} move(s) above the per-topic lower bound: the per-topic "
+                       f"extra replicas could not all stay on brokers that hold them (overall and per-topic "
+                       f"targets compete for the same brokers; the bound ignores that, so it may not be reachable)")
     if caps is not None and caps.dropped_moves:
         reasons.append(f"caps dropped {caps.dropped_moves} of {caps.planned_moves} planned move(s) "
                        f"({caps.dropped_bytes} bytes): the plan is partial")
-    if leader_unbalanced:
-        reasons.append(f"{leader_unbalanced} preferred leadership(s) could not be balanced by reordering")
+    if leaders is not None and leaders.topics_unbalanced:
+        reasons.append(f"preferred leaders of {len(leaders.topics_unbalanced)} topic(s) cannot be within one per "
+                       f"broker: their replicas sit on too few brokers ({_some(leaders.topics_unbalanced)})")
+    if leaders is not None and leaders.overall_left:
+        reasons.append(f"{leaders.overall_left} preferred leadership(s) could not be balanced overall by reordering")
     return reasons
 
 

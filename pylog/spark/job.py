@@ -12,6 +12,7 @@ from pylog.planner.plan import Plan, finish, prepare, plan_reassignment
 
 __all__ = ["spark_session", "plan_with_spark", "run"]
 
+_IN_SCHEMA = "grp string, idx long, replicas array<int>, size long, dep_src array<int>, dep_rack array<int>"
 _OUT_SCHEMA = "idx long, replicas array<int>, rack_fix int, detour int, unbalanced int"
 
 
@@ -39,20 +40,31 @@ def plan_with_spark(spark, snapshot: Snapshot, topics: Sequence[str] | None, bro
     import pandas as pd
 
     prep = prepare(snapshot, topics, broker_list, options, broker_racks)
-    levels, extras, ctx = prep.levels, prep.extras, prep.ctx
+    ctx = prep.ctx
+    targets = spark.sparkContext.broadcast({g: (prep.levels[g], prep.extras[g]) for g in prep.groups})
+    leaving: dict[int, list[tuple[int, int]]] = {}
+    for deps in prep.departures.values():
+        for i, src, rack in deps:
+            leaving.setdefault(i, []).append((src, rack))
+    order = [(g, i) for g, idx in prep.groups.items() for i in idx]
     rows = pd.DataFrame({
-        "grp": [g for g, idx in prep.groups.items() for _ in idx],
-        "idx": [i for idx in prep.groups.values() for i in idx],
-        "replicas": [list(prep.partitions[i].replicas) for idx in prep.groups.values() for i in idx],
-        "size": [prep.partitions[i].size_bytes or 0 for idx in prep.groups.values() for i in idx],
+        "grp": [g for g, _ in order],
+        "idx": [i for _, i in order],
+        "replicas": [list(prep.partitions[i].replicas) for _, i in order],
+        "size": [prep.partitions[i].size_bytes or 0 for _, i in order],
+        "dep_src": [[s for s, _ in leaving.get(i, ())] for _, i in order],
+        "dep_rack": [[r for _, r in leaving.get(i, ())] for _, i in order],
     })
 
     def plan_group(pdf):
         pdf = pdf.sort_values("idx")
         group = pdf["grp"].iloc[0]
+        levels, extras = targets.value[group]
         parts = [(int(i), [int(b) for b in reps], int(s)) for i, reps, s in
                  zip(pdf["idx"], pdf["replicas"], pdf["size"])]
-        new, stats = plan_topic(parts, levels[group], extras[group], ctx)
+        deps = [(int(i), int(s), int(r)) for i, srcs, racks in zip(pdf["idx"], pdf["dep_src"], pdf["dep_rack"])
+                for s, r in zip(srcs, racks)]
+        new, stats = plan_topic(parts, levels, extras, ctx, deps)
         n = len(new)
         return pd.DataFrame({"idx": [p[0] for p in parts], "replicas": new,
                              "rack_fix": [stats.rack_fix_moves] + [0] * (n - 1),
@@ -60,7 +72,7 @@ def plan_with_spark(spark, snapshot: Snapshot, topics: Sequence[str] | None, bro
                              "unbalanced": [stats.unbalanced] + [0] * (n - 1)})
 
     n_slices = max(2, min(64, len(prep.groups)))
-    df = spark.createDataFrame(rows).repartition(n_slices, "grp")
+    df = spark.createDataFrame(rows, _IN_SCHEMA).repartition(n_slices, "grp")
     out = df.groupBy("grp").applyInPandas(plan_group, schema=_OUT_SCHEMA).toPandas()
     new = {int(i): [int(b) for b in reps] for i, reps in zip(out["idx"], out["replicas"])}
     stats = {"spark": TopicStats(int(out["rack_fix"].sum()), int(out["detour"].sum()), int(out["unbalanced"].sum()))}

@@ -1,0 +1,191 @@
+"""Per-rack dealing of the groups' "extra" replicas: which brokers hold level + 1 of a group.
+
+Inside rack k a group g with T replicas there gives every broker level = T // n_k and one extra to x = T % n_k
+brokers. Broker b can take t_b - sum(levels) extras in all, so the rack is a bipartite degree problem: groups with
+x_g extras, brokers with budgets, at most one extra of a group per broker. The group's moves inside the rack are
+its excess over these targets, and an extra lowers that excess by one exactly on a broker that holds more than the
+level ("beneficial"), so the dealing maximises the beneficial extras:
+
+1. a group with more beneficial brokers than extras keeps them on the brokers least over-subscribed (beneficial
+   extras wanted there minus budget), dropping the others where a drop is due anyway;
+2. a broker still over-subscribed drops the beneficial extras whose unit to move is smallest (fewest bytes);
+3. the remaining extras go to the brokers with the most budget left (the Gale-Ryser greedy, which completes
+   whenever budgets are even), with a one-step exchange when a group finds no broker left, and an overdraft
+   (reported as imbalance) when even that fails.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+
+__all__ = ["DealInput", "DealResult", "deal_rack"]
+
+
+@dataclass(slots=True)
+class DealInput:
+    """One group in one rack: extras to deal, its level there, and what each broker of the rack keeps of it."""
+
+    group: str
+    extras: int
+    level: int
+    kept: dict[int, int]            # broker (of this rack) -> replicas of the group it keeps
+
+
+@dataclass(slots=True)
+class DealResult:
+    """Brokers given an extra, per group, and how the dealing went."""
+
+    extras: dict[str, list[int]]
+    ceil: list[int] = field(default_factory=list)   # brokers given the overall ceil
+    beneficial: int = 0             # extras on brokers holding more than the level (each saves a move)
+    overdrawn: int = 0              # extras given beyond a broker's budget (overall imbalance)
+
+
+_NO_CEIL = "\0no-ceil"  # the virtual group of brokers that do not get the overall ceil (no topic has a NUL)
+
+
+def deal_rack(brokers: Sequence[int], budget: Mapping[int, int], groups: Sequence[DealInput], floating: int = 0,
+              fullness: Mapping[int, int] | None = None,
+              unit_size: Callable[[str, int], int] | None = None) -> DealResult:
+    """Deal every group's extras over the rack's brokers within their budgets (see the module doc).
+
+    `floating` brokers of the rack may take one extra more (the overall ceil). It goes first to brokers that
+    would otherwise drop a beneficial extra (the fullest of them first: `fullness` = replicas held now); the
+    rest is dealt with the extras: every other broker gets the ceil tentatively, and a virtual group takes one
+    unit from each broker that ends without it, so the completion decides where the ceil helps most.
+    """
+    ben: dict[str, list[int]] = {}
+    ben_at: dict[int, list[str]] = {b: [] for b in brokers}
+    need: dict[str, int] = {}
+    for d in groups:
+        need[d.group] = d.extras
+        bl = sorted(b for b, c in d.kept.items() if c > d.level and b in ben_at)
+        ben[d.group] = bl
+        for b in bl:
+            ben_at[b].append(d.group)
+    pressure = {b: len(ben_at[b]) - budget[b] for b in brokers}
+    full = fullness or {}
+    keep: dict[str, set[int]] = {}
+    # 1. Groups with more beneficial brokers than extras drop where brokers are over-subscribed (the least
+    # full of them: the fullest keep the overall ceil, as the count lower bound assumes).
+    for g in sorted(ben, key=lambda g: (-(len(ben[g]) - need[g]), g)):
+        bl = ben[g]
+        if len(bl) > need[g]:
+            ranked = sorted(bl, key=lambda b: (-pressure[b], full.get(b, 0), b))
+            for b in ranked[:len(bl) - need[g]]:
+                pressure[b] -= 1
+            keep[g] = set(ranked[len(bl) - need[g]:])
+        else:
+            keep[g] = set(bl)
+    # The overall ceil where it saves a drop.
+    budget = dict(budget)
+    pinned = sorted((b for b in brokers if pressure[b] > 0), key=lambda b: (-full.get(b, 0), b))[:floating]
+    for b in pinned:
+        budget[b] += 1
+        pressure[b] -= 1
+    # 2. Brokers still over-subscribed drop the extras whose unit is smallest.
+    for b in brokers:
+        if pressure[b] <= 0:
+            continue
+        held = [g for g in ben_at[b] if b in keep[g]]
+        if unit_size is not None:
+            held.sort(key=lambda g: (unit_size(g, b), g))
+        for g in held[:pressure[b]]:
+            keep[g].discard(b)
+    result = DealResult({})
+    result.beneficial = sum(len(v) for v in keep.values())
+    # 3. The rest of the ceil goes with the completion (see the doc), then the extras.
+    pinned_set = set(pinned)
+    unpinned = [b for b in brokers if b not in pinned_set]
+    for b in unpinned:
+        budget[b] += 1
+    need[_NO_CEIL] = len(unpinned) - (floating - len(pinned))
+    keep[_NO_CEIL] = set(pinned)     # never "no ceil" for those; removed from the result below
+    ben[_NO_CEIL] = []
+    result.overdrawn = _complete(brokers, budget, need, keep, ben)
+    no_ceil = keep.pop(_NO_CEIL) - pinned_set
+    del need[_NO_CEIL]
+    result.ceil = sorted(b for b in brokers if b not in no_ceil)
+    result.extras = {g: sorted(keep.get(g, ())) for g in need}
+    return result
+
+
+def _complete(brokers: Sequence[int], budget: Mapping[int, int], need: Mapping[str, int],
+              keep: dict[str, set[int]], ben: Mapping[str, Sequence[int]]) -> int:
+    """Give every group its missing extras on brokers with budget left (Gale-Ryser greedy); returns overdrafts."""
+    left = dict(budget)
+    at: dict[int, list[str]] = {b: [] for b in brokers}
+    for g, chosen in keep.items():
+        if g == _NO_CEIL:
+            continue
+        for b in chosen:
+            left[b] -= 1
+            at[b].append(g)
+    buckets: dict[int, dict[int, None]] = {}
+    for b in brokers:
+        buckets.setdefault(left[b], {})[b] = None
+    overdrawn = 0
+    top = max(buckets, default=0)
+    n_pinned = len(keep.get(_NO_CEIL, ()))
+    for g in sorted(need, key=lambda g: (-(need[g] - len(keep.get(g, ())) + (n_pinned if g == _NO_CEIL else 0)),
+                                         g)):
+        chosen_set = keep.setdefault(g, set())
+        missing = need[g] - len(chosen_set) + (n_pinned if g == _NO_CEIL else 0)
+        picked: list[int] = []
+        level = top
+        while missing > 0 and level > 0:
+            for b in buckets.get(level, ()):
+                if b not in chosen_set:
+                    picked.append(b)
+                    missing -= 1
+                    if not missing:
+                        break
+            level -= 1
+        for b in picked:
+            _take(b, left, buckets)
+            chosen_set.add(b)
+            at[b].append(g)
+        while missing > 0:
+            if not _exchange(g, chosen_set, brokers, left, buckets, at, keep, ben):
+                # Overdraft: the broker with the most budget left that lacks the group.
+                b = max((b for b in brokers if b not in chosen_set), key=lambda b: (left[b], -b))
+                overdrawn += 1
+                _take(b, left, buckets)
+                chosen_set.add(b)
+                at[b].append(g)
+            missing -= 1
+        top = max((v for v, bs in buckets.items() if bs), default=0)
+    return overdrawn
+
+
+def _take(b: int, left: dict[int, int], buckets: dict[int, dict[int, None]]) -> None:
+    v = left[b]
+    del buckets[v][b]
+    left[b] = v - 1
+    buckets.setdefault(v - 1, {})[b] = None
+
+
+def _exchange(g: str, chosen: set[int], brokers: Sequence[int], left: dict[int, int],
+              buckets: dict[int, dict[int, None]], at: dict[int, list[str]], keep: dict[str, set[int]],
+              ben: Mapping[str, Sequence[int]]) -> bool:
+    """g needs one more broker but every broker with budget has g's extra already: some group h hands its
+    extra on a broker a (without g's) over to a broker b with budget (without h's), and g takes a."""
+    with_budget = [b for b in brokers if left[b] > 0]
+    for lose_benefit in (False, True):
+        for a in brokers:
+            if a in chosen:
+                continue
+            for h in at[a]:
+                if (a in ben[h]) != lose_benefit:
+                    continue
+                for b in with_budget:
+                    if b not in keep[h]:
+                        keep[h].discard(a)
+                        keep[h].add(b)
+                        at[a].remove(h)
+                        at[b].append(h)
+                        _take(b, left, buckets)
+                        chosen.add(a)
+                        at[a].append(g)
+                        return True
+    return False
