@@ -8,7 +8,8 @@ level ("beneficial"), so the dealing maximises the beneficial extras:
 
 1. a group with more beneficial brokers than extras keeps them on the brokers least over-subscribed (beneficial
    extras wanted there minus budget), dropping the others where a drop is due anyway;
-2. a broker still over-subscribed drops the beneficial extras whose unit to move is smallest (fewest bytes);
+2. a broker still over-subscribed drops beneficial extras of the groups with the fewest extras left to place
+   (so the completion stays feasible), the smallest unit to move first (fewest bytes);
 3. the remaining extras go to the brokers with the most budget left (the Gale-Ryser greedy, which completes
    whenever budgets are even), with a one-step exchange when a group finds no broker left, and an overdraft
    (reported as imbalance) when even that fails.
@@ -29,6 +30,7 @@ class DealInput:
     extras: int
     level: int
     kept: dict[int, int]            # broker (of this rack) -> replicas of the group it keeps
+    blocked: dict[int, int] | None = None  # broker -> replicas landing in the rack it cannot take (holds them)
 
 
 @dataclass(slots=True)
@@ -87,9 +89,10 @@ def deal_rack(brokers: Sequence[int], budget: Mapping[int, int], groups: Sequenc
     for b in brokers:
         if pressure[b] <= 0:
             continue
+        # Drop where the group has the fewest extras still to place (the others must still find brokers for
+        # theirs, which gets harder the more they need), then the smallest unit to move (fewest bytes).
         held = [g for g in ben_at[b] if b in keep[g]]
-        if unit_size is not None:
-            held.sort(key=lambda g: (unit_size(g, b), g))
+        held.sort(key=lambda g: (need[g] - len(keep[g]), unit_size(g, b) if unit_size else 0, g))
         for g in held[:pressure[b]]:
             keep[g].discard(b)
     result = DealResult({})
@@ -102,7 +105,8 @@ def deal_rack(brokers: Sequence[int], budget: Mapping[int, int], groups: Sequenc
     need[_NO_CEIL] = len(unpinned) - (floating - len(pinned))
     keep[_NO_CEIL] = set(pinned)     # never "no ceil" for those; removed from the result below
     ben[_NO_CEIL] = []
-    result.overdrawn = _complete(brokers, budget, need, keep, ben)
+    blocked = {d.group: d.blocked for d in groups if d.blocked}
+    result.overdrawn = _complete(brokers, budget, need, keep, ben, blocked)
     no_ceil = keep.pop(_NO_CEIL) - pinned_set
     del need[_NO_CEIL]
     result.ceil = sorted(b for b in brokers if b not in no_ceil)
@@ -111,8 +115,12 @@ def deal_rack(brokers: Sequence[int], budget: Mapping[int, int], groups: Sequenc
 
 
 def _complete(brokers: Sequence[int], budget: Mapping[int, int], need: Mapping[str, int],
-              keep: dict[str, set[int]], ben: Mapping[str, Sequence[int]]) -> int:
-    """Give every group its missing extras on brokers with budget left (Gale-Ryser greedy); returns overdrafts."""
+              keep: dict[str, set[int]], ben: Mapping[str, Sequence[int]],
+              blocked: Mapping[str, Mapping[int, int]]) -> int:
+    """Give every group its missing extras on brokers with budget left (Gale-Ryser greedy); returns overdrafts.
+
+    Among brokers with as much budget left, a group prefers those that can take the replicas landing in the
+    rack (the others already hold some of those partitions), so the mover can fill every extra."""
     left = dict(budget)
     at: dict[int, list[str]] = {b: [] for b in brokers}
     for g, chosen in keep.items():
@@ -133,8 +141,12 @@ def _complete(brokers: Sequence[int], budget: Mapping[int, int], need: Mapping[s
         missing = need[g] - len(chosen_set) + (n_pinned if g == _NO_CEIL else 0)
         picked: list[int] = []
         level = top
+        block = blocked.get(g)
         while missing > 0 and level > 0:
-            for b in buckets.get(level, ()):
+            bucket = buckets.get(level, ())
+            if block and bucket:
+                bucket = sorted(bucket, key=lambda b: block.get(b, 0))
+            for b in bucket:
                 if b not in chosen_set:
                     picked.append(b)
                     missing -= 1

@@ -10,8 +10,10 @@ So every move takes one unit of excess: the group's moves are its rack changes p
 from __future__ import annotations
 
 import heapq
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from itertools import chain
 
 __all__ = ["TopicContext", "TopicStats", "plan_topic", "spread_ok"]
 
@@ -93,42 +95,43 @@ def plan_topic(parts: Sequence[tuple[int, Sequence[int], int]], levels: Sequence
     """
     rack_index = ctx.rack_index
     member_rack = ctx.member_rack
-    extras_set = set(extras)
     stats = TopicStats()
     pos = {i: j for j, (i, _, _) in enumerate(parts)}
     new = [list(reps) for _, reps, _ in parts]
     sizes = [size for _, _, size in parts]
-    count: dict[int, int] = {}
-    on_broker: dict[int, list[int]] = {}
+    count: Counter[int] = Counter(chain.from_iterable(new))
+    on_broker: dict[int, list[int]] = {b: [] for b in count}
     for j, reps in enumerate(new):
         for b in reps:
-            count[b] = count.get(b, 0) + 1
-            on_broker.setdefault(b, []).append(j)
-
-    def target(b: int) -> int:
-        k = rack_index.get(b)
-        return 0 if k is None else levels[k] + (b in extras_set)
+            on_broker[b].append(j)
+    # Targets of the brokers that have one (every other broker's is 0).
+    targets: dict[int, int] = {}
+    for k, bs in enumerate(ctx.rack_brokers):
+        if levels[k]:
+            targets.update((b, levels[k]) for b in bs)
+    for b in extras:
+        targets[b] = levels[rack_index[b]] + 1
+    target = targets.get
 
     needs = [_Needs() for _ in ctx.rack_brokers]
-    for k, bs in enumerate(ctx.rack_brokers):
-        for b in (bs if levels[k] else [b for b in extras if rack_index[b] == k]):
-            needs[k].set(b, target(b) - count.get(b, 0))
+    for b, t in targets.items():
+        needs[rack_index[b]].set(b, t - count.get(b, 0))
 
     def move(j: int, src: int, dst: int) -> None:
         reps = new[j]
         reps[reps.index(src)] = dst
         count[src] -= 1
-        count[dst] = count.get(dst, 0) + 1
+        count[dst] += 1
         on_broker.setdefault(dst, []).append(j)
         for b in (src, dst):
             k = rack_index.get(b)
             if k is not None:
-                needs[k].set(b, target(b) - count[b])
+                needs[k].set(b, targets.get(b, 0) - count[b])
 
     def fallback(j: int, k: int) -> int | None:
         # No broker below target fits: the least loaded valid one (costs a second move later).
         valid = [b for b in ctx.rack_brokers[k] if b not in new[j]]
-        return min(valid, key=lambda b: (count.get(b, 0) - target(b), b)) if valid else None
+        return min(valid, key=lambda b: (count.get(b, 0) - target(b, 0), b)) if valid else None
 
     # Replicas that must land in a rack: those changing rack, and those of removed brokers of the rack. Most fit
     # any broker of the rack (the partition has no other replica there); the others ("constrained": RF above
@@ -202,12 +205,13 @@ def plan_topic(parts: Sequence[tuple[int, Sequence[int], int]], levels: Sequence
     over_by_rack: dict[int, list[int]] = {}
     for b, c in count.items():
         k = rack_index.get(b, member_rack.get(b))
-        if k is not None and c > target(b):
+        if k is not None and c > target(b, 0):
             over_by_rack.setdefault(k, []).append(b)
     for k in sorted(over_by_rack):
-        for a in sorted((b for b in over_by_rack[k] if b in rack_index), key=lambda b: (target(b) - count[b], b)):
+        for a in sorted((b for b in over_by_rack[k] if b in rack_index),
+                        key=lambda b: (target(b, 0) - count[b], b)):
             for j in sorted(set(on_broker.get(a, ())), key=lambda j: (sizes[j], parts[j][0])):
-                if count[a] <= target(a):
+                if count[a] <= target(a, 0):
                     break
                 if a not in new[j]:
                     continue
@@ -215,13 +219,15 @@ def plan_topic(parts: Sequence[tuple[int, Sequence[int], int]], levels: Sequence
                 if dst is None:
                     continue
                 move(j, a, dst)
-            left = count[a] - target(a)
+            left = count[a] - target(a, 0)
             if left > 0:
                 stats.unbalanced += left
                 stats.details.append(f"broker {a}: {left} replica(s) above target with no valid destination")
-    # Replicas on brokers of no target rack that were not given a rack (cannot happen when phase A ran).
-    for j, reps in enumerate(new):
-        for src in [b for b in reps if b not in rack_index and b not in member_rack]:
-            stats.unbalanced += 1
-            stats.details.append(f"partition {parts[j][0]}: replica on {src} has no destination")
+    # Replicas left on brokers of no target rack that phase A gave no destination (it always gives one).
+    lost = {b for b, c in count.items() if c and b not in rack_index and b not in member_rack}
+    if lost:
+        for j, reps in enumerate(new):
+            for src in [b for b in reps if b in lost]:
+                stats.unbalanced += 1
+                stats.details.append(f"partition {parts[j][0]}: replica on {src} has no destination")
     return new, stats

@@ -189,6 +189,7 @@ def _count_targets(prep: Prepared, rack_names: Sequence[str | None]) -> None:
     # Per rack, deal the groups' extras.
     per_rack: list[list[DealInput]] = [[] for _ in sizes]
     base = [0] * len(sizes)
+    blocked = _blocked(prep, rack_of)
     for g, t in rp.totals.items():
         in_rack: list[dict[int, int]] = [{} for _ in sizes]
         for b, c in kept[g].items():
@@ -200,7 +201,7 @@ def _count_targets(prep: Prepared, rack_names: Sequence[str | None]) -> None:
         for k, n_k in enumerate(sizes):
             base[k] += lv[k]
             if t[k] % n_k:
-                per_rack[k].append(DealInput(g, t[k] % n_k, lv[k], in_rack[k]))
+                per_rack[k].append(DealInput(g, t[k] % n_k, lv[k], in_rack[k], blocked.get((g, k))))
     extras: dict[str, list[int]] = {g: [] for g in prep.groups}
     for k, bs in enumerate(ctx.rack_brokers):
         level, ceil = divmod(rack_totals[k], len(bs))
@@ -215,6 +216,30 @@ def _count_targets(prep: Prepared, rack_names: Sequence[str | None]) -> None:
             holders, replicas, prep.global_target, balanced, prep.rack_note is None))
     else:
         prep.topic_lower_bound = prep.lower_bound
+
+
+def _blocked(prep: Prepared, rack_of: Mapping[int, int]) -> dict[tuple[str, int], dict[int, int]]:
+    """Per (group, rack): brokers holding partitions whose replica must land in that rack (it cannot land there).
+
+    Only when a partition has another replica in the rack (no racks at all, or RF above the number of racks)."""
+    rack_index = prep.ctx.rack_index
+    landing: dict[tuple[str, int], list[tuple[int, int]]] = {}
+    for g, deps in prep.departures.items():
+        for i, src, k in deps:
+            landing.setdefault((g, k), []).append((i, src))
+    for g, idx in prep.groups.items():
+        for i in idx:
+            for b in prep.partitions[i].replicas:
+                if b in prep.ctx.member_rack:
+                    landing.setdefault((g, rack_of[b]), []).append((i, b))
+    blocked: dict[tuple[str, int], dict[int, int]] = {}
+    for (g, k), units in landing.items():
+        for i, src in units:
+            for b in prep.partitions[i].replicas:
+                if b != src and rack_index.get(b) == k:
+                    per = blocked.setdefault((g, k), {})
+                    per[b] = per.get(b, 0) + 1
+    return blocked
 
 
 def run_group(prep: Prepared, group: str) -> tuple[list[list[int]], TopicStats]:

@@ -197,9 +197,11 @@ def _explain(prep: "Prepared", report: Report, stats: Mapping[str, "TopicStats"]
             reasons.extend(s.details[:5])
     explained = report.topic_lower_bound + rack_fix + detours
     if count_mode and caps is None and report.replicas_moved > explained:
-        reasons.append(f"{report.replicas_moved - explained} move(s) above the per-topic lower bound: the per-topic "
-                       f"extra replicas could not all stay on brokers that hold them (overall and per-topic "
-                       f"targets compete for the same brokers; the bound ignores that, so it may not be reachable)")
+        changes = sum(len(v) for v in rp.departures.values()) if rp else 0
+        reasons.append(f"{report.replicas_moved - explained} move(s) above the per-topic lower bound, which counts "
+                       f"each topic's extra replicas as staying where they are and ignores racks and the overall "
+                       f"targets; here {changes} replica(s) change rack, and each topic's extras per rack follow "
+                       f"from that (the bound may not be reachable)")
     if caps is not None and caps.dropped_moves:
         reasons.append(f"caps dropped {caps.dropped_moves} of {caps.planned_moves} planned move(s) "
                        f"({caps.dropped_bytes} bytes): the plan is partial")

@@ -102,14 +102,20 @@ class _Flow:
 
     Cost of a rack: max(E, out) moves, where E is the replicas its brokers hold above their targets (they must
     move anyway: the count lower bound) and out the replicas leaving the rack -- rack changes are free while
-    they come from those brokers. Plus a small preference for spreading rack changes over groups, and the
-    penalty for a group outside its balanced range.
+    they come from those brokers. The same per group and rack: max(F, out) where F is the group's replicas
+    above its per-broker targets there, which depends on the group's rack total T: every broker gets
+    T // n and T % n of them one more, the extras going to brokers holding more than that level first.
+    Plus a small preference for spreading rack changes over groups, and the penalty for a group outside its
+    balanced range.
     """
 
     def __init__(self, classes: list[_Class], by_group: Mapping[str, list[_Class]], m: int,
                  ranges: Mapping[str, tuple[Sequence[int], Sequence[int]]], rack_totals: Sequence[int],
-                 excess: Callable[[int, int], int]) -> None:
+                 excess: Callable[[int, int], int], held: Mapping[str, Sequence[Sequence[int]]],
+                 sizes: Sequence[int]) -> None:
         self.classes, self.by_group, self.m = classes, by_group, m
+        self.sizes = sizes
+        self.held = held                           # group -> rack -> its replicas per target broker, descending
         self.ranges = ranges
         self.rack_totals = list(rack_totals)
         self.excess = excess                       # (rack, its total) -> replicas above target there
@@ -120,6 +126,9 @@ class _Flow:
         self.out = [sum(len(c.parts) * c.cnt[k] - c.f[k] for c in classes) for k in range(m)]
         self.over = [excess(k, self.rack_totals[k]) for k in range(m)]
         self.pairs = [(x, y) for x in range(m) for y in range(m) if x != y]
+        self.g_out = {g: [sum(len(c.parts) * c.cnt[k] - c.f[k] for c in cs) for k in range(m)]
+                      for g, cs in by_group.items()}
+        self.g_over = {g: [self._group_excess(g, k, self.totals[g][k]) for k in range(m)] for g in by_group}
         # Offers of touched groups, bucketed by (kind, cost); untouched groups are scanned lazily in a fixed
         # order -- they never change, so their penalties are fixed: one list per (pair, penalty).
         self.touched: set[str] = set()
@@ -128,12 +137,14 @@ class _Flow:
         self.cost_of: dict[tuple[int, int, int], tuple[tuple[bool, bool], int]] = {}
         self.plain: dict[tuple[int, int, int], list[_Class]] = {}
         for g, cs in by_group.items():
-            t = self.totals[g]
             for x, y in self.pairs:
-                rc = self._range_cost(g, t, x, y)
+                cost = None
                 for c in cs:
                     if c.cnt[x] and c.f[y] < len(c.parts) * c.hi[y]:
-                        self.plain.setdefault((x, y, rc), []).append(c)
+                        if cost is None:
+                            cost = self._group_cost(g, x, y, (True, False))
+                        self.plain.setdefault((x, y, cost), []).append(c)
+        self.plain_costs = {p: sorted(cost for (x, y, cost) in self.plain if (x, y) == p) for p in self.pairs}
         self.cursor = {key: 0 for key in self.plain}
 
     def _viol(self, g: str, k: int, v: int) -> int:
@@ -144,18 +155,44 @@ class _Flow:
         return (self._viol(g, x, t[x] - 1) - self._viol(g, x, t[x]) + self._viol(g, y, t[y] + 1)
                 - self._viol(g, y, t[y]))
 
+    def _ben(self, g: str, k: int, level: int) -> int:
+        """Brokers of rack k holding more than `level` replicas of g."""
+        held = self.held[g][k]
+        lo, hi = 0, len(held)
+        while lo < hi:
+            mid = (lo + hi) // 2
+            if held[mid] > level:
+                lo = mid + 1
+            else:
+                hi = mid
+        return lo
+
+    def _group_excess(self, g: str, k: int, total: int) -> int:
+        level, extra = divmod(total, self.sizes[k])
+        return sum(c - level for c in self.held[g][k] if c > level) - min(extra, self._ben(g, k, level))
+
+    def _group_cost(self, g: str, x: int, y: int, kind: tuple[bool, bool]) -> int:
+        """Change of the group's cost (moves, spreading, penalty) when one unit goes from rack x to rack y."""
+        t = self.totals[g]
+        leaves, returns = kind
+        over, out = self.g_over[g], self.g_out[g]
+        tx, ty, nx, ny = t[x] - 1, t[y], self.sizes[x], self.sizes[y]
+        fx = over[x] + (tx % nx < self._ben(g, x, tx // nx))      # one extra fewer in x
+        fy = over[y] - (ty % ny < self._ben(g, y, ty // ny))      # one extra more in y
+        moves = (max(fx, out[x] + leaves) - max(over[x], out[x]) + max(fy, out[y] - returns)
+                 - max(over[y], out[y]))
+        c0 = self.start[g]
+        spread = min(SPREAD_CAP, max(-SPREAD_CAP, 2 * (t[y] - c0[y]) - 2 * (t[x] - c0[x]) + 2))
+        return MOVE * moves + spread + PENALTY * self._range_cost(g, t, x, y)
+
     def offer(self, c: _Class, x: int, y: int) -> tuple[tuple[bool, bool], int] | None:
         """(kind, group cost) of moving one unit of c from rack x to rack y, None if the rack rule forbids it.
         kind = (the unit leaving x is one of the class's replicas there, the unit returns one to y)."""
         n = len(c.parts)
         if c.f[x] <= n * c.lo[x] or c.f[y] >= n * c.hi[y]:
             return None
-        g = c.group
-        t = self.totals[g]
-        c0 = self.start[g]
-        spread = min(SPREAD_CAP, max(-SPREAD_CAP, 2 * (t[y] - c0[y]) - 2 * (t[x] - c0[x]) + 2))
         kind = (c.f[x] <= n * c.cnt[x], c.f[y] < n * c.cnt[y])
-        return kind, spread + PENALTY * self._range_cost(g, t, x, y)
+        return kind, self._group_cost(c.group, x, y, kind)
 
     def _rack_cost(self, x: int, y: int, kind: tuple[bool, bool]) -> int:
         leaves, returns = kind
@@ -185,8 +222,8 @@ class _Flow:
             cost = key[1] + self._rack_cost(p[0], p[1], key[0])
             if found is None or cost < found[0]:
                 found = (cost, self.classes[next(iter(cids))])
-        for rc in (-2, -1, 0, 1, 2):
-            key3 = (p[0], p[1], rc)
+        for pc in self.plain_costs[p]:
+            key3 = (p[0], p[1], pc)
             lst = self.plain.get(key3)
             if not lst:
                 continue
@@ -209,15 +246,20 @@ class _Flow:
     def apply(self, c: _Class, x: int, y: int) -> None:
         """Move one unit of c from rack x to rack y."""
         n = len(c.parts)
+        g = c.group
         if c.f[x] <= n * c.cnt[x]:
             self.out[x] += 1
+            self.g_out[g][x] += 1
         if c.f[y] < n * c.cnt[y]:
             self.out[y] -= 1
+            self.g_out[g][y] -= 1
         c.f[x] -= 1
         c.f[y] += 1
-        t = self.totals[c.group]
+        t = self.totals[g]
         t[x] -= 1
         t[y] += 1
+        self.g_over[g][x] = self._group_excess(g, x, t[x])
+        self.g_over[g][y] = self._group_excess(g, y, t[y])
         self.run[x] -= 1
         self.run[y] += 1
         self.touch(c.group)
@@ -281,8 +323,13 @@ class _Flow:
                 return
 
     def carry(self) -> None:
-        """Successive shortest paths from racks holding too many units to racks holding too few."""
+        """Successive shortest paths from racks holding too many units to racks holding too few.
+
+        The costs are not exactly convex (max of two terms per group and rack), so a step can open a negative
+        cycle: cycles are cancelled again before each path.
+        """
         while True:
+            self.cancel_cycles()
             sources = [k for k in range(self.m) if self.run[k] > self.rack_totals[k]]
             sinks = {k for k in range(self.m) if self.run[k] < self.rack_totals[k]}
             if not sources or not sinks:
@@ -319,28 +366,32 @@ def _negative_cycle(m: int, edges: Mapping[tuple[int, int], int]) -> list[int] |
 
 def _shortest_path(m: int, edges: Mapping[tuple[int, int], int], sources: Sequence[int],
                    sinks: set[int]) -> list[int] | None:
+    """Cheapest walk of at most m - 1 edges from a source to a sink (hop-layered, so it ends even where the
+    state-dependent costs leave a negative cycle)."""
     inf = 1 << 62
-    dist = [inf] * m
-    pred = [-1] * m
-    for s in sources:
-        dist[s] = 0
-    for _ in range(m):
-        changed = False
+    layers = [{s: (0, None) for s in sources}]
+    for _ in range(m - 1):
+        prev = layers[-1]
+        nxt: dict[int, tuple[int, int | None]] = {}
         for (x, y), w in edges.items():
-            if dist[x] < inf and dist[x] + w < dist[y]:
-                dist[y] = dist[x] + w
-                pred[y] = x
-                changed = True
-        if not changed:
+            if x in prev and prev[x][0] + w < nxt.get(y, (inf, None))[0]:
+                nxt[y] = (prev[x][0] + w, x)
+        if not nxt:
             break
-    end = min((k for k in sinks if dist[k] < inf), key=lambda k: (dist[k], k), default=None)
-    if end is None:
+        layers.append(nxt)
+    best = None
+    for h, layer in enumerate(layers):
+        for v, (d, _) in layer.items():
+            if v in sinks and h and (best is None or (d, h, v) < best):
+                best = (d, h, v)
+    if best is None:
         return None
-    path = [end]
-    while pred[path[-1]] >= 0:
-        path.append(pred[path[-1]])
-        if len(path) > m:
-            return None
+    _, h, v = best
+    path = [v]
+    while h:
+        v = layers[h][v][1]
+        h -= 1
+        path.append(v)
     path.reverse()
     return path
 
@@ -399,7 +450,16 @@ def plan_racks(parts: Sequence[Partition], groups: Mapping[str, Sequence[int]], 
                 over += max(0, c - level - (j < ceil))
         memo[(k, total)] = over
         return over
-    flow = _Flow(classes, by_group, m, ranges, rack_totals, excess)
+    held: dict[str, list[list[int]]] = {}
+    for g in groups:
+        per_rack: list[list[int]] = [[] for _ in sizes]
+        for b, c in holders[g].items():
+            if b in targets and c:
+                per_rack[rack_of[b]].append(c)
+        for counts in per_rack:
+            counts.sort(reverse=True)
+        held[g] = per_rack
+    flow = _Flow(classes, by_group, m, ranges, rack_totals, excess, held, sizes)
     if balanced:
         n = sum(sizes)
         level, extra = divmod(sum(rack_totals), n)

@@ -1,13 +1,15 @@
-"""An exact (exponential-free) oracle for small planner instances: min-cost flow with lower bounds.
+"""An exact oracle for small planner instances: min-cost flow with lower bounds (tests and `bench --oracle`).
 
 Placing replicas is a network flow: partition p -> (p, rack k) [bounds from the rack rule] -> (group g, broker b)
 [capacity 1: distinct brokers; cost 0 if b holds p now, else 1] -> broker b [per-group bounds] -> sink [overall
 bounds]. Flows are integral, so the min-cost flow is the fewest replica moves over every assignment meeting the
-bounds, and "no feasible flow" proves the bounds cannot be met. Used only by tests, on a handful of partitions.
+bounds, and "no feasible flow" proves the bounds cannot be met. Bellman-Ford paths: a handful of partitions only.
 """
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+
+__all__ = ["MinCostFlow", "optimum", "balanced_bounds", "topic_bounds"]
 
 INF = 10**9
 
@@ -21,12 +23,15 @@ class MinCostFlow:
         self.base_cost = 0
 
     def node(self) -> int:
+        """A new node's index."""
         self.graph.append([])
         self.excess.append(0)
         return len(self.graph) - 1
 
     def edge(self, u: int, v: int, lo: int, hi: int, cost: int = 0) -> None:
-        assert 0 <= lo <= hi
+        """u -> v carrying between lo and hi units at `cost` each."""
+        if not 0 <= lo <= hi:
+            raise ValueError(f"bad bounds [{lo}, {hi}]")
         self.excess[v] += lo
         self.excess[u] -= lo
         self.base_cost += lo * cost
