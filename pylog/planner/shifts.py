@@ -22,6 +22,7 @@ partition joins.
 """
 from __future__ import annotations
 
+import heapq
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
@@ -525,49 +526,61 @@ def _realise(plan: RackPlan, classes: Sequence[_Class], parts: Sequence[Partitio
         adds = [c.f[k] - n * keep[k] if c.f[k] > n * keep[k] else 0 for k in range(m)]
         leaving: dict[int, list[int]] = {i: [] for i in c.parts}      # partition -> slots that leave
         kept_in: dict[int, list[int]] = {i: list(keep) for i in c.parts}
+        def leave(i: int, s: int) -> None:
+            b = parts[i].replicas[s]
+            leaving[i].append(s)
+            load[b] = load.get(b, 0) - 1
+            held[b] = held.get(b, 0) - 1
+
         for i in c.parts:
             reps = parts[i].replicas
             for s, b in enumerate(reps):
                 if rack_of.get(b, -1) < 0:
-                    leaving[i].append(s)
+                    leave(i, s)
             for k in range(m):
                 if c.cnt[k] > keep[k]:
                     slots = sorted((s for s, b in enumerate(reps) if rack_of.get(b, -1) == k),
                                    key=lambda s: rank(reps[s]))
                     for s in slots[:c.cnt[k] - keep[k]]:
-                        leaving[i].append(s)
+                        leave(i, s)
                         plan.rack_fix += 1
-        # A partition joins at most one new rack per rack with additions (RF <= #racks), so drops are spread
-        # over as many partitions as possible: fewest drops so far first, then the best replica to move.
+        # Drops: one at a time from the best broker now (rank changes as its replicas leave), its smallest
+        # partition first. A partition joins at most one new rack per rack with additions (RF <= #racks), so
+        # a partition already dropping as many racks as there are racks to join is skipped.
         join_racks = sum(1 for k in range(m) if adds[k])
         for k in range(m):
             if not drops[k]:
                 continue
-            cands = []
+            by_broker: dict[int, list[tuple[int, int, int]]] = {}
             for i in c.parts:
-                reps = parts[i].replicas
-                for s, b in enumerate(reps):
+                for s, b in enumerate(parts[i].replicas):
                     if rack_of.get(b, -1) == k and s not in leaving[i]:
-                        cands.append((rank(b), parts[i].size_bytes or 0, i, s))
-            cands.sort()
+                        by_broker.setdefault(b, []).append((parts[i].size_bytes or 0, i, s))
+            heap = []
+            for b, lst in by_broker.items():
+                lst.sort(reverse=True)
+                heap.append((rank(b), b))
+            heapq.heapify(heap)
             taken: dict[int, int] = {}
-            for rnd in range(max(1, c.rf)):
-                for r, _, i, s in cands:
-                    if not drops[k]:
-                        break
-                    if s in leaving[i] or len(leaving[i]) > rnd or taken.get(i, 0) >= kept_in[i][k] - c.lo[k]:
+            while drops[k] and heap:
+                r, b = heapq.heappop(heap)
+                if r != rank(b):
+                    heapq.heappush(heap, (rank(b), b))
+                    continue
+                lst = by_broker[b]
+                while lst:
+                    _, i, s = lst.pop()
+                    if taken.get(i, 0) >= kept_in[i][k] - c.lo[k]:
                         continue
                     if c.hi[k] == 1 and len(leaving[i]) >= join_racks:
                         continue
                     taken[i] = taken.get(i, 0) + 1
-                    leaving[i].append(s)
-                    drops[k] -= 1
                     plan.extra += r[0] and r[1]
-        for i in c.parts:
-            for s in leaving[i]:
-                b = parts[i].replicas[s]
-                load[b] = load.get(b, 0) - 1
-                held[b] = held.get(b, 0) - 1
+                    leave(i, s)
+                    drops[k] -= 1
+                    break
+                if lst:
+                    heapq.heappush(heap, (rank(b), b))
         # Joining racks: partitions with the most units to place first, into the racks with the most left.
         in_rack = {i: [0] * m for i in c.parts}
         for i in c.parts:

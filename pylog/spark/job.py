@@ -71,9 +71,16 @@ def plan_with_spark(spark, snapshot: Snapshot, topics: Sequence[str] | None, bro
                              "detour": [stats.detour_moves] + [0] * (n - 1),
                              "unbalanced": [stats.unbalanced] + [0] * (n - 1)})
 
-    n_slices = max(2, min(64, len(prep.groups)))
-    df = spark.createDataFrame(rows, _IN_SCHEMA).repartition(n_slices, "grp")
-    out = df.groupBy("grp").applyInPandas(plan_group, schema=_OUT_SCHEMA).toPandas()
+    # About 20k partitions per task: enough to keep the executors busy, few tasks for small plans.
+    n_slices = max(2, min(64, len(prep.groups), len(order) // 20_000 + 2))
+    before = spark.conf.get("spark.sql.shuffle.partitions")
+    spark.conf.set("spark.sql.shuffle.partitions", str(n_slices))
+    try:
+        df = spark.createDataFrame(rows, _IN_SCHEMA)
+        out = df.groupBy("grp").applyInPandas(plan_group, schema=_OUT_SCHEMA).toPandas()
+    finally:
+        spark.conf.set("spark.sql.shuffle.partitions", before)
+        targets.unpersist()
     new = {int(i): [int(b) for b in reps] for i, reps in zip(out["idx"], out["replicas"])}
     stats = {"spark": TopicStats(int(out["rack_fix"].sum()), int(out["detour"].sum()), int(out["unbalanced"].sum()))}
     return finish(prep, new, stats)
