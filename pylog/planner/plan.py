@@ -224,14 +224,17 @@ def _blocked(prep: Prepared, rack_of: Mapping[int, int]) -> dict[tuple[str, int]
     Only when a partition has another replica in the rack (no racks at all, or RF above the number of racks)."""
     rack_index = prep.ctx.rack_index
     landing: dict[tuple[str, int], list[tuple[int, int]]] = {}
-    for g, deps in prep.departures.items():
-        for i, src, k in deps:
-            landing.setdefault((g, k), []).append((i, src))
-    for g, idx in prep.groups.items():
-        for i in idx:
-            for b in prep.partitions[i].replicas:
-                if b in prep.ctx.member_rack:
-                    landing.setdefault((g, rack_of[b]), []).append((i, b))
+    m = prep.ctx.n_racks
+    if m == 1 or any(len(p.replicas) > m for p in prep.partitions):  # else a replica changes rack only to
+        for g, deps in prep.departures.items():                        # a rack its partition is not on
+            for i, src, k in deps:
+                landing.setdefault((g, k), []).append((i, src))
+    if prep.ctx.member_rack:
+        for g, idx in prep.groups.items():
+            for i in idx:
+                for b in prep.partitions[i].replicas:
+                    if b in prep.ctx.member_rack:
+                        landing.setdefault((g, rack_of[b]), []).append((i, b))
     blocked: dict[tuple[str, int], dict[int, int]] = {}
     for (g, k), units in landing.items():
         for i, src in units:

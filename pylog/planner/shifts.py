@@ -492,13 +492,16 @@ def _place_forced(flow: _Flow) -> None:
             c.f[k] -= 1
             t[k] -= 1
             flow.run[k] -= 1
-        while sum(c.f) < n * c.rf:
+        missing = n * c.rf - sum(c.f)
+        while missing > 0:
             room = [k for k in range(m) if c.f[k] < n * c.hi[k]]
             k = max(room, key=lambda k: (t[k] < lo_g[k], t[k] < hi_g[k],
                                          flow.rack_totals[k] - flow.run[k], -k))
-            c.f[k] += 1
-            t[k] += 1
-            flow.run[k] += 1
+            step = min(missing, n * c.hi[k] - c.f[k]) if len(room) == 1 else 1
+            c.f[k] += step
+            t[k] += step
+            flow.run[k] += step
+            missing -= step
         if c.f != c.free:
             flow.touch(c.group)
 
@@ -532,13 +535,14 @@ def _realise(plan: RackPlan, classes: Sequence[_Class], parts: Sequence[Partitio
             load[b] = load.get(b, 0) - 1
             held[b] = held.get(b, 0) - 1
 
-        for i in c.parts:
+        gone = sum(c.cnt) < c.rf
+        dups = [k for k in range(m) if c.cnt[k] > keep[k]]
+        for i in c.parts if gone or dups else ():
             reps = parts[i].replicas
             for s, b in enumerate(reps):
-                if rack_of.get(b, -1) < 0:
+                if gone and rack_of.get(b, -1) < 0:
                     leave(i, s)
-            for k in range(m):
-                if c.cnt[k] > keep[k]:
+            for k in dups:
                     slots = sorted((s for s, b in enumerate(reps) if rack_of.get(b, -1) == k),
                                    key=lambda s: rank(reps[s]))
                     for s in slots[:c.cnt[k] - keep[k]]:
@@ -588,8 +592,16 @@ def _realise(plan: RackPlan, classes: Sequence[_Class], parts: Sequence[Partitio
                 k = rack_of.get(b, -1)
                 if k >= 0 and s not in leaving[i]:
                     in_rack[i][k] += 1
+        single = [k for k in range(m) if adds[k]]
         for i in sorted(c.parts, key=lambda i: (-len(leaving[i]), i)):
             for s in sorted(leaving[i]):
+                if len(single) == 1 and adds[single[0]] and in_rack[i][single[0]] < c.hi[single[0]]:
+                    k = single[0]  # the only rack taking replicas (e.g. a removed rack's, RF = #racks)
+                    adds[k] -= 1
+                    in_rack[i][k] += 1
+                    plan.departures[c.group].append((i, parts[i].replicas[s], k))
+                    plan.forced += rack_of.get(parts[i].replicas[s], -1) < 0
+                    continue
                 room = [k for k in range(m) if adds[k] and in_rack[i][k] < c.hi[k]]
                 if not room:
                     room = [k for k in range(m) if in_rack[i][k] < c.hi[k]]

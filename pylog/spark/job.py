@@ -1,5 +1,7 @@
-"""The Spark planning job: phase A (targets) in the driver, phase B per topic on the executors, phase C in
-the driver -- the same functions as the pure core, so the plan is identical to `plan_reassignment`'s."""
+"""The Spark planning job: phase A (targets, rack changes, dealing) in the driver, phase B (the per-topic mover)
+on the executors, phase C (caps, leaders, report) in the driver -- the same functions as the pure core, so the
+plan is identical to `plan_reassignment`'s. Each row carries a partition and its rack changes; the per-topic
+targets travel as a broadcast variable."""
 from __future__ import annotations
 
 import os
