@@ -11,7 +11,7 @@ so every topic stays within one. Where a topic or the whole cannot be balanced, 
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 __all__ = ["LeaderResult", "balance_leaders"]
@@ -180,91 +180,67 @@ def _led(b: int, led_by: Mapping[int, list[int]], replicas: Sequence[list[int]])
     return lst
 
 
+def _path(starts: Mapping[int, tuple[int, int] | None],
+          steps_from: Callable[[int, Mapping[int, tuple[int, int] | None]], Iterable[tuple[int, int]]],
+          is_end: Callable[[int], bool]) -> list[tuple[int, int]] | None:
+    """Breadth-first over brokers: `steps_from(a, parents)` yields (partition a leads, broker that may take
+    it over). Returns the steps (partition, new leader) back from the first broker where `is_end`, or None.
+    A start's parent is None, or (partition, -1) when the start itself takes that partition."""
+    parent = dict(starts)
+    queue = deque(parent)
+    while queue:
+        a = queue.popleft()
+        for j, c in steps_from(a, parent):
+            if c in parent:
+                continue
+            parent[c] = (j, a)
+            if is_end(c):
+                steps = []
+                node = c
+                while parent[node] is not None:
+                    j2, prev = parent[node]
+                    steps.append((j2, node))
+                    if prev == -1:
+                        break
+                    node = prev
+                return steps
+            queue.append(c)
+    return None
+
+
 def _topic_path(i: int, replicas: Sequence[list[int]], ts: _Topic, led: Mapping[int, list[int]],
                 targets: set[int]) -> list[tuple[int, int]] | None:
-    """Steps (partition, new leader) giving partition i a leader within its topic's bounds, or None."""
-    parent: dict[int, tuple[int, int]] = {}
-    queue: deque[int] = deque()
-    for b in replicas[i]:
-        if b in targets and b not in parent:
-            parent[b] = (i, -1)
-            queue.append(b)
-    while queue:
-        b = queue.popleft()
-        for j in led.get(b, ()):
-            for c in replicas[j][1:]:
-                if c in parent or c not in targets:
-                    continue
-                parent[c] = (j, b)
-                if ts.room(c):
-                    steps = []
-                    node = c
-                    while True:
-                        j2, prev = parent[node]
-                        steps.append((j2, node))
-                        if prev == -1:
-                            break
-                        node = prev
-                    return steps  # c first: it has room, then each freed broker takes the next one
-                queue.append(c)
-    return None
+    """Steps (partition, new leader) giving partition i a leader within its topic's bounds, or None.
+
+    The first step frees room at the path's end; each next one frees the broker the one before took."""
+    def steps_from(b: int, _parents) -> Iterable[tuple[int, int]]:
+        return ((j, c) for j in led.get(b, ()) for c in replicas[j][1:] if c in targets)
+    return _path({b: (i, -1) for b in replicas[i] if b in targets}, steps_from, ts.room)
 
 
 def _fill_path(d: int, replicas: Sequence[list[int]], ts: _Topic, led: Mapping[int, list[int]],
                targets: set[int]) -> list[tuple[int, int]] | None:
     """Steps (partition, new leader) moving one of the topic's leaderships from a broker above the floor to d."""
-    sources = [b for b, c in ts.cnt.items() if c > ts.lo and b in targets]
-    parent: dict[int, tuple[int, int] | None] = {b: None for b in sources}
-    queue = deque(sources)
-    while queue:
-        a = queue.popleft()
-        for j in led.get(a, ()):
-            for c in replicas[j][1:]:
-                if c in parent or c not in targets:
-                    continue
-                parent[c] = (j, a)
-                if c == d:
-                    steps = []
-                    node = c
-                    while parent[node] is not None:
-                        j2, prev = parent[node]
-                        steps.append((j2, node))
-                        node = prev
-                    steps.reverse()
-                    return steps
-                queue.append(c)
-    return None
+    def steps_from(b: int, _parents) -> Iterable[tuple[int, int]]:
+        return ((j, c) for j in led.get(b, ()) for c in replicas[j][1:] if c in targets)
+    return _path({b: None for b, c in ts.cnt.items() if c > ts.lo and b in targets}, steps_from,
+                 lambda c: c == d)
 
 
 def _overall_path(sources: Sequence[int], sinks: set[int], replicas: Sequence[list[int]],
                   state: Mapping[str, _Topic], led_by: Mapping[int, list[int]],
                   topic_of: Mapping[int, str]) -> list[tuple[int, int]] | None:
     """Steps (partition, new leader) moving one leadership from a source broker to a sink, topics kept valid."""
-    parent: dict[int, tuple[int, int] | None] = {s: None for s in sources}
-    queue = deque(sources)
-    while queue:
-        a = queue.popleft()
+    def steps_from(a: int, parents: Mapping[int, tuple[int, int] | None]) -> Iterable[tuple[int, int]]:
         used = set()  # topics already shifted on the way to a: a second shift would see stale counts
         node = a
-        while parent[node] is not None:
-            used.add(topic_of[parent[node][0]])
-            node = parent[node][1]
+        while parents[node] is not None:
+            used.add(topic_of[parents[node][0]])
+            node = parents[node][1]
         for j in _led(a, led_by, replicas):
-            if topic_of[j] in used:
-                continue
             ts = state[topic_of[j]]
-            for c in replicas[j][1:]:
-                if c in parent or c not in led_by or not ts.may_shift(a, c):
-                    continue
-                parent[c] = (j, a)
-                if c in sinks:
-                    steps = []
-                    node = c
-                    while parent[node] is not None:
-                        j2, prev = parent[node]
-                        steps.append((j2, node))
-                        node = prev
-                    steps.reverse()  # from the source on, so each partition is still led by the expected broker
-                    return steps
-                queue.append(c)
-    return None
+            if topic_of[j] not in used:
+                for c in replicas[j][1:]:
+                    if c in led_by and ts.may_shift(a, c):
+                        yield j, c
+    return _path({s: None for s in sources}, steps_from, lambda c: c in sinks)
