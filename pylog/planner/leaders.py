@@ -67,12 +67,12 @@ def balance_leaders(topic_parts: Mapping[str, Sequence[int]], replicas: Sequence
     state: dict[str, _Topic] = {}
     led_by: dict[int, list[int]] = {b: [] for b in brokers}   # filled after the topic phase, then lazily
     result = LeaderResult()
+    base = {i: list(replicas[i]) for idx in topic_parts.values() for i in idx}  # order to keep for followers
 
     def lead(i: int, b: int) -> None:
         reps = replicas[i]
         if reps[0] != b:
-            reps.remove(b)
-            reps.insert(0, b)
+            reps[:] = [b] + [x for x in base[i] if x != b]
         overall[b] += 1
         state[topic_of[i]].add(b, 1)
 
@@ -166,6 +166,38 @@ def balance_leaders(topic_parts: Mapping[str, Sequence[int]], replicas: Sequence
                 unlead(j)
                 lead(j, b)
                 led_by[b].append(j)
+    # Fewer leader changes: give a partition its leader back where the counts allow it, directly or by
+    # swapping with a partition its old leader now leads and that the new leader replicates.
+    by_pair: dict[tuple[int, int], list[int]] = {}
+    for idx in topic_parts.values():
+        for q in idx:
+            reps = replicas[q]
+            if reps[0] != base[q][0]:  # only partitions whose leader changed may be swapped at no cost
+                for f in reps[1:]:
+                    by_pair.setdefault((reps[0], f), []).append(q)
+    for idx in topic_parts.values():
+        for i in idx:
+            a, b = base[i][0], replicas[i][0]
+            if a == b or a not in led_by or a not in replicas[i]:
+                continue
+            ts = state[topic_of[i]]
+            if ts.may_shift(b, a) and overall[a] < cap and overall[b] > floor:
+                unlead(i)
+                lead(i, a)
+                continue
+            for q in by_pair.get((a, b), ()):
+                if replicas[q][0] != a or q == i or b not in replicas[q]:
+                    continue
+                h = topic_of[q]
+                if h == topic_of[i] or (ts.may_shift(b, a) and state[h].may_shift(a, b)):
+                    unlead(i)
+                    unlead(q)
+                    lead(i, a)
+                    lead(q, b)
+                    if base[q][0] != b:
+                        for f in replicas[q][1:]:
+                            by_pair.setdefault((b, f), []).append(q)
+                    break
     result.overall_left = sum(max(0, overall[b] - cap, floor - overall[b]) for b in brokers)
     result.topics_unbalanced.sort()
     return result

@@ -73,8 +73,15 @@ def _spread(values: Sequence[int]) -> int:
 
 
 def build_report(prep: "Prepared", proposed: Sequence[list[int]], stats: Mapping[str, "TopicStats"],
-                 caps: "CapResult | None", leaders: "LeaderResult | None", planner: str = "pylog") -> Report:
-    """Measure the plan against the input and explain any gap to the lower bound."""
+                 caps: "CapResult | None", leader_unbalanced: "LeaderResult | int | None",
+                 planner: str = "pylog") -> Report:
+    """Measure the plan against the input and explain any gap to the lower bound.
+
+    `leader_unbalanced`: what the leader pass could not balance (a LeaderResult, or a count of leaderships)."""
+    if isinstance(leader_unbalanced, int):
+        from pylog.planner.leaders import LeaderResult
+        leader_unbalanced = LeaderResult(overall_left=leader_unbalanced)
+    leaders = leader_unbalanced
     parts = prep.partitions
     targets = prep.ctx.rack_index
     n_racks = prep.ctx.n_racks
