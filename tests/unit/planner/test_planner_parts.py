@@ -5,7 +5,8 @@ from pylog.planner.dealing import DealInput, deal_rack
 from pylog.planner.leaders import balance_leaders
 from pylog.planner.model import Broker, Partition, Snapshot
 from pylog.planner.plan import plan_reassignment
-from pylog.planner.shifts import _shortest_path, group_range
+from pylog.planner.rackflow import shortest_path
+from pylog.planner.shifts import group_range
 from pylog.planner.targets import topic_lower_bound
 
 
@@ -36,7 +37,7 @@ def test_dealing_completes_with_an_exchange_when_the_greedy_runs_out():
 
 def test_rack_paths_survive_negative_cycles():
     edges = {(0, 1): -5, (1, 0): 4, (1, 2): 1}  # 0 -> 1 -> 0 is a negative cycle
-    path = _shortest_path(3, edges, [0], {2})
+    path = shortest_path(3, edges, [0], {2})
     assert path is not None and path[0] == 0 and path[-1] == 2 and len(path) <= 3
 
 
