@@ -167,37 +167,36 @@ def balance_leaders(topic_parts: Mapping[str, Sequence[int]], replicas: Sequence
                 lead(j, b)
                 led_by[b].append(j)
     # Fewer leader changes: give a partition its leader back where the counts allow it, directly or by
-    # swapping with a partition its old leader now leads and that the new leader replicates.
-    by_pair: dict[tuple[int, int], list[int]] = {}
-    for idx in topic_parts.values():
+    # swapping with a partition of the same topic its old leader now leads and the new leader replicates
+    # (counts unchanged).
+    by_pair: dict[tuple[str, int, int], list[int]] = {}
+    for topic, idx in topic_parts.items():
         for q in idx:
             reps = replicas[q]
             if reps[0] != base[q][0]:  # only partitions whose leader changed may be swapped at no cost
                 for f in reps[1:]:
-                    by_pair.setdefault((reps[0], f), []).append(q)
-    for idx in topic_parts.values():
+                    by_pair.setdefault((topic, reps[0], f), []).append(q)
+    for topic, idx in topic_parts.items():
+        ts = state[topic]
         for i in idx:
             a, b = base[i][0], replicas[i][0]
             if a == b or a not in led_by or a not in replicas[i]:
                 continue
-            ts = state[topic_of[i]]
             if ts.may_shift(b, a) and overall[a] < cap and overall[b] > floor:
                 unlead(i)
                 lead(i, a)
                 continue
-            for q in by_pair.get((a, b), ()):
+            for q in by_pair.get((topic, a, b), ()):
                 if replicas[q][0] != a or q == i or b not in replicas[q]:
                     continue
-                h = topic_of[q]
-                if h == topic_of[i] or (ts.may_shift(b, a) and state[h].may_shift(a, b)):
-                    unlead(i)
-                    unlead(q)
-                    lead(i, a)
-                    lead(q, b)
-                    if base[q][0] != b:
-                        for f in replicas[q][1:]:
-                            by_pair.setdefault((b, f), []).append(q)
-                    break
+                unlead(i)
+                unlead(q)
+                lead(i, a)
+                lead(q, b)
+                if base[q][0] != b:
+                    for f in replicas[q][1:]:
+                        by_pair.setdefault((topic, b, f), []).append(q)
+                break
     result.overall_left = sum(max(0, overall[b] - cap, floor - overall[b]) for b in brokers)
     result.topics_unbalanced.sort()
     return result

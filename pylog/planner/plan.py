@@ -254,7 +254,8 @@ def run_group(prep: Prepared, group: str) -> tuple[list[list[int]], TopicStats]:
 def finish(prep: Prepared, new_replicas: Mapping[int, list[int]], stats: Mapping[str, TopicStats]) -> Plan:
     """Phase C: caps, leader balance, report. `new_replicas` maps partition index -> replicas after phase B."""
     parts = prep.partitions
-    proposed = [list(new_replicas[i]) if i in new_replicas else list(p.replicas) for i, p in enumerate(parts)]
+    # Phase B's lists are fresh (the leader pass reorders them in place); unplanned partitions are copied.
+    proposed = [new_replicas.get(i) or list(p.replicas) for i, p in enumerate(parts)]
     capped = apply_caps(prep, proposed)
     leaders = None
     if prep.options.leader_balance:

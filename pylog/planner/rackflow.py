@@ -7,6 +7,7 @@ are cancelled, then successive shortest paths carry units from racks holding too
 """
 from __future__ import annotations
 
+import heapq
 from collections.abc import Callable, Mapping, Sequence
 
 __all__ = ["FlowClass", "RackFlow", "shortest_path", "negative_cycle"]
@@ -73,10 +74,10 @@ class RackFlow:
         self.g_out = {g: [sum(len(c.parts) * c.cnt[k] - c.f[k] for c in cs) for k in range(m)]
                       for g, cs in by_group.items()}
         self.g_over = {g: [self._group_excess(g, k, self.totals[g][k]) for k in range(m)] for g in by_group}
-        # Offers of touched groups, bucketed by (kind, cost); untouched groups are scanned lazily in a fixed
+        # Offers of touched groups, in heaps per (pair, kind); untouched groups are scanned lazily in a fixed
         # order -- they never change, so their penalties are fixed: one list per (pair, penalty).
         self.touched: set[str] = set()
-        self.bucket: dict[tuple[int, int], dict[tuple[tuple[bool, bool], int], dict[int, None]]] = \
+        self.heaps: dict[tuple[int, int], dict[tuple[bool, bool], list[tuple[int, int]]]] = \
             {p: {} for p in self.pairs}
         self.cost_of: dict[tuple[int, int, int], tuple[tuple[bool, bool], int]] = {}
         self.plain: dict[tuple[int, int, int], list[FlowClass]] = {}
@@ -143,29 +144,30 @@ class RackFlow:
         return MOVE * ((leaves and self.out[x] >= self.over[x]) - (returns and self.out[y] > self.over[y]))
 
     def touch(self, g: str) -> None:
-        """(Re)compute the offers of every class of g into the buckets."""
+        """(Re)compute the offers of every class of g (heaps per pair and kind; stale entries skipped later)."""
         self.touched.add(g)
         for c in self.by_group[g]:
             for p in self.pairs:
                 key = (c.cid, p[0], p[1])
-                old = self.cost_of.pop(key, None)
-                if old is not None:
-                    del self.bucket[p][old][c.cid]
                 found = self.offer(c, *p)
-                if found is not None:
+                if found is None:
+                    self.cost_of.pop(key, None)
+                elif self.cost_of.get(key) != found:
                     self.cost_of[key] = found
-                    self.bucket[p].setdefault(found, {})[c.cid] = None
+                    heapq.heappush(self.heaps[p].setdefault(found[0], []), (found[1], c.cid))
 
     def best(self, p: tuple[int, int]) -> tuple[int, FlowClass] | None:
         """The cheapest offer for rack pair p."""
         found = None
-        for key, cids in list(self.bucket[p].items()):
-            if not cids:
-                del self.bucket[p][key]
-                continue
-            cost = key[1] + self._rack_cost(p[0], p[1], key[0])
-            if found is None or cost < found[0]:
-                found = (cost, self.classes[next(iter(cids))])
+        for kind, heap in self.heaps[p].items():
+            while heap:
+                cost, cid = heap[0]
+                if self.cost_of.get((cid, p[0], p[1])) == (kind, cost):
+                    total = cost + self._rack_cost(p[0], p[1], kind)
+                    if found is None or (total, cid) < (found[0], found[1].cid):
+                        found = (total, self.classes[cid])
+                    break
+                heapq.heappop(heap)
         for pc in self.plain_costs[p]:
             key3 = (p[0], p[1], pc)
             lst = self.plain.get(key3)
@@ -270,17 +272,34 @@ class RackFlow:
         """Successive shortest paths from racks holding too many units to racks holding too few.
 
         The costs are not exactly convex (max of two terms per group and rack), so a step can open a negative
-        cycle: cycles are cancelled again before each path.
+        cycle: the graph is checked for one before each path. A direct path is repeated while its cheapest
+        offer costs no more (the same shortest path, without rebuilding the graph).
         """
         for _ in range(self.budget):
-            self.cancel_cycles()
+            graph = self._graph()
+            cycle = negative_cycle(self.m, graph)
+            if cycle is not None:
+                cost = self._step(cycle)
+                if cost is not None and cost < 0:
+                    continue
+                graph = self._graph()
             sources = [k for k in range(self.m) if self.run[k] > self.rack_totals[k]]
             sinks = {k for k in range(self.m) if self.run[k] < self.rack_totals[k]}
             if not sources or not sinks:
                 return
-            path = shortest_path(self.m, self._graph(), sources, sinks)
-            if path is None or self._step(path) is None:
+            path = shortest_path(self.m, graph, sources, sinks)
+            if path is None:
                 return
+            cost = self._step(path)
+            if cost is None:
+                return
+            if len(path) == 2:
+                x, y = path
+                while self.run[x] > self.rack_totals[x] and self.run[y] < self.rack_totals[y]:
+                    b = self._edge((x, y))
+                    if b is None or b[0] > cost:
+                        break
+                    self._step(path)
 
 
 def negative_cycle(m: int, edges: Mapping[tuple[int, int], int]) -> list[int] | None:
