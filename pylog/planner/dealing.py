@@ -122,13 +122,13 @@ def _complete(brokers: Sequence[int], budget: Mapping[int, int], need: Mapping[s
     Among brokers with as much budget left, a group prefers those that can take the replicas landing in the
     rack (the others already hold some of those partitions), so the mover can fill every extra."""
     left = dict(budget)
-    at: dict[int, list[str]] = {b: [] for b in brokers}
+    ex = _Extras(brokers, {g: set(bl) for g, bl in ben.items()})
     for g, chosen in keep.items():
         if g == _NO_CEIL:
             continue
         for b in chosen:
             left[b] -= 1
-            at[b].append(g)
+            ex.add(g, b)
     buckets: dict[int, dict[int, None]] = {}
     for b in brokers:
         buckets.setdefault(left[b], {})[b] = None
@@ -156,17 +156,18 @@ def _complete(brokers: Sequence[int], budget: Mapping[int, int], need: Mapping[s
         for b in picked:
             _take(b, left, buckets)
             chosen_set.add(b)
-            at[b].append(g)
+            ex.add(g, b)
         while missing > 0:
-            if not _exchange(g, chosen_set, brokers, left, buckets, at, keep, ben):
+            if not ex.exchange(g, chosen_set, left, buckets, keep):
                 # Overdraft: the broker with the most budget left that lacks the group.
                 b = max((b for b in brokers if b not in chosen_set), key=lambda b: (left[b], -b))
                 overdrawn += 1
                 _take(b, left, buckets)
                 chosen_set.add(b)
-                at[b].append(g)
+                ex.add(g, b)
             missing -= 1
-        top = max((v for v, bs in buckets.items() if bs), default=0)
+        while top > 0 and not buckets.get(top):  # budgets only go down
+            top -= 1
     return overdrawn
 
 
@@ -177,27 +178,38 @@ def _take(b: int, left: dict[int, int], buckets: dict[int, dict[int, None]]) -> 
     buckets.setdefault(v - 1, {})[b] = None
 
 
-def _exchange(g: str, chosen: set[int], brokers: Sequence[int], left: dict[int, int],
-              buckets: dict[int, dict[int, None]], at: dict[int, list[str]], keep: dict[str, set[int]],
-              ben: Mapping[str, Sequence[int]]) -> bool:
-    """g needs one more broker but every broker with budget has g's extra already: some group h hands its
-    extra on a broker a (without g's) over to a broker b with budget (without h's), and g takes a."""
-    with_budget = [b for b in brokers if left[b] > 0]
-    for lose_benefit in (False, True):
-        for a in brokers:
-            if a in chosen:
-                continue
-            for h in at[a]:
-                if (a in ben[h]) != lose_benefit:
+class _Extras:
+    """Which groups have an extra on each broker, beneficial ones apart (exchanges move the others first)."""
+
+    def __init__(self, brokers: Sequence[int], ben: Mapping[str, set[int]]) -> None:
+        self.brokers = brokers
+        self.ben = ben
+        self.at = {b: ({}, {}) for b in brokers}   # broker -> (plain groups, beneficial groups), ordered
+
+    def add(self, g: str, b: int) -> None:
+        self.at[b][b in self.ben.get(g, ())][g] = None
+
+    def remove(self, g: str, b: int) -> None:
+        del self.at[b][b in self.ben.get(g, ())][g]
+
+    def exchange(self, g: str, chosen: set[int], left: dict[int, int], buckets: dict[int, dict[int, None]],
+                 keep: dict[str, set[int]]) -> bool:
+        """g needs one more broker but every broker with budget has g's extra already: some group h hands its
+        extra on a broker a (without g's) over to a broker b with budget (without h's), and g takes a."""
+        with_budget = [b for b in self.brokers if left[b] > 0]
+        for beneficial in (0, 1):
+            for a in self.brokers:
+                if a in chosen:
                     continue
-                for b in with_budget:
-                    if b not in keep[h]:
-                        keep[h].discard(a)
-                        keep[h].add(b)
-                        at[a].remove(h)
-                        at[b].append(h)
-                        _take(b, left, buckets)
-                        chosen.add(a)
-                        at[a].append(g)
-                        return True
-    return False
+                for h in self.at[a][beneficial]:
+                    for b in with_budget:
+                        if b not in keep[h]:
+                            keep[h].discard(a)
+                            keep[h].add(b)
+                            self.remove(h, a)
+                            self.add(h, b)
+                            _take(b, left, buckets)
+                            chosen.add(a)
+                            self.add(g, a)
+                            return True
+        return False
