@@ -56,7 +56,8 @@ def plan_bytes(prep: "Prepared") -> tuple[list[list[int]], TopicStats]:
     by_deficit = sorted(weight)
     for i, reps in enumerate(new):
         for src in [r for r in reps if r not in weight]:
-            valid = [b for b in by_deficit if b not in reps and spread_ok(reps, src, rack_index[b], rack_index, n_racks)]
+            valid = [b for b in by_deficit
+                     if b not in reps and spread_ok(reps, src, rack_index[b], rack_index, n_racks)]
             if not valid:
                 stats.unbalanced += 1
                 stats.details.append(f"partition {parts[i].topic}-{parts[i].partition}: no broker can take "
