@@ -73,6 +73,7 @@ class ControllerChannel:
         self.controller_id = controller_id
         self.retry_s = retry_s
         self.channels: dict[int, BrokerChannel] = {}
+        self._closing: set[asyncio.Task] = set()  # the loop keeps only weak references to tasks
 
     def add_broker(self, broker_id: int, host: str, port: int) -> None:
         """Open (or reopen, if its address changed) the channel to a broker."""
@@ -80,7 +81,7 @@ class ControllerChannel:
         if ch is not None and (ch.conn.host, ch.conn.port) == (host, port):
             return
         if ch is not None:
-            asyncio.get_running_loop().create_task(ch.close())
+            self._close_later(ch)
         self.channels[broker_id] = BrokerChannel(broker_id, host, port, f"controller-{self.controller_id}",
                                                  self.retry_s)
 
@@ -88,7 +89,12 @@ class ControllerChannel:
         """Drop a dead broker's channel and whatever it still had queued."""
         ch = self.channels.pop(broker_id, None)
         if ch is not None:
-            asyncio.get_running_loop().create_task(ch.close())
+            self._close_later(ch)
+
+    def _close_later(self, ch: BrokerChannel) -> None:
+        task = asyncio.get_running_loop().create_task(ch.close())
+        self._closing.add(task)
+        task.add_done_callback(self._closing.discard)
 
     def send(self, broker_id: int, msg: ApiMessage, version: int, callback: Callback | None = None) -> None:
         """Queue a request to a broker (dropped if it is not live)."""
@@ -100,5 +106,5 @@ class ControllerChannel:
 
     async def close(self) -> None:
         """Close every channel."""
-        await asyncio.gather(*(ch.close() for ch in self.channels.values()), return_exceptions=True)
+        await asyncio.gather(*(ch.close() for ch in self.channels.values()), *self._closing, return_exceptions=True)
         self.channels.clear()

@@ -32,7 +32,7 @@ from pylog.protocol.errors import ErrorCode
 from pylog.zk import paths
 from pylog.zk.codecs import PartitionState, TopicAssignment
 from pylog.zk.core import SessionEvent, ZkConnection
-from pylog.zk.errors import ControllerMovedError
+from pylog.zk.errors import ControllerMovedError, SessionExpiredError
 from pylog.zk.uuids import random_uuid
 
 log = logging.getLogger("pylog.controller")
@@ -118,7 +118,11 @@ class Controller:
         await self.zk_call(self.zk.watch_data, paths.controller(), lambda d, s: self.post(ev.Elect()))
 
     def _on_session(self, event: SessionEvent) -> None:
-        if event == SessionEvent.NEW_SESSION:
+        # LOST means resign now (whatever is queued behind would act on a seat we no longer
+        # hold); the new session that follows runs for controller again.
+        if event == SessionEvent.EXPIRED:
+            self.post(ev.SessionLost())
+        elif event == SessionEvent.NEW_SESSION:
             self.post(ev.Expired())
 
     async def stop(self) -> None:
@@ -152,6 +156,13 @@ class Controller:
                     event.future.set_exception(exc)  # an admin request waiting on it must not hang
                 await self._resign()
                 await self._elect()
+            except SessionExpiredError as exc:
+                # The seat went with the session; the NEW_SESSION that follows runs the election.
+                log.warning("Controller %d lost its ZooKeeper session while processing %s; resigning",
+                            self.broker_id, type(event).__name__)
+                if isinstance(event, ev.Call) and not event.future.done():
+                    event.future.set_exception(exc)
+                await self._resign()
             except Exception as exc:
                 log.exception("Controller %d failed to process %s", self.broker_id, type(event).__name__)
                 if isinstance(event, ev.Call) and not event.future.done():
@@ -169,6 +180,8 @@ class Controller:
         elif isinstance(event, ev.Expired):
             await self._resign()
             await self._elect()
+        elif isinstance(event, ev.SessionLost):
+            await self._resign()
         elif not self.is_active:
             return
         elif isinstance(event, ev.BrokerChange):

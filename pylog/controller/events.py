@@ -54,6 +54,11 @@ class DeletionConfirmed:
 
 
 @dataclass(frozen=True)
+class SessionLost:
+    """The ZooKeeper session expired: our /controller znode is gone, stop acting at once."""
+
+
+@dataclass(frozen=True)
 class Expired:
     """The ZooKeeper session was replaced: resign and run for controller again."""
 
