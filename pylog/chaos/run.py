@@ -1,0 +1,302 @@
+"""One chaos run: cluster, workload, faults, verification, report; `scripts/chaos` is its command line.
+
+    scripts/chaos [--faults N] [--duration S] [--seed N] [--partitions N] [--rate R] [--keep]
+
+The seed decides the fault schedule (kinds, victims, downtimes, gaps); the producer's timing is
+not replayable, so a replay repeats the faults, not the exact interleaving. Every process the run
+starts is stopped by pid when it ends, pass or fail.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import random
+import shutil
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, Sequence
+
+from pylog.chaos import faults as fl
+from pylog.chaos import verify
+from pylog.chaos.workload import Acked, Reader, Workload
+from pylog.client.sync import KafkaClient
+from pylog.localcluster import LocalCluster
+from pylog.protocol.api import ApiKey
+from pylog.zk.client import ZkClient
+
+TOPIC = "chaos"
+
+
+@dataclass
+class ChaosConfig:
+    """What a run does; the defaults are the bounded CI run's."""
+
+    seed: int = field(default_factory=lambda: random.SystemRandom().randrange(1 << 31))
+    faults: int = 5
+    expiries: int = 1
+    duration: float = 0.0  # seconds of producing at least; faults are spread over it
+    brokers: int = 3
+    partitions: int = 4
+    rate: float = 400.0  # records per second
+    session_timeout_ms: int = 4000
+    heal_timeout: float = 90.0
+    settle: str = "isr"
+
+    def replay(self) -> str:
+        """The command that repeats this run's fault schedule."""
+        return (f"scripts/chaos --seed {self.seed} --faults {self.faults} --expiries {self.expiries} "
+                f"--duration {self.duration:g} --partitions {self.partitions} --rate {self.rate:g} --settle {self.settle}")
+
+
+@dataclass
+class Report:
+    """Everything a run found."""
+
+    config: ChaosConfig
+    faults: list[fl.Fault] = field(default_factory=list)
+    acked: Acked | None = None
+    checks: dict[int, verify.PartitionCheck] = field(default_factory=dict)
+    findings: list[str] = field(default_factory=list)  # hangs, crashes, failed checks
+    broker_errors: dict[int, list[str]] = field(default_factory=dict)
+    seconds: float = 0.0
+
+    @property
+    def lost(self) -> int:
+        """Acknowledged records not found at their acknowledged offset."""
+        return sum(len(c.lost) for c in self.checks.values())
+
+    @property
+    def phantoms(self) -> int:
+        """Records a consumer was served that are not in the final log at that offset."""
+        return sum(len(c.phantoms) for c in self.checks.values())
+
+    @property
+    def duplicates(self) -> int:
+        """Extra copies of records (not loss)."""
+        return sum(c.duplicates for c in self.checks.values())
+
+    @property
+    def ok(self) -> bool:
+        """No loss, no reordering, no divergence, no hang or crash."""
+        return not self.findings and self.lost == 0 and self.phantoms == 0 and bool(self.checks) and \
+            all(not c.inversions and not c.divergence for c in self.checks.values())
+
+    def text(self) -> str:
+        """The summary printed at the end of a run."""
+        cfg = self.config
+        acked = self.acked.count if self.acked else 0
+        lines = [f"chaos seed={cfg.seed}: {'PASS' if self.ok else 'FAIL'} in {self.seconds:.0f}s "
+                 f"({cfg.brokers} brokers, RF {cfg.brokers}, min.insync.replicas 2, {cfg.partitions} partitions, "
+                 f"acks=all)",
+                 f"faults injected: {len(self.faults)} "
+                 f"({', '.join(f'{k} x{n}' for k, n in _count(f.kind for f in self.faults).items())})"]
+        lines += ["  " + f.line() for f in self.faults]
+        sent = self.acked.sent if self.acked else 0
+        errors = dict(self.acked.errors) if self.acked else {}
+        lines.append(f"records: sent {sent}, acked {acked}, lost {self.lost}, duplicates {self.duplicates}, "
+                     f"failed deliveries {sum(errors.values())} {errors if errors else ''}".rstrip())
+        lines.append(f"read along: {sum(c.read_along for c in self.checks.values())} records served during the "
+                     f"faults, {self.phantoms} of them not in the final log (above the high watermark)")
+        for p, c in sorted(self.checks.items()):
+            lines.append(f"  partition {p}: hw {c.high_watermark}, acked {c.acked}, lost {len(c.lost)}, "
+                         f"duplicates {c.duplicates}, inversions {c.inversions}, replicas {c.replicas} "
+                         f"identical over {c.batches} batches" + (f" -- DIVERGED: {c.divergence}" if c.divergence
+                                                                  else ""))
+            if c.lost:
+                lines.append(f"    lost (seq, offset): {c.lost[:10]}{' ...' if len(c.lost) > 10 else ''}")
+            if c.phantoms:
+                lines.append(f"    served but not kept (offset, seq): {c.phantoms[:10]}")
+        for bid, errs in sorted(self.broker_errors.items()):
+            lines.append(f"broker {bid} logged {len(errs)} ERROR lines, first: {errs[0][:300]}")
+        lines += [f"FINDING: {f}" for f in self.findings]
+        lines.append(f"replay: {cfg.replay()}")
+        return "\n".join(lines)
+
+
+def _count(items) -> dict[str, int]:
+    out: dict[str, int] = {}
+    for i in items:
+        out[i] = out.get(i, 0) + 1
+    return out
+
+
+def broker_overrides(session_timeout_ms: int) -> dict[str, str]:
+    """Broker settings for chaos: short timeouts so a fault heals in seconds."""
+    return {"zookeeper.session.timeout.ms": str(session_timeout_ms),
+            # below the session timeout, so a pause that keeps the session still shrinks ISRs
+            "replica.lag.time.max.ms": str(session_timeout_ms * 5 // 8),
+            "unclean.leader.election.enable": "false",
+            "controlled.shutdown.enable": "false"}
+
+
+def create_topic(bootstrap: str, partitions: int, rf: int) -> None:
+    """The chaos topic with min.insync.replicas=2 (CreateTopics through a broker)."""
+    with KafkaClient(bootstrap) as k:
+        resp = k.call(ApiKey.CreateTopics, lambda cls, v: cls(
+            topics=[cls.CreatableTopic(name=TOPIC, num_partitions=partitions, replication_factor=rf, assignments=[],
+                                       configs=[cls.CreatableTopic.CreatableTopicConfig(name="min.insync.replicas",
+                                                                                        value="2")])],
+            timeout_ms=30000, validate_only=False))
+    if resp.topics[0].error_code != 0:
+        raise RuntimeError(f"creating the chaos topic failed: error {resp.topics[0].error_code}")
+
+
+def _error_lines(path: Path) -> list[str]:
+    try:
+        text = path.read_text(errors="replace")
+    except OSError:
+        return []
+    lines = text.splitlines()
+    # The line after an ERROR names the task or the exception: keep it for the report.
+    return [" | ".join(lines[i:i + 2]) for i, ln in enumerate(lines) if " ERROR " in ln]
+
+
+def run(cfg: ChaosConfig, base_dir: str | os.PathLike[str], zk_connect: str | None = None,
+        log: Callable[[str], None] | None = None) -> Report:
+    """Run the workload under faults and verify; every started process is stopped before returning."""
+    say = log or (lambda m: print(f"[{time.strftime('%H:%M:%S')}] {m}", file=sys.stderr, flush=True))
+    say(f"chaos seed={cfg.seed}; replay with: {cfg.replay()}")
+    rng = random.Random(cfg.seed)
+    report = Report(cfg)
+    t0 = time.monotonic()
+    own_zk = None
+    if zk_connect is None:
+        from pylog.zk.testing import start_test_zookeeper
+        own_zk = start_test_zookeeper(str(Path(base_dir) / "zookeeper"))
+        zk_connect = own_zk.connect_string
+    cluster = LocalCluster(Path(base_dir) / "cluster", cfg.brokers, zk_connect=zk_connect,
+                           overrides=broker_overrides(cfg.session_timeout_ms))
+    zk = None
+    workload = None
+    reader = None
+    driver = None
+    try:
+        cluster.start()
+        zk = ZkClient(zk_connect, session_timeout_ms=30000).start()
+        create_topic(cluster.bootstrap, cfg.partitions, cfg.brokers)
+        driver = fl.FaultDriver(cluster, zk, TOPIC, cfg.partitions, rng, cfg.session_timeout_ms,
+                                heal_timeout=cfg.heal_timeout, settle=cfg.settle, log=say, t0=t0)
+        driver.wait_healthy("topic creation")
+        bootstrap = ",".join(b.address for b in cluster.brokers.values())
+        workload = Workload(bootstrap, TOPIC, cfg.partitions, cfg.rate).start()
+        reader = Reader(bootstrap, TOPIC, cfg.partitions).start()
+        _inject_all(cfg, driver, rng, workload, say, report)
+        say(f"faults done; stopping the producer (acked so far {workload.snapshot()})")
+        report.acked = workload.stop()
+        workload = None
+        served = reader.stop()
+        if reader.conflicts:
+            report.findings.append(f"a consumer was served two different records at the same offset: "
+                                   f"{reader.conflicts[:3]}")
+        reader = None
+        _verify(cfg, cluster, driver, bootstrap, report, served, say)
+    except fl.Hang as exc:
+        report.findings.append(f"hang: {exc}")
+    except Exception as exc:
+        report.findings.append(f"run failed: {type(exc).__name__}: {exc}")
+    finally:
+        report.faults = driver.faults if driver else []
+        if driver is not None:
+            driver.resume_all()
+        for bid, b in cluster.brokers.items():
+            if b.proc is not None and b.proc.poll() is not None and b.proc.returncode not in (-9,):
+                report.findings.append(f"broker {bid} exited on its own with code {b.proc.returncode}")
+            errs = _error_lines(b.log_path)
+            if errs:
+                report.broker_errors[bid] = errs
+        if workload is not None:
+            try:
+                report.acked = workload.stop(timeout=5)
+            except Exception:
+                pass
+        if reader is not None:
+            try:
+                reader.stop(timeout=5)
+            except Exception:
+                pass
+        for b in cluster.brokers.values():
+            b.kill()  # by pid; the logs were verified already
+        if zk is not None:
+            zk.close()
+        if own_zk is not None:
+            own_zk.stop()
+        report.seconds = time.monotonic() - t0
+    return report
+
+
+def _inject_all(cfg: ChaosConfig, driver: fl.FaultDriver, rng: random.Random, workload: Workload,
+                say: Callable[[str], None], report: Report) -> None:
+    start = time.monotonic()
+    time.sleep(1.0)  # some records before the first fault
+    kinds = fl.plan(cfg.faults, rng, cfg.expiries)
+    for i, kind in enumerate(kinds):
+        target = start + cfg.duration * (i + 1) / (len(kinds) + 1)
+        time.sleep(max(rng.uniform(0.5, 2.0), target - time.monotonic()))
+        driver.inject(kind)
+        say(f"  acked so far: {workload.snapshot()}")
+    time.sleep(max(2.0, start + cfg.duration - time.monotonic()))
+
+
+def _verify(cfg: ChaosConfig, cluster: LocalCluster, driver: fl.FaultDriver, bootstrap: str, report: Report,
+            served: dict[int, dict[int, int]], say: Callable[[str], None]) -> None:
+    driver.wait_healthy("the last fault")
+    say("reading every partition back")
+    logs = verify.read_back(bootstrap, TOPIC, cfg.partitions)
+    report.checks = verify.check_records(report.acked, logs, served)
+    # Followers learn the final high watermark on their next fetch: wait until every replica's
+    # log ends at the same offset before comparing files.
+    time.sleep(1.0)
+    states = driver.states()
+    say("comparing the in-sync replicas' segments with pylog-dump-log --output json")
+    for p, chk in sorted(report.checks.items()):
+        dirs = {bid: cluster.brokers[bid].data_dir / "logs" / f"{TOPIC}-{p}" for bid in states[p].isr}
+        verify.compare_replicas(chk, dirs)
+    for p, chk in sorted(report.checks.items()):
+        if chk.acked == 0:
+            report.findings.append(f"partition {p}: nothing was acknowledged (the workload never got through)")
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of scripts/chaos: exit 0 when the run passed, 1 when it found something."""
+    ap = argparse.ArgumentParser(prog="scripts/chaos", description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    d = ChaosConfig(seed=0)
+    ap.add_argument("--faults", type=int, default=20, help="faults to inject (default 20)")
+    ap.add_argument("--expiries", type=int, default=2, help="of which ZooKeeper session expiries (default 2)")
+    ap.add_argument("--duration", type=float, default=0.0, help="produce for at least this many seconds")
+    ap.add_argument("--seed", type=int, default=None, help="fault schedule seed (random if not given)")
+    ap.add_argument("--partitions", type=int, default=6, help="partitions of the chaos topic (default 6)")
+    ap.add_argument("--rate", type=float, default=d.rate, help=f"records per second (default {d.rate:g})")
+    ap.add_argument("--session-timeout-ms", type=int, default=d.session_timeout_ms)
+    ap.add_argument("--settle", choices=["isr", "rejoin"], default="isr",
+                    help="before the next fault wait for full ISRs (default) or only for the victim to rejoin")
+    ap.add_argument("--runs", type=int, default=1, help="repeat with seeds seed, seed+1, ... (default 1)")
+    ap.add_argument("--keep", action="store_true", help="keep the run's directory (logs, segments)")
+    args = ap.parse_args(argv)
+    if args.faults < args.expiries or args.faults < 0 or args.expiries < 0:
+        ap.error("--faults must be >= --expiries >= 0")
+    first = args.seed if args.seed is not None else ChaosConfig().seed
+    failed = 0
+    for i in range(args.runs):
+        cfg = ChaosConfig(seed=first + i, faults=args.faults, expiries=args.expiries, duration=args.duration,
+                          partitions=args.partitions, rate=args.rate, session_timeout_ms=args.session_timeout_ms,
+                          settle=args.settle)
+        base = tempfile.mkdtemp(prefix=f"pylog-chaos-{cfg.seed}-")
+        report = run(cfg, base)
+        print(report.text(), flush=True)
+        if report.ok and not report.broker_errors and not args.keep:
+            shutil.rmtree(base, ignore_errors=True)
+        else:
+            print(f"run directory (broker logs, segments): {base}", flush=True)
+        failed += not report.ok
+    if args.runs > 1:
+        print(f"{args.runs - failed}/{args.runs} runs passed")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

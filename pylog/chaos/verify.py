@@ -1,0 +1,153 @@
+"""After the faults: read every partition back and compare the in-sync replicas' segment files.
+
+The checks are the correctness contract's: every acknowledged record is at the offset it was
+acknowledged with (so it is present, and the acknowledged offsets of a partition rise in
+acknowledgement order); records written twice by a retried batch are counted as duplicates,
+not loss; and the logs of all in-sync replicas are identical batch for batch (offsets, leader
+epoch, CRC) up to the high watermark, as the dump-log tool prints them.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import confluent_kafka as ck
+
+from pylog.chaos.workload import Acked
+
+
+@dataclass
+class PartitionCheck:
+    """The verdict for one partition."""
+
+    partition: int
+    high_watermark: int = 0
+    acked: int = 0
+    lost: list[tuple[int, int]] = field(default_factory=list)  # (seq, acknowledged offset) not found there
+    duplicates: int = 0  # extra copies of a record (retried batches)
+    inversions: int = 0  # acknowledged offsets that went backwards in acknowledgement order
+    replicas: list[int] = field(default_factory=list)  # ISR members whose logs were compared
+    batches: int = 0
+    divergence: str = ""
+    read_along: int = 0  # records the concurrent reader was served
+    phantoms: list[tuple[int, int]] = field(default_factory=list)  # (offset, seq) served, not in the final log
+
+
+def read_back(bootstrap: str, topic: str, partitions: int, timeout: float = 120) -> dict[int, tuple[int, dict[int, int]]]:
+    """Every record of every partition up to its high watermark: {partition: (hw, {offset: seq})}."""
+    c = ck.Consumer({"bootstrap.servers": bootstrap, "group.id": "pylog-chaos-verify", "enable.auto.commit": False,
+                     "enable.partition.eof": False, "log_level": 3})
+    try:
+        hws = {p: c.get_watermark_offsets(ck.TopicPartition(topic, p), timeout=30)[1] for p in range(partitions)}
+        c.assign([ck.TopicPartition(topic, p, ck.OFFSET_BEGINNING) for p in range(partitions)])
+        out: dict[int, dict[int, int]] = {p: {} for p in range(partitions)}
+        pos = {p: 0 for p in range(partitions)}
+        deadline = time.monotonic() + timeout
+        while any(pos[p] < hws[p] for p in range(partitions)):
+            if time.monotonic() > deadline:
+                behind = {p: (pos[p], hws[p]) for p in range(partitions) if pos[p] < hws[p]}
+                raise TimeoutError(f"reading back timed out; (position, high watermark) per partition: {behind}")
+            for m in c.consume(10000, 1.0):
+                if m.error() is not None:
+                    raise RuntimeError(f"consumer error: {m.error()}")
+                out[m.partition()][m.offset()] = int(m.value())
+                pos[m.partition()] = m.offset() + 1
+        return {p: (hws[p], out[p]) for p in range(partitions)}
+    finally:
+        c.close()
+
+
+def check_records(acked: Acked, logs: dict[int, tuple[int, dict[int, int]]],
+                  served: dict[int, dict[int, int]] | None = None) -> dict[int, PartitionCheck]:
+    """Compare what was acknowledged, and what a consumer was served, with what the partitions hold."""
+    checks = {}
+    for p, (hw, records) in logs.items():
+        chk = PartitionCheck(p, hw)
+        for offset, seq in sorted((served or {}).get(p, {}).items()):
+            chk.read_along += 1
+            if records.get(offset) != seq:
+                chk.phantoms.append((offset, seq))
+        acks = acked.by_partition.get(p, [])
+        chk.acked = len(acks)
+        last = -1
+        for seq, offset in acks:
+            if records.get(offset) != seq:
+                chk.lost.append((seq, offset))
+            if offset <= last:
+                chk.inversions += 1
+            last = max(last, offset)
+        copies = Counter(records.values())
+        chk.duplicates = sum(n - 1 for n in copies.values() if n > 1)
+        checks[p] = chk
+    return checks
+
+
+def dump_batches(log_dirs: list[Path], timeout: float = 120) -> dict[Path, list[dict]]:
+    """Run the dump-log tool (`--output json`) over every segment of these partition dirs."""
+    files = [str(f) for d in log_dirs for f in sorted(d.glob("*.log"))]
+    if not files:
+        return {d: [] for d in log_dirs}
+    r = subprocess.run([sys.executable, "-m", "pylog.cli.dump_log", "--files", ",".join(files), "--output", "json"],
+                       capture_output=True, text=True, timeout=timeout)
+    if r.returncode != 0:
+        raise RuntimeError(f"pylog-dump-log exited {r.returncode}: {r.stderr.strip()[-500:]}")
+    out: dict[Path, list[dict]] = {d: [] for d in log_dirs}
+    for line in r.stdout.splitlines():
+        obj = json.loads(line)
+        out[Path(obj["file"]).parent].append(obj)
+    return out
+
+
+def _summary(objs: list[dict], hw: int) -> tuple[list[tuple], str]:
+    """The batches below the high watermark as comparable tuples, plus anything odd about the file."""
+    rows, odd = [], ""
+    for o in objs:
+        if o["type"] == "invalid_bytes":
+            odd = f"{o['bytes']} invalid bytes at the end of {Path(o['file']).name}"
+        elif o["type"] == "batch" and o["base_offset"] < hw:
+            rows.append((o["base_offset"], o["last_offset"], o["partition_leader_epoch"], o["crc"], o["is_valid"]))
+    return rows, odd
+
+
+def compare_replicas(check: PartitionCheck, dirs: dict[int, Path]) -> None:
+    """Diff the replicas' batches below the high watermark; fills check.replicas/batches/divergence."""
+    dumps = dump_batches(list(dirs.values()))
+    views = {bid: _summary(dumps[d], check.high_watermark) for bid, d in sorted(dirs.items())}
+    check.replicas = sorted(views)
+    problems = []
+    ref_id = check.replicas[0]
+    ref = views[ref_id][0]
+    check.batches = len(ref)
+    expected_offset = ref[0][0] if ref else 0
+    for base, last, *_ in ref:
+        if base != expected_offset:
+            problems.append(f"broker {ref_id}: gap or overlap at offset {base} (expected {expected_offset})")
+            break
+        expected_offset = last + 1
+    if ref and expected_offset < check.high_watermark:
+        problems.append(f"broker {ref_id}: log ends at {expected_offset} below the high watermark "
+                        f"{check.high_watermark}")
+    for bid, (rows, odd) in views.items():
+        if odd:
+            problems.append(f"broker {bid}: {odd}")
+        if any(not r[4] for r in rows):
+            problems.append(f"broker {bid}: a batch with a bad CRC")
+        if bid != ref_id and rows != ref:
+            i = next((i for i, (a, b) in enumerate(zip(rows, ref)) if a != b), min(len(rows), len(ref)))
+            mine = rows[i] if i < len(rows) else None
+            theirs = ref[i] if i < len(ref) else None
+            problems.append(f"broker {bid} differs from broker {ref_id} at batch {i}: "
+                            f"{_fmt(mine)} vs {_fmt(theirs)}")
+    check.divergence = "; ".join(problems)
+
+
+def _fmt(row: tuple | None) -> str:
+    if row is None:
+        return "(none)"
+    return f"offsets {row[0]}-{row[1]} epoch {row[2]} crc {row[3]}"
