@@ -16,10 +16,11 @@ import time
 from typing import Any, Coroutine
 
 from pylog.broker.fetcher import ReplicaFetcherManager
+from pylog.broker.handlers import HANDLERS
 from pylog.broker.metadata_cache import MetadataCache
 from pylog.broker.metrics_reporter import MetricsReporter
 from pylog.broker.replica_manager import ReplicaManager, now_ms
-from pylog.broker.server import SocketServer
+from pylog.broker.server import RequestContext, SocketServer
 from pylog.broker.shutdown_request import ShutdownRequests
 from pylog.broker.stats import PartitionStats
 from pylog.broker.throttle import ReplicationThrottle
@@ -33,6 +34,7 @@ from pylog.log.config import LogConfig
 from pylog.log.manager import LogManager
 from pylog.log import meta
 from pylog.protocol.api import ApiKey, request_class
+from pylog.protocol.codec import RequestHeader
 from pylog.protocol.errors import ErrorCode
 from pylog.zk.client import ZkClient
 from pylog.zk.codecs import BrokerRegistration, EndPoint
@@ -120,7 +122,7 @@ class Broker:
         self.broker_epoch = await self._register()
         self.zk.add_session_listener(self._on_session)
         await self.shutdown_requests.start()
-        self.controller = Controller(self.broker_id, self.zk, cfg)
+        self.controller = Controller(self.broker_id, self.zk, cfg, local_delivery=self.serve_local)
         await self.controller.start()
         self._start_background_tasks()
         self.started = True
@@ -162,6 +164,11 @@ class Broker:
                 log.info("Broker id %d is still registered by another session (%s); waiting for it to expire",
                          self.broker_id, exc)
                 await asyncio.sleep(0.5)
+
+    async def serve_local(self, msg: Any, version: int) -> Any:
+        """Serve a request from this broker's own controller without the socket round trip."""
+        header = RequestHeader(msg.API_KEY, version, 0, f"controller-{self.broker_id}", 0)
+        return await HANDLERS[msg.API_KEY].func(RequestContext(self, header, "local controller"), msg)
 
     def _registration(self) -> BrokerRegistration:
         host, port = self.advertised_endpoint

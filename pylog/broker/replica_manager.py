@@ -65,11 +65,20 @@ class ReplicaManager:
         for ll in req.live_leaders:
             self.leader_endpoints[ll.broker_id] = (ll.host_name, ll.port)
         results: list[tuple[str, int, int]] = []
+        stale: list[str] = []
         t = now_ms()
         for ts in req.topic_states:
             for ps in ts.partition_states:
                 err = await self._apply_partition_state(ts.topic_name, ts.topic_id, ps, t)
                 results.append((ts.topic_name, ps.partition_index, int(err)))
+                if err == ErrorCode.STALE_CONTROLLER_EPOCH:
+                    stale.append(f"{ts.topic_name}-{ps.partition_index}")
+        if stale:
+            # One line, not one per partition: a new controller resends every partition's state,
+            # and thousands of lines cost the event loop more than applying the request.
+            state_log.info("Ignoring LeaderAndIsr from controller %d (epoch %d) for %d partitions whose leader "
+                           "epoch / partition epoch is not newer than ours: %s%s", req.controller_id,
+                           req.controller_epoch, len(stale), ", ".join(stale[:20]), " ..." if len(stale) > 20 else "")
         return ErrorCode.NONE, results
 
     async def _apply_partition_state(self, topic: str, topic_id, ps, t: int) -> ErrorCode:
@@ -81,9 +90,7 @@ class ReplicaManager:
         p = self.partitions.get(key)
         if p is not None and not (ps.leader_epoch > p.leader_epoch or
                                   (ps.leader_epoch == p.leader_epoch and ps.partition_epoch > p.partition_epoch)):
-            state_log.info("Ignoring LeaderAndIsr for %s: leader epoch %d / partition epoch %d is not newer than %d / %d",
-                           p, ps.leader_epoch, ps.partition_epoch, p.leader_epoch, p.partition_epoch)
-            return ErrorCode.STALE_CONTROLLER_EPOCH
+            return ErrorCode.STALE_CONTROLLER_EPOCH  # logged once per request by the caller
         if p is None:
             cfg = await self.topic_configs.log_config(topic)
             plog = self.logs.get_or_create(topic, ps.partition_index, cfg, topic_id=_topic_id_str(topic_id))

@@ -56,27 +56,34 @@ def leader_and_isr(ctx: ControllerContext, controller_id: int, broker_id: int, t
     return msg, v
 
 
-def update_metadata(ctx: ControllerContext, controller_id: int, broker_id: int, tps: Iterable[TP] | None,
-                    deleting: Iterable[TP] = ()) -> tuple[ApiMessage, int]:
-    """UpdateMetadata for one broker: all live brokers, and the given partitions (None: all)."""
+def update_metadata(ctx: ControllerContext, controller_id: int, broker_ids: Iterable[int], tps: Iterable[TP] | None,
+                    deleting: Iterable[TP] = ()) -> dict[int, tuple[ApiMessage, int]]:
+    """UpdateMetadata for each of `broker_ids`: all live brokers, and the given partitions (None: all).
+
+    The partition states are built once and shared by every broker's request (only the broker
+    epoch differs): after a controller failover that is every partition, once per broker.
+    """
     v = INTER_BROKER[ApiKey.UpdateMetadata]
     cls = request_class(ApiKey.UpdateMetadata)[v]
     live = ctx.live_ids
     chosen = sorted(ctx.leaders) if tps is None else sorted(set(tps))
     by_topic: dict[str, list] = {}
+    state_cls = cls.UpdateMetadataPartitionState
     for tp in chosen:
         st = ctx.leaders.get(tp)
         a = ctx.assignments.get(tp)
         if st is None or a is None:
             continue
-        by_topic.setdefault(tp[0], []).append(cls.UpdateMetadataPartitionState(
+        by_topic.setdefault(tp[0], []).append(state_cls(
             partition_index=tp[1], controller_epoch=st.controller_epoch, leader=st.leader,
             leader_epoch=st.leader_epoch, isr=list(st.isr), zk_version=st.partition_epoch,
             replicas=list(a.replicas), offline_replicas=[r for r in a.replicas if r not in live]))
     for t, p in sorted(set(deleting)):
-        by_topic.setdefault(t, []).append(cls.UpdateMetadataPartitionState(
+        by_topic.setdefault(t, []).append(state_cls(
             partition_index=p, controller_epoch=ctx.epoch, leader=LEADER_DURING_DELETE, leader_epoch=-1,
             isr=[], zk_version=0, replicas=[], offline_replicas=[]))
+    topic_states = [cls.UpdateMetadataTopicState(topic_name=t, topic_id=topic_uuid(ctx.topic_ids.get(t)),
+                                                 partition_states=ps) for t, ps in by_topic.items()]
     brokers = []
     for bid in sorted(ctx.live):
         reg = ctx.live[bid].registration
@@ -85,13 +92,13 @@ def update_metadata(ctx: ControllerContext, controller_id: int, broker_id: int, 
                 port=e.port, host=e.host or "", listener=e.listener,
                 security_protocol=_SECURITY_PROTOCOL_IDS.get(e.security_protocol, 0))
             for e in reg.endpoints]))
-    broker = ctx.live.get(broker_id)
-    msg = cls(controller_id=controller_id, controller_epoch=ctx.epoch,
-              broker_epoch=broker.epoch if broker else -1,
-              topic_states=[cls.UpdateMetadataTopicState(topic_name=t, topic_id=topic_uuid(ctx.topic_ids.get(t)),
-                                                         partition_states=ps) for t, ps in by_topic.items()],
-              live_brokers=brokers)
-    return msg, v
+    out = {}
+    for bid in broker_ids:
+        broker = ctx.live.get(bid)
+        out[bid] = (cls(controller_id=controller_id, controller_epoch=ctx.epoch,
+                        broker_epoch=broker.epoch if broker else -1, topic_states=topic_states,
+                        live_brokers=brokers), v)
+    return out
 
 
 def stop_replica(ctx: ControllerContext, controller_id: int, broker_id: int, tps: Iterable[TP],
