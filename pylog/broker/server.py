@@ -112,10 +112,14 @@ class KafkaConnection(asyncio.BufferedProtocol):
         self.can_write.set()
 
     def connection_lost(self, exc: Exception | None) -> None:
-        self.server.connections.discard(self)
         self.can_write.set()
-        if self.task is not None:
+        if self.task is not None and not self.task.done():
+            # The loop holds tasks weakly: stay referenced until the cancelled task has unwound
+            # (else it may be collected mid-cancel: "Task was destroyed but it is pending").
+            self.task.add_done_callback(lambda _t: self.server.connections.discard(self))
             self.task.cancel()
+        else:
+            self.server.connections.discard(self)
 
     def close(self) -> None:
         """Drop the connection (protocol violation or shutdown), after the responses already made."""
