@@ -1,17 +1,18 @@
-"""The fault driver: kill -9 and restart brokers, and expire one broker's ZooKeeper session.
+"""The fault driver: kill -9 and restart brokers, pause them, and expire their ZooKeeper sessions.
 
-At most one broker is down (killed, or paused) at any time, and the next fault waits until
-the cluster healed: the victim registered under a new session and was told its role for every
-partition by the controller (so the controller has processed its failure and return), a
-controller, and every partition led with its full replica set in the ISR. So no more than min.insync.replicas - 1 = 1 replica of any
-partition is ever missing, which is the condition of the no-loss claim. A cluster that does not
-heal within the timeout is a finding (a hang), not something to wait out.
+At most one broker is down (killed or paused) at any time. Before the next fault the victim
+must have registered under a new session and been told its role for every partition by the
+controller (so the controller has processed its failure and return); with settle "isr" (the
+default) every partition must also be led with its full replica set in the ISR again. So no
+more than min.insync.replicas - 1 = 1 replica of any partition is ever missing, which is the
+condition of the no-loss claim. A cluster that does not heal within the timeout is a finding
+(a hang), not something to wait out.
 
 A pause (SIGSTOP shorter than the session timeout, like a GC pause) keeps the session but
 outlasts replica.lag.time.max.ms, so ISRs shrink and expand under load. The session expiry is
-a real one: the broker is paused with SIGSTOP until ZooKeeper has expired
-its session (its /brokers/ids znode is gone), then resumed. It comes back as a zombie that still
-believes in its old leaderships and controllership, which is exactly what fencing must handle.
+a real one: the broker is paused until ZooKeeper has expired its session (its /brokers/ids
+znode is gone), then resumed. It comes back as a zombie that still believes in its old
+leaderships and controllership, which is exactly what fencing must handle.
 """
 
 from __future__ import annotations
@@ -180,12 +181,15 @@ class FaultDriver:
             return 0
 
     def wait_rejoined(self, bid: int, old_owner: int | None, log_from: int) -> None:
-        """Wait until `bid` registered with a new session and then got its role for every partition.
+        """Wait until `bid` registered with a new session and was told its role for every partition in it.
 
         Only then has the controller dealt with the broker's failure and return; judging by the
         ISR alone would count a broker as back while ZooKeeper still shows its old session.
         """
         pattern = re.compile(rf"Broker {bid} (?:is leader of|follows -?\d+ for) {re.escape(self.topic)}-(\d+) ")
+        # a state it already had (no epoch bump while it was away) is acknowledged in one summary line
+        ignored = re.compile(r"Ignoring LeaderAndIsr from controller .*?: (.*)")
+        name = re.compile(rf"\b{re.escape(self.topic)}-(\d+)\b")
         deadline = time.monotonic() + self.heal_timeout
         while True:
             owner = self._owner(bid)
@@ -193,8 +197,14 @@ class FaultDriver:
                 with open(self.cluster.brokers[bid].log_path, "rb") as f:
                     f.seek(log_from)
                     text = f.read().decode(errors="replace")
-                reg = text.rfind(f"Registered broker {bid} ")
-                told = {int(m.group(1)) for m in pattern.finditer(text, max(reg, 0))} if reg >= 0 else set()
+                # From the start of the session it registered with: the controller may answer the
+                # registration before the broker's own "Registered" line is written.
+                reg = max(text.rfind(": NEW_SESSION"), text.rfind(": CONNECTED"))
+                told: set[int] = set()
+                if reg >= 0:
+                    told = {int(m.group(1)) for m in pattern.finditer(text, reg)}
+                    for m in ignored.finditer(text, reg):
+                        told |= {int(n.group(1)) for n in name.finditer(m.group(1))}
                 if told >= set(range(self.partitions)):
                     return
             if time.monotonic() > deadline:

@@ -49,7 +49,8 @@ class ChaosConfig:
     def replay(self) -> str:
         """The command that repeats this run's fault schedule."""
         return (f"scripts/chaos --seed {self.seed} --faults {self.faults} --expiries {self.expiries} "
-                f"--duration {self.duration:g} --partitions {self.partitions} --rate {self.rate:g} --settle {self.settle}")
+                f"--duration {self.duration:g} --partitions {self.partitions} --rate {self.rate:g} "
+                f"--settle {self.settle}")
 
 
 @dataclass
@@ -208,9 +209,10 @@ def run(cfg: ChaosConfig, base_dir: str | os.PathLike[str], zk_connect: str | No
             errs = _error_lines(b.log_path)
             if errs:
                 report.broker_errors[bid] = errs
-        if workload is not None:
+        if workload is not None:  # the run failed early: report what was acknowledged so far
+            report.acked = workload.acked
             try:
-                report.acked = workload.stop(timeout=5)
+                workload.stop(timeout=5)
             except Exception:
                 pass
         if reader is not None:

@@ -39,7 +39,8 @@ class PartitionCheck:
     phantoms: list[tuple[int, int]] = field(default_factory=list)  # (offset, seq) served, not in the final log
 
 
-def read_back(bootstrap: str, topic: str, partitions: int, timeout: float = 120) -> dict[int, tuple[int, dict[int, int]]]:
+def read_back(bootstrap: str, topic: str, partitions: int,
+              timeout: float = 120) -> dict[int, tuple[int, dict[int, int]]]:
     """Every record of every partition up to its high watermark: {partition: (hw, {offset: seq})}."""
     c = ck.Consumer({"bootstrap.servers": bootstrap, "group.id": "pylog-chaos-verify", "enable.auto.commit": False,
                      "enable.partition.eof": False, "log_level": 3})
