@@ -331,15 +331,20 @@ class Controller:
         self.channel.send(bid, msg, v, callback)
 
     def propagate(self, tps: Iterable[TP], is_new: bool = False) -> None:
-        """Tell the replicas their new state and every live broker the new metadata."""
+        """Tell the replicas their new state and every live broker the new metadata.
+
+        Brokers in controlled shutdown get no LeaderAndIsr (Kafka's isReplicaOnline excludes
+        them): told to follow, they would fetch and be added back to the ISR on their way out.
+        """
         tps = sorted(set(tps))
         if not tps:
             return
         by_broker: dict[int, list[TP]] = {}
         live = self.ctx.live_ids
+        recipients = self.eligible()
         for tp in tps:
             for r in self.ctx.assignments[tp].replicas:
-                if r in live:
+                if r in recipients:
                     by_broker.setdefault(r, []).append(tp)
         for bid, group in sorted(by_broker.items()):
             self.send_leader_and_isr(bid, group, is_new)

@@ -60,8 +60,12 @@ class BrokerMembership:
         for tp in led:
             ctx.partition_states[tp] = PS.OFFLINE
         await self.c.elect_partitions(led, self.c.offline_strategy)
-        await self.c.remove_replicas_from_isr(dead, [tp for tp, st in ctx.leaders.items()
-                                                  if set(st.isr) & dead and tp[0] not in ctx.topics_to_delete])
+        # Every partition they host, not just those whose cached ISR names them: a leader may have
+        # added one back moments ago (its ISR change notification not read yet). The fresh read in
+        # remove_replicas_from_isr skips the rest, as Kafka's OfflineReplica transition does.
+        hosted = [tp for tp, a in ctx.assignments.items()
+                  if set(a.replicas) & dead and tp[0] not in ctx.topics_to_delete]
+        await self.c.remove_replicas_from_isr(dead, hosted)
         self.c.send_update_metadata(ctx.live_ids, [])
         await self.c.hook("on_broker_failure", dead)
 
@@ -99,8 +103,11 @@ class BrokerMembership:
             return elect.controlled_shutdown_leader(a.replicas, st.isr, live | {broker_id}, ctx.shutting_down)
 
         await self.c.elect_partitions(led, strategy, ctx.live_ids)
-        followed = [tp for tp in replicated if ctx.leaders.get(tp) and ctx.leaders[tp].leader != broker_id
-                    and broker_id in ctx.leaders[tp].isr]
+        # Stop every replica it has that is led elsewhere now, including the ones it just handed
+        # over: a replica still fetching on its way out gets added back to the ISR by its leader,
+        # and acks=all then waits on a stopped broker until replica.lag.time.max.ms. (The new
+        # LeaderAndIsr is not sent to it at all; see Controller.propagate.)
+        followed = [tp for tp in replicated if ctx.leaders.get(tp) and ctx.leaders[tp].leader != broker_id]
         self.c.send_stop_replica(broker_id, followed, delete=False)
         await self.c.remove_replicas_from_isr({broker_id}, followed)
         remaining = [tp for tp in replicated if ctx.leaders.get(tp) and ctx.leaders[tp].leader == broker_id]
