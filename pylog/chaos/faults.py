@@ -8,7 +8,8 @@ more than min.insync.replicas - 1 = 1 replica of any partition is ever missing, 
 condition of the no-loss claim. A cluster that does not heal within the timeout is a finding
 (a hang), not something to wait out.
 
-A pause (SIGSTOP shorter than the session timeout, like a GC pause) keeps the session but
+A shutdown is SIGTERM (controlled shutdown: leaderships handed over first) and a restart. A
+pause (SIGSTOP shorter than the session timeout, like a GC pause) keeps the session but
 outlasts replica.lag.time.max.ms, so ISRs shrink and expand under load. The session expiry is
 a real one: the broker is paused until ZooKeeper has expired its session (its /brokers/ids
 znode is gone), then resumed. It comes back as a zombie that still believes in its old
@@ -20,6 +21,7 @@ from __future__ import annotations
 import random
 import re
 import signal
+import subprocess
 import time
 from dataclasses import dataclass, field
 from typing import Callable
@@ -28,7 +30,7 @@ from pylog.localcluster import LocalCluster
 from pylog.zk import paths
 from pylog.zk.client import ZkClient
 
-KINDS = ("kill-leader", "kill-controller", "kill-random", "pause", "expire-session")
+KINDS = ("kill-leader", "kill-controller", "kill-random", "pause", "shutdown", "expire-session")
 
 
 class Hang(RuntimeError):
@@ -55,7 +57,7 @@ class Fault:
 def plan(n_faults: int, rng: random.Random, expiries: int = 1) -> list[str]:
     """The fault kinds of a run: `expiries` session expiries, a controller and a leader kill, the rest random."""
     must = ["expire-session"] * expiries + ["kill-controller", "kill-leader"]
-    kinds = must[:n_faults] + [rng.choice(KINDS[:4]) for _ in range(max(n_faults - len(must), 0))]
+    kinds = must[:n_faults] + [rng.choice(KINDS[:5]) for _ in range(max(n_faults - len(must), 0))]
     rng.shuffle(kinds)
     return kinds
 
@@ -138,7 +140,7 @@ class FaultDriver:
             cid = self.controller()
             if cid >= 0:
                 return cid
-        if kind in ("kill-leader", "expire-session"):
+        if kind in ("kill-leader", "expire-session", "shutdown"):
             leaders = sorted({st.leader for st in self.states().values() if st.leader >= 0})
             if kind == "expire-session" and self.rng.random() < 0.5:
                 cid = self.controller()  # half the time the zombie is the controller
@@ -160,6 +162,8 @@ class FaultDriver:
             self._expire(bid, fault)
         elif kind == "pause":
             self._pause(bid, fault)
+        elif kind == "shutdown":
+            self._shutdown(bid, fault)
         else:
             self._kill(bid, fault)
         if self.settle == "isr":
@@ -218,6 +222,22 @@ class FaultDriver:
         t = time.monotonic()
         b.kill()
         time.sleep(self.rng.uniform(0.0, 3.0))
+        log_from = self._log_size(bid)
+        b.start()
+        b.wait_ready(60)
+        self.wait_rejoined(bid, owner, log_from)
+        fault.down_s = time.monotonic() - t
+
+    def _shutdown(self, bid: int, fault: Fault) -> None:
+        """SIGTERM: a controlled shutdown, then a restart."""
+        b = self.cluster.brokers[bid]
+        owner = self._owner(bid)
+        t = time.monotonic()
+        b.signal(signal.SIGTERM)
+        try:
+            b.proc.wait(60)
+        except subprocess.TimeoutExpired:
+            raise Hang(f"broker {bid} did not exit within 60 s of SIGTERM (controlled shutdown)") from None
         log_from = self._log_size(bid)
         b.start()
         b.wait_ready(60)
