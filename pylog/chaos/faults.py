@@ -174,7 +174,8 @@ class FaultDriver:
         self.log(f"  healed: {fault.line()}")
         return fault
 
-    def _owner(self, bid: int) -> int | None:
+    def owner(self, bid: int) -> int | None:
+        """The session holding a broker's registration (None when it is not registered)."""
         stat = self.zk.exists(paths.broker_id(bid))
         return stat.ephemeralOwner if stat else None
 
@@ -196,7 +197,7 @@ class FaultDriver:
         name = re.compile(rf"\b{re.escape(self.topic)}-(\d+)\b")
         deadline = time.monotonic() + self.heal_timeout
         while True:
-            owner = self._owner(bid)
+            owner = self.owner(bid)
             if owner is not None and owner != old_owner:
                 with open(self.cluster.brokers[bid].log_path, "rb") as f:
                     f.seek(log_from)
@@ -216,32 +217,33 @@ class FaultDriver:
                            f"(registration owner {owner}, old {old_owner})")
             time.sleep(0.1)
 
-    def _kill(self, bid: int, fault: Fault) -> None:
+    def restart(self, bid: int, owner: int | None) -> None:
+        """Start a stopped broker again and wait until it has rejoined (see wait_rejoined)."""
         b = self.cluster.brokers[bid]
-        owner = self._owner(bid)
-        t = time.monotonic()
-        b.kill()
-        time.sleep(self.rng.uniform(0.0, 3.0))
         log_from = self._log_size(bid)
         b.start()
         b.wait_ready(60)
         self.wait_rejoined(bid, owner, log_from)
+
+    def _kill(self, bid: int, fault: Fault) -> None:
+        owner = self.owner(bid)
+        t = time.monotonic()
+        self.cluster.brokers[bid].kill()
+        time.sleep(self.rng.uniform(0.0, 3.0))
+        self.restart(bid, owner)
         fault.down_s = time.monotonic() - t
 
     def _shutdown(self, bid: int, fault: Fault) -> None:
         """SIGTERM: a controlled shutdown, then a restart."""
         b = self.cluster.brokers[bid]
-        owner = self._owner(bid)
+        owner = self.owner(bid)
         t = time.monotonic()
         b.signal(signal.SIGTERM)
         try:
             b.proc.wait(60)
         except subprocess.TimeoutExpired:
             raise Hang(f"broker {bid} did not exit within 60 s of SIGTERM (controlled shutdown)") from None
-        log_from = self._log_size(bid)
-        b.start()
-        b.wait_ready(60)
-        self.wait_rejoined(bid, owner, log_from)
+        self.restart(bid, owner)
         fault.down_s = time.monotonic() - t
 
     def _pause(self, bid: int, fault: Fault) -> None:
@@ -259,7 +261,7 @@ class FaultDriver:
     def _expire(self, bid: int, fault: Fault) -> None:
         b = self.cluster.brokers[bid]
         path = paths.broker_id(bid)
-        owner = self._owner(bid)
+        owner = self.owner(bid)
         epoch = self.controller_epoch()
         was_controller = self.controller() == bid
         t = time.monotonic()
@@ -281,7 +283,7 @@ class FaultDriver:
         fault.down_s = time.monotonic() - t
         new_epoch = self.controller_epoch()
         fault.note = (f"session expired after {expired_after:.1f}s, re-registered with session "
-                      f"{hex(self._owner(bid) or 0)}; controller epoch {epoch} -> {new_epoch}"
+                      f"{hex(self.owner(bid) or 0)}; controller epoch {epoch} -> {new_epoch}"
                       + (" (it was the controller)" if was_controller else ""))
 
     def resume_all(self) -> None:
