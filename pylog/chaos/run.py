@@ -1,6 +1,7 @@
 """One chaos run: cluster, workload, faults, verification, report; `scripts/chaos` is its command line.
 
-    scripts/chaos [--faults N] [--duration S] [--seed N] [--partitions N] [--rate R] [--keep]
+    scripts/chaos [--faults N] [--expiries N] [--duration S] [--seed N] [--runs N]
+                  [--partitions N] [--rate R] [--settle isr|rejoin] [--keep]
 
 The seed decides the fault schedule (kinds, victims, downtimes, gaps); the producer's timing is
 not replayable, so a replay repeats the faults, not the exact interleaving. Every process the run
@@ -281,6 +282,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = ap.parse_args(argv)
     if args.faults < args.expiries or args.faults < 0 or args.expiries < 0:
         ap.error("--faults must be >= --expiries >= 0")
+    if args.partitions < 1 or args.rate <= 0 or args.runs < 1 or args.duration < 0:
+        ap.error("--partitions and --runs must be >= 1, --rate > 0 and --duration >= 0")
+    if args.session_timeout_ms < 1000:
+        ap.error("--session-timeout-ms must be >= 1000 (the test ZooKeeper's minimum)")
     first = args.seed if args.seed is not None else ChaosConfig().seed
     failed = 0
     for i in range(args.runs):
