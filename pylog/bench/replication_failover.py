@@ -1,0 +1,221 @@
+"""Leader failover time: kill -9 of a partition's leader to the first acks=all produce it acknowledges again.
+
+Three pylog brokers, one partition, RF 3, min.insync.replicas=2. A confluent-kafka producer
+sends a record every 5 ms (acks=all, retries on) for the whole run. Each round kills -9 the
+current leader, notes when the controller wrote the new leader to ZooKeeper and when the first
+record *sent after the kill* was acknowledged, then restarts the victim and waits until it is
+back in the ISR. A dead broker is only noticed when ZooKeeper expires its session, so the
+figure is bounded below by zookeeper.session.timeout.ms; goal: max <= session timeout + 1 s.
+The peer measured in the same run is a controlled shutdown (SIGTERM) of the leader, where the
+broker hands leadership over itself and nothing waits for a timeout.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import random
+import shutil
+import signal
+import statistics
+import sys
+import tempfile
+import threading
+import time
+from dataclasses import dataclass
+from typing import Iterator, Sequence
+
+import confluent_kafka as ck
+
+from pylog.bench import _harness as h
+from pylog.chaos.faults import FaultDriver
+from pylog.localcluster import LocalCluster
+from pylog.zk.client import ZkClient
+from pylog.zk.server import ZooKeeperProcess
+from pylog.zk.testing import free_port
+
+TOPIC = "bench-failover"
+
+
+@dataclass
+class Round:
+    """One failover."""
+
+    how: str
+    victim: int
+    was_controller: bool
+    elected_s: float  # kill -> new leader in the partition state znode
+    acked_s: float  # kill -> first acknowledgement of a record sent after the kill
+
+
+class Pinger:
+    """A producer thread sending one acks=all record every `interval` seconds, noting ack times."""
+
+    def __init__(self, bootstrap: str, interval: float = 0.005) -> None:
+        self.interval = interval
+        self.acks: list[tuple[float, float]] = []  # (sent, acknowledged), monotonic seconds
+        self.errors = 0
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._p = ck.Producer({"bootstrap.servers": bootstrap, "acks": "all", "linger.ms": 0, "retries": 1_000_000,
+                               "retry.backoff.ms": 50, "message.timeout.ms": 120_000, "request.timeout.ms": 30_000,
+                               "log_level": 2})
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def _run(self) -> None:
+        nxt = time.monotonic()
+        while not self._stop.is_set():
+            now = time.monotonic()
+            if now >= nxt:
+                sent = now
+                self._p.produce(TOPIC, b"x", partition=0, on_delivery=lambda err, _m, s=sent: self._done(err, s))
+                nxt = now + self.interval
+            self._p.poll(0.001)
+        self._p.flush(130)
+
+    def _done(self, err: object, sent: float) -> None:
+        with self._lock:
+            if err is None:
+                self.acks.append((sent, time.monotonic()))
+            else:
+                self.errors += 1
+
+    def first_ack_after(self, t: float, timeout: float) -> float:
+        """When the first record sent after `t` was acknowledged (monotonic seconds)."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            with self._lock:
+                got = [a for s, a in self.acks if s > t]
+            if got:
+                return min(got)
+            time.sleep(0.005)
+        raise TimeoutError(f"no acknowledgement within {timeout:.0f}s of the kill")
+
+    def start(self) -> "Pinger":
+        """Start sending."""
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        """Stop and flush."""
+        self._stop.set()
+        self._thread.join(140)
+
+
+def _leader(driver: FaultDriver) -> tuple[int, int]:
+    st = driver.states()[0]
+    return st.leader, st.leader_epoch
+
+
+def one_round(driver: FaultDriver, pinger: Pinger, how: str) -> Round:
+    """Fail the current leader (kill -9 or SIGTERM), measure, bring it back and wait until healed."""
+    victim, epoch = _leader(driver)
+    was_controller = driver.controller() == victim
+    b = driver.cluster.brokers[victim]
+    owner = driver.owner(victim)
+    t0 = time.monotonic()
+    if how == "kill -9":
+        b.kill()
+    else:
+        b.signal(signal.SIGTERM)
+    elected = None
+    while elected is None:
+        leader, new_epoch = _leader(driver)
+        if new_epoch > epoch and leader not in (-1, victim):
+            elected = time.monotonic() - t0
+        elif time.monotonic() - t0 > 120:
+            raise TimeoutError("no new leader after 120 s")
+        else:
+            time.sleep(0.005)
+    acked = pinger.first_ack_after(t0, 120) - t0
+    if how != "kill -9":
+        b.proc.wait(60)
+    driver.restart(victim, owner)
+    driver.wait_healthy(f"restart of broker {victim}")
+    r = Round(how, victim, was_controller, elected, acked)
+    h.log(f"  {how} of leader {victim}{' (controller)' if was_controller else ''}: new leader elected after "
+          f"{elected:.2f}s, first ack after {acked:.2f}s")
+    return r
+
+
+@contextlib.contextmanager
+def cluster_with_tick(overrides: dict[str, str], tick_ms: int, keep: bool) -> Iterator[LocalCluster]:
+    """ZooKeeper with the given tickTime and three brokers, in a temporary directory; all stopped by pid."""
+    base = tempfile.mkdtemp(prefix="pylog-bench-failover-")
+    zk = ZooKeeperProcess(f"{base}/zookeeper", free_port(), tick_time_ms=tick_ms,
+                          config={"maxSessionTimeout": "60000"}).start()
+    cluster = LocalCluster(base, 3, zk_connect=zk.connect_string, overrides=overrides)
+    try:
+        cluster.start()
+        yield cluster
+    finally:
+        try:
+            cluster.stop()
+        except Exception:
+            cluster.kill_all()
+        zk.stop()
+        if keep:
+            h.log(f"kept {base}")
+        else:
+            shutil.rmtree(base, ignore_errors=True)
+
+
+def run(kills: int, controlled: int, session_ms: int, tick_ms: int, keep: bool = False) -> list[Round]:
+    """All rounds against one cluster; controlled shutdowns are interleaved with the kills."""
+    overrides = {"zookeeper.session.timeout.ms": str(session_ms), "controlled.shutdown.retry.backoff.ms": "200"}
+    with cluster_with_tick(overrides, tick_ms, keep) as cluster:
+        h.create_topics(cluster.bootstrap, [TOPIC], partitions=1, rf=3, config={"min.insync.replicas": "2"})
+        zk = ZkClient(cluster.zk_connect, session_timeout_ms=30000).start()
+        try:
+            driver = FaultDriver(cluster, zk, TOPIC, 1, random.Random(0), session_ms, heal_timeout=120,
+                                 log=h.log)
+            driver.wait_healthy("topic creation")
+            pinger = Pinger(cluster.bootstrap).start()
+            try:
+                pinger.first_ack_after(time.monotonic(), 60)
+                plan = ["kill -9"] * kills + ["SIGTERM"] * controlled
+                random.Random(1).shuffle(plan)
+                rounds = [one_round(driver, pinger, how) for how in plan]
+            finally:
+                pinger.stop()
+            if pinger.errors:
+                h.log(f"{pinger.errors} records failed (timed out)")
+        finally:
+            zk.close()
+    return rounds
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point: prints a Markdown table on stdout (progress on stderr)."""
+    ap = argparse.ArgumentParser(prog="scripts/bench replication_failover", description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--kills", type=int, default=10, help="kill -9 rounds (default 10)")
+    ap.add_argument("--controlled", type=int, default=3, help="controlled-shutdown rounds, the peer (default 3)")
+    ap.add_argument("--session-timeout-ms", type=int, default=6000, help="zookeeper.session.timeout.ms")
+    ap.add_argument("--zk-tick-ms", type=int, default=500,
+                    help="ZooKeeper's tickTime: sessions expire up to one tick after their timeout (default 500)")
+    ap.add_argument("--keep", action="store_true", help="keep the cluster's directory (broker logs)")
+    args = ap.parse_args(argv)
+    print(f"<!-- {h.machine_notes()} -->")
+    rounds = run(args.kills, args.controlled, args.session_timeout_ms, args.zk_tick_ms, args.keep)
+    goal = args.session_timeout_ms / 1000 + 1
+    rows = []
+    for how in ("kill -9", "SIGTERM"):
+        rs = [r for r in rounds if r.how == how]
+        if not rs:
+            continue
+        acked = [r.acked_s for r in rs]
+        elected = [r.elected_s for r in rs]
+        rows.append([f"{how} of the leader", len(rs), sum(r.was_controller for r in rs),
+                     f"{statistics.median(elected):.2f}", f"{statistics.median(acked):.2f}", f"{max(acked):.2f}",
+                     f"{max(acked) / goal:.2f}"])
+    print(f"failover: 1 partition, RF 3, min.insync.replicas 2, acks=all every 5 ms, "
+          f"zookeeper.session.timeout.ms={args.session_timeout_ms}, ZooKeeper tickTime {args.zk_tick_ms} ms; "
+          f"goal: max <= {goal:g} s")
+    print(h.markdown_table(["fault", "rounds", "of which the controller", "elected s (median)",
+                            "first ack s (median)", "first ack s (max)", "max / goal"], rows))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
