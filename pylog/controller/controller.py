@@ -31,7 +31,7 @@ from pylog.controller.states import ReplicaState as RS
 from pylog.controller.zk_ops import ControllerZk
 from pylog.protocol.errors import ErrorCode
 from pylog.zk import paths
-from pylog.zk.codecs import PartitionState, TopicAssignment
+from pylog.zk.codecs import ControllerInfo, PartitionState, TopicAssignment
 from pylog.zk.core import SessionEvent, ZkConnection
 from pylog.zk.errors import ControllerMovedError, SessionExpiredError
 from pylog.zk.uuids import random_uuid
@@ -121,11 +121,14 @@ class Controller:
 
     def _on_session(self, event: SessionEvent) -> None:
         # LOST means resign now (whatever is queued behind would act on a seat we no longer
-        # hold); the new session that follows runs for controller again.
+        # hold); the new session that follows runs for controller again. That must be a plain
+        # election, not another resignation: /controller's watch may already have re-elected us
+        # in the new session, and resigning then would leave our own znode holding the seat
+        # while nobody acts as controller.
         if event == SessionEvent.EXPIRED:
             self.post(ev.SessionLost())
         elif event == SessionEvent.NEW_SESSION:
-            self.post(ev.Expired())
+            self.post(ev.Elect())
 
     async def stop(self) -> None:
         """Resign (handing /controller over) and stop the event task."""
@@ -179,11 +182,9 @@ class Controller:
             return
         if isinstance(event, ev.Elect):
             await self._elect()
-        elif isinstance(event, ev.Expired):
-            await self._resign()
-            await self._elect()
         elif isinstance(event, ev.SessionLost):
-            await self._resign()
+            if not await self._holds_seat():
+                await self._resign()
         elif not self.is_active:
             return
         elif isinstance(event, ev.BrokerChange):
@@ -221,6 +222,22 @@ class Controller:
         epoch, version = won
         log.info("Broker %d is the controller at epoch %d", self.broker_id, epoch)
         await self._on_failover(epoch, version)
+
+    async def _holds_seat(self) -> bool:
+        """Whether /controller is ours in the current, connected session.
+
+        A session-loss event can be handled after the new session's election already made us
+        controller again (events come from different threads); resigning then would leave our
+        own znode holding the seat with nobody acting as controller.
+        """
+        if not self.is_active or not self.zk.connected:
+            return False
+        try:
+            got = await self.zk_call(self.zk.get_or_none, paths.controller())
+        except Exception:  # unreachable again: we cannot be sure of the seat
+            return False
+        return (got is not None and got[1].ephemeralOwner == self.zk.session_id
+                and ControllerInfo.decode(got[0]).broker_id == self.broker_id)
 
     async def _resign(self) -> None:
         if not self.is_active:

@@ -9,7 +9,7 @@ from typing import Any, Awaitable, Callable
 
 @dataclass(frozen=True)
 class Elect:
-    """Try to become controller (startup, /controller changed or vanished)."""
+    """Try to become controller (startup, /controller changed or vanished, a new ZooKeeper session)."""
 
 
 @dataclass(frozen=True)
@@ -56,11 +56,6 @@ class DeletionConfirmed:
 @dataclass(frozen=True)
 class SessionLost:
     """The ZooKeeper session expired: our /controller znode is gone, stop acting at once."""
-
-
-@dataclass(frozen=True)
-class Expired:
-    """The ZooKeeper session was replaced: resign and run for controller again."""
 
 
 @dataclass(frozen=True)
