@@ -3,9 +3,10 @@
 Requests to a broker leave in the order the controller issued them (UpdateMetadata before the
 LeaderAndIsr that depends on it); a broker that can't be reached is retried until the controller
 removes it from the live set. Responses are handed back through callbacks on the event loop.
-Requests to the controller's own broker can skip the socket (`local`): after a failover that is
-a request about every partition, and encoding and decoding it on the one event loop the
-controller shares with its broker cost more than everything else the failover does.
+A failover's resend of every partition's state to the controller's own broker can skip the
+socket (`local`): encoding and decoding it on the one event loop the controller shares with its
+broker cost more than everything else the failover does. Other requests keep the socket, so the
+own broker does not learn of changes (a new topic, say) long before the others do.
 """
 
 from __future__ import annotations
@@ -36,8 +37,8 @@ class BrokerChannel:
         self.retry_s = retry_s
         self.task = asyncio.get_running_loop().create_task(self._run(), name=f"controller-to-{broker_id}")
 
-    async def _send(self, msg: ApiMessage, version: int) -> ApiMessage | None:
-        if self.local is not None:
+    async def _send(self, msg: ApiMessage, version: int, local: bool) -> ApiMessage | None:
+        if local and self.local is not None:
             try:
                 return await self.local(msg, version)
             except asyncio.CancelledError:
@@ -62,8 +63,8 @@ class BrokerChannel:
 
     async def _run(self) -> None:
         while True:
-            msg, version, callback = await self.queue.get()
-            resp = await self._send(msg, version)
+            msg, version, callback, local = await self.queue.get()
+            resp = await self._send(msg, version, local)
             if resp is None:
                 continue
             if callback is not None:
@@ -115,13 +116,14 @@ class ControllerChannel:
         self._closing.add(task)
         task.add_done_callback(self._closing.discard)
 
-    def send(self, broker_id: int, msg: ApiMessage, version: int, callback: Callback | None = None) -> None:
+    def send(self, broker_id: int, msg: ApiMessage, version: int, callback: Callback | None = None,
+             local: bool = False) -> None:
         """Queue a request to a broker (dropped if it is not live)."""
         ch = self.channels.get(broker_id)
         if ch is None:
             log.debug("Not sending %s to broker %d: not live", type(msg).__name__, broker_id)
             return
-        ch.queue.put_nowait((msg, version, callback))
+        ch.queue.put_nowait((msg, version, callback, local))
 
     async def close(self) -> None:
         """Close every channel."""

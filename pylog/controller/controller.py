@@ -291,9 +291,9 @@ class Controller:
                 ctx.replica_states[(*tp, r)] = RS.ONLINE if r in live else RS.OFFLINE
             st = ctx.leaders.get(tp)
             ctx.partition_states[tp] = PS.NEW if st is None else (PS.ONLINE if st.leader in live else PS.OFFLINE)
-        self.send_update_metadata(ctx.live_ids, None)
+        self.send_update_metadata(ctx.live_ids, None, resend=True)
         for bid in ctx.live_ids:
-            self.send_leader_and_isr(bid, [tp for tp in ctx.partitions_on(bid) if tp in ctx.leaders])
+            self.send_leader_and_isr(bid, [tp for tp in ctx.partitions_on(bid) if tp in ctx.leaders], resend=True)
         log.info("Controller %d loaded %d brokers, %d topics, %d partitions", self.broker_id, len(ctx.live),
                  len(ctx.topic_ids), len(ctx.assignments))
         await self.deletion.on_marked()
@@ -331,15 +331,17 @@ class Controller:
     # -- requests to brokers ----------------------------------------------------------------
 
     def send_update_metadata(self, brokers: Iterable[int], tps: Iterable[TP] | None,
-                              deleting: Iterable[TP] = ()) -> None:
+                              deleting: Iterable[TP] = (), resend: bool = False) -> None:
+        """UpdateMetadata to `brokers` (`resend`: a failover's full state, see ControllerChannel)."""
         for bid, (msg, v) in sorted(rq.update_metadata(self.ctx, self.broker_id, brokers, tps, deleting).items()):
-            self.channel.send(bid, msg, v)
+            self.channel.send(bid, msg, v, local=resend)
 
-    def send_leader_and_isr(self, bid: int, tps: Iterable[TP], is_new: bool = False) -> None:
+    def send_leader_and_isr(self, bid: int, tps: Iterable[TP], is_new: bool = False, resend: bool = False) -> None:
+        """LeaderAndIsr to one broker about `tps` (`resend`: a failover's full state)."""
         tps = list(tps)
         if tps:
             msg, v = rq.leader_and_isr(self.ctx, self.broker_id, bid, tps, is_new)
-            self.channel.send(bid, msg, v)
+            self.channel.send(bid, msg, v, local=resend)
 
     def send_stop_replica(self, bid: int, tps: Iterable[TP], delete: bool, deleting_topic: bool = False,
                           callback: Callable[[int, Any], None] | None = None) -> None:
