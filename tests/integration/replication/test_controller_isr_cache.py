@@ -18,17 +18,9 @@ from pylog.zk import paths
 from pylog.zk.client import ZkClient
 from pylog.zk.codecs import BrokerRegistration, EndPoint, PartitionState, TopicAssignment, TopicPartition
 from pylog.zk.testing import free_port
+from support.aio import until
 
 pytestmark = pytest.mark.integration
-
-
-async def _until(cond, timeout: float, what: str) -> None:
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + timeout
-    while not cond():
-        if loop.time() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
-        await asyncio.sleep(0.05)
 
 
 def _register(zk: ZkClient, bid: int) -> None:
@@ -47,10 +39,10 @@ def test_failed_broker_is_removed_from_an_isr_the_controller_had_not_seen_it_rej
                                               "auto.leader.rebalance.enable": "false"})
             controller = Controller(0, sessions[0], config)
             await controller.start()
-            await _until(lambda: controller.is_active, 30, "broker 0 to be controller")
+            await until(lambda: controller.is_active, 30, "broker 0 to be controller")
             zk.create_topic_assignment("t", TopicAssignment({0: (0, 1, 2)}, "AAAAAAAAAAAAAAAAAAAAAA"))
             tp = ("t", 0)
-            await _until(lambda: tp in controller.ctx.leaders, 30, "the partition to be created")
+            await until(lambda: tp in controller.ctx.leaders, 30, "the partition to be created")
             st = controller.ctx.leaders[tp]
             assert (st.leader, st.isr) == (0, (0, 1, 2))
             # Leader 0 shrinks the ISR and says so; the controller reads the notification.
@@ -58,12 +50,12 @@ def test_failed_broker_is_removed_from_an_isr_the_controller_had_not_seen_it_rej
             version = zk.set(path, PartitionState(0, st.leader_epoch, (0, 1), st.controller_epoch).encode(),
                              st.partition_epoch).version
             zk.propagate_isr_changes([TopicPartition("t", 0)])
-            await _until(lambda: controller.ctx.leaders[tp].isr == (0, 1), 30, "the controller to see the shrink")
+            await until(lambda: controller.ctx.leaders[tp].isr == (0, 1), 30, "the controller to see the shrink")
             # Broker 2 catches up and the leader adds it back; its notification is not out yet.
             zk.set(path, PartitionState(0, st.leader_epoch, (0, 1, 2), st.controller_epoch).encode(), version)
             sessions.pop(2).close()  # broker 2 stops: its registration goes with its session
-            await _until(lambda: 2 not in controller.ctx.live, 30, "the controller to see broker 2 fail")
-            await _until(lambda: 2 not in PartitionState.decode(zk.get(path)[0], 0, path).isr, 30,
+            await until(lambda: 2 not in controller.ctx.live, 30, "the controller to see broker 2 fail")
+            await until(lambda: 2 not in PartitionState.decode(zk.get(path)[0], 0, path).isr, 30,
                          "broker 2 to leave the ISR in ZooKeeper")
             return PartitionState.decode(zk.get(path)[0], 0, path).isr
         finally:

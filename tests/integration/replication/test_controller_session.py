@@ -13,17 +13,9 @@ from pylog.controller.controller import Controller
 from pylog.zk import paths
 from pylog.zk.client import ZkClient
 from pylog.zk.session import expire_session
+from support.aio import until
 
 pytestmark = pytest.mark.integration
-
-
-async def _until(cond, timeout: float, what: str) -> None:
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + timeout
-    while not cond():
-        if loop.time() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
-        await asyncio.sleep(0.02)
 
 
 def test_controller_is_active_again_after_each_of_several_session_expiries(zk_connect, zk):
@@ -34,14 +26,14 @@ def test_controller_is_active_again_after_each_of_several_session_expiries(zk_co
         try:
             own.create_top_level_paths()
             await controller.start()
-            await _until(lambda: controller.is_active, 30, "the first election")
+            await until(lambda: controller.is_active, 30, "the first election")
             for _ in range(5):
                 epoch = controller.ctx.epoch
                 old_session = own.session_id
                 await asyncio.get_running_loop().run_in_executor(None, expire_session, zk_connect,
                                                                  own.session_credentials())
-                await _until(lambda: own.session_id != old_session, 30, "a new session")
-                await _until(lambda: controller.is_active and controller.ctx.epoch > epoch, 30,
+                await until(lambda: own.session_id != old_session, 30, "a new session")
+                await until(lambda: controller.is_active and controller.ctx.epoch > epoch, 30,
                              "the controller to be active again")
                 await asyncio.sleep(0.5)  # anything still queued from the expiry must not undo it
                 stat = zk.exists(paths.controller())
