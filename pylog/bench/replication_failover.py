@@ -140,24 +140,15 @@ def one_round(driver: FaultDriver, pinger: Pinger, how: str) -> Round:
 
 @contextlib.contextmanager
 def cluster_with_tick(overrides: dict[str, str], tick_ms: int, keep: bool) -> Iterator[LocalCluster]:
-    """ZooKeeper with the given tickTime and three brokers, in a temporary directory; all stopped by pid."""
-    base = tempfile.mkdtemp(prefix="pylog-bench-failover-")
-    zk = ZooKeeperProcess(f"{base}/zookeeper", free_port(), tick_time_ms=tick_ms,
-                          config={"maxSessionTimeout": "60000"}).start()
-    cluster = LocalCluster(base, 3, zk_connect=zk.connect_string, overrides=overrides)
+    """Three brokers on a ZooKeeper with the given tickTime (the harness's cluster); all stopped by pid."""
+    zk_dir = tempfile.mkdtemp(prefix="pylog-bench-failover-zk-")
+    zk = ZooKeeperProcess(zk_dir, free_port(), tick_time_ms=tick_ms, config={"maxSessionTimeout": "60000"}).start()
     try:
-        cluster.start()
-        yield cluster
+        with h.pylog_cluster(3, overrides, keep=keep, zk_connect=zk.connect_string) as cluster:
+            yield cluster
     finally:
-        try:
-            cluster.stop()
-        except Exception:
-            cluster.kill_all()
         zk.stop()
-        if keep:
-            h.log(f"kept {base}")
-        else:
-            shutil.rmtree(base, ignore_errors=True)
+        shutil.rmtree(zk_dir, ignore_errors=True)
 
 
 def run(kills: int, controlled: int, session_ms: int, tick_ms: int, keep: bool = False) -> list[Round]:
