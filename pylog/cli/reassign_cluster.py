@@ -22,7 +22,6 @@ from pylog.common.topic_config import validate_topic_config
 from pylog.planner.model import Broker, Partition, Snapshot
 from pylog.protocol.errors import ErrorCode
 from pylog.zk import admin as zk_admin
-from pylog.zk import paths
 from pylog.zk.client import ZkClient
 from pylog.zk.codecs import TopicPartition
 

@@ -15,7 +15,6 @@ import logging
 import time
 from typing import Any, Awaitable, Callable, Iterable
 
-from pylog.controller import election as elect
 from pylog.controller import events as ev
 from pylog.controller import requests as rq
 from pylog.controller.channel import ControllerChannel, LocalDelivery
@@ -23,6 +22,7 @@ from pylog.controller.context import Assignment, ControllerContext, LiveBroker
 from pylog.controller.deletion import TopicDeletionManager
 from pylog.controller.membership import BrokerMembership
 from pylog.controller.notifications import Notifications
+from pylog.controller.partitions import PartitionChanges
 from pylog.controller.preferred import PreferredLeaderElection
 from pylog.controller.reassignment import PartitionReassignments
 from pylog.controller.rebalance import AutoLeaderRebalance
@@ -31,18 +31,13 @@ from pylog.controller.states import ReplicaState as RS
 from pylog.controller.zk_ops import ControllerZk
 from pylog.protocol.errors import ErrorCode
 from pylog.zk import paths
-from pylog.zk.codecs import ControllerInfo, PartitionState, TopicAssignment
+from pylog.zk.codecs import ControllerInfo, TopicAssignment
 from pylog.zk.core import SessionEvent, ZkConnection
 from pylog.zk.errors import ControllerMovedError, SessionExpiredError
 from pylog.zk.uuids import random_uuid
 
 log = logging.getLogger("pylog.controller")
 TP = tuple[str, int]
-Strategy = Callable[[TP, PartitionState, Assignment, set[int]], "elect.Election | None"]
-
-
-def _truthy(value: Any) -> bool:
-    return str(value).strip().lower() == "true"
 
 
 class Controller:
@@ -63,6 +58,7 @@ class Controller:
         self.deletion = TopicDeletionManager(self)
         self.membership = BrokerMembership(self)
         self.notifications = Notifications(self)
+        self.partitions = PartitionChanges(self)
         self._executor = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix=f"controller-zk-{broker_id}")
         self._loop: asyncio.AbstractEventLoop | None = None
         self._task: asyncio.Task | None = None
@@ -297,7 +293,7 @@ class Controller:
         log.info("Controller %d loaded %d brokers, %d topics, %d partitions", self.broker_id, len(ctx.live),
                  len(ctx.topic_ids), len(ctx.assignments))
         await self.deletion.on_marked()
-        await self.trigger_online_partitions()
+        await self.partitions.trigger_online()
         await self._hook("on_failover")
         await self.notifications.on_isr_change()
         # Kafka's rule of thumb for this step is ~2 ms per partition; scripts/bench replication_controller
@@ -360,7 +356,7 @@ class Controller:
             return
         by_broker: dict[int, list[TP]] = {}
         live = self.ctx.live_ids
-        recipients = self.eligible()
+        recipients = self.partitions.eligible()
         for tp in tps:
             for r in self.ctx.assignments[tp].replicas:
                 if r in recipients:
@@ -370,142 +366,6 @@ class Controller:
         self.send_update_metadata(live, tps)
 
     # -- elections --------------------------------------------------------------------------
-
-    def unclean_enabled(self, topic: str) -> bool:
-        """unclean.leader.election.enable for a topic: its override, else the broker setting."""
-        for layer in (self.ctx.topic_configs.get(topic, {}), self.dynamic_default):
-            value = layer.get("unclean.leader.election.enable")
-            if value is not None:
-                return _truthy(value)
-        return _truthy(self.config.get("unclean.leader.election.enable"))
-
-    def eligible(self) -> set[int]:
-        """Brokers that may lead: live and not shutting down."""
-        return self.ctx.live_ids - self.ctx.shutting_down
-
-    def offline_strategy(self, tp: TP, st: PartitionState, a: Assignment, live: set[int]) -> elect.Election | None:
-        """Leader gone: first live ISR member in assignment order, unclean only if enabled."""
-        # Kafka walks the full replica set (target first, then original) so a partition mid-reassignment
-        # can still fail over to an original replica before the new ones are in sync.
-        result = elect.offline_leader(a.replicas, st.isr, live,
-                                      self.unclean_enabled(tp[0]))
-        if result is not None and result.unclean:
-            log.warning("Unclean leader election. Broker %d was elected as leader of %s-%d from outside the ISR %s;"
-                        " committed records may be lost", result.leader, tp[0], tp[1], list(st.isr))
-        return result
-
-    async def elect_partitions(self, tps: Iterable[TP], strategy: Strategy,
-                               live: set[int] | None = None) -> dict[TP, ErrorCode]:
-        """Elect leaders for existing partitions with `strategy`; writes ZooKeeper, then tells brokers.
-
-        Reads the current state from ZooKeeper first (leaders change ISRs on their own) and retries
-        partitions whose state moved under us. Returns NONE per elected partition, else the error.
-        """
-        ctx = self.ctx
-        live = self.eligible() if live is None else live
-        remaining = [tp for tp in dict.fromkeys(tps) if tp in ctx.assignments]
-        outcome: dict[TP, ErrorCode] = {}
-        changed: list[TP] = []
-        for _attempt in range(10):
-            if not remaining:
-                break
-            fresh = await self.zk_call(self.ops.partition_states, remaining)
-            proposals: dict[TP, PartitionState] = {}
-            for tp in remaining:
-                st = fresh.get(tp)
-                if st is None:
-                    outcome[tp] = ErrorCode.LEADER_NOT_AVAILABLE
-                    continue
-                if st.controller_epoch > ctx.epoch:
-                    raise ControllerMovedError(f"{tp[0]}-{tp[1]} was written by controller epoch {st.controller_epoch}")
-                ctx.leaders[tp] = st
-                result = strategy(tp, st, ctx.assignments[tp], live)
-                if result is None:
-                    outcome[tp] = ErrorCode.ELIGIBLE_LEADERS_NOT_AVAILABLE
-                    ctx.partition_states[tp] = PS.OFFLINE
-                    continue
-                proposals[tp] = PartitionState(result.leader, st.leader_epoch + 1, result.isr, ctx.epoch,
-                                               partition_epoch=st.partition_epoch)
-            written = await self.zk_call(self.ops.update_partition_states, proposals) if proposals else {}
-            remaining = []
-            for tp, new in written.items():
-                if new is None:
-                    remaining.append(tp)
-                    continue
-                ctx.leaders[tp] = new
-                ctx.partition_states[tp] = PS.ONLINE
-                outcome[tp] = ErrorCode.NONE
-                changed.append(tp)
-        for tp in remaining:
-            outcome[tp] = ErrorCode.NOT_CONTROLLER
-        self.propagate(changed)
-        return outcome
-
-    async def init_new_partitions(self, tps: Iterable[TP]) -> None:
-        """NEW -> ONLINE: the first live replica leads, the live replicas form the ISR."""
-        ctx = self.ctx
-        live = self.eligible()
-        proposals = {}
-        for tp in tps:
-            a = ctx.assignments[tp]
-            isr = tuple(r for r in a.replicas if r in live)
-            if not isr:
-                log.warning("No live replica of %s-%d among %s; it stays offline", tp[0], tp[1], list(a.replicas))
-                ctx.partition_states[tp] = PS.NEW
-                continue
-            proposals[tp] = PartitionState(isr[0], 0, isr, ctx.epoch)
-        created = await self.zk_call(self.ops.create_partition_states, proposals) if proposals else {}
-        done = []
-        for tp, st in created.items():
-            if st is None:  # someone created it first: adopt what is there
-                existing = await self.zk_call(self.ops.partition_states, [tp])
-                if tp in existing:
-                    ctx.leaders[tp] = existing[tp]
-                continue
-            ctx.leaders[tp] = st
-            ctx.partition_states[tp] = PS.ONLINE
-            done.append(tp)
-        self.propagate(done, is_new=True)
-
-    async def trigger_online_partitions(self) -> None:
-        """Bring every NEW and OFFLINE partition online where a leader can be found."""
-        ctx = self.ctx
-        deleting = ctx.topics_to_delete
-        new = [tp for tp, s in ctx.partition_states.items() if s == PS.NEW and tp[0] not in deleting]
-        offline = [tp for tp, s in ctx.partition_states.items() if s == PS.OFFLINE and tp[0] not in deleting]
-        if new:
-            await self.init_new_partitions(new)
-        if offline:
-            await self.elect_partitions(offline, self.offline_strategy)
-
-    async def remove_replicas_from_isr(self, gone: set[int], tps: Iterable[TP]) -> None:
-        """Write ISRs without `gone` (leadership too, if they held it), bumping the leader epoch."""
-        ctx = self.ctx
-        remaining = list(tps)
-        changed = []
-        for _attempt in range(10):
-            if not remaining:
-                break
-            fresh = await self.zk_call(self.ops.partition_states, remaining)
-            proposals = {}
-            for tp in remaining:
-                st = fresh.get(tp)
-                if st is None or not set(st.isr) & gone:
-                    continue
-                leader, isr = st.leader, tuple(st.isr)
-                for r in gone:
-                    leader, isr = elect.remove_from_isr(leader, isr, r)
-                proposals[tp] = PartitionState(leader, st.leader_epoch + 1, isr, ctx.epoch,
-                                               partition_epoch=st.partition_epoch)
-            written = await self.zk_call(self.ops.update_partition_states, proposals) if proposals else {}
-            remaining = [tp for tp, new in written.items() if new is None]
-            for tp, new in written.items():
-                if new is not None:
-                    ctx.leaders[tp] = new
-                    if new.leader < 0:
-                        ctx.partition_states[tp] = PS.OFFLINE
-                    changed.append(tp)
-        self.propagate(changed)
 
     async def controlled_shutdown(self, broker_id: int, broker_epoch: int) -> tuple[ErrorCode, list[TP]]:
         """Move leadership off a broker that is about to stop; returns what it still leads."""
@@ -532,7 +392,7 @@ class Controller:
             for r in ctx.assignments[tp].replicas:
                 ctx.replica_states[(*tp, r)] = RS.NEW
         log.info("Controller %d: new topics %s", self.broker_id, sorted(new))
-        await self.init_new_partitions(added)
+        await self.partitions.init_new(added)
 
     async def _on_partition_modifications(self, topic: str) -> None:
         ctx = self.ctx
@@ -550,4 +410,4 @@ class Controller:
                 added.append((topic, p))
         if added:
             log.info("Controller %d: new partitions %s", self.broker_id, added)
-            await self.init_new_partitions(added)
+            await self.partitions.init_new(added)

@@ -59,13 +59,13 @@ class BrokerMembership:
         led = [tp for tp, st in ctx.leaders.items() if st.leader in dead and tp[0] not in ctx.topics_to_delete]
         for tp in led:
             ctx.partition_states[tp] = PS.OFFLINE
-        await self.c.elect_partitions(led, self.c.offline_strategy)
+        await self.c.partitions.elect(led, self.c.partitions.offline_strategy)
         # Every partition they host, not just those whose cached ISR names them: a leader may have
         # added one back moments ago (its ISR change notification not read yet). The fresh read in
         # remove_replicas_from_isr skips the rest, as Kafka's OfflineReplica transition does.
         hosted = [tp for tp, a in ctx.assignments.items()
                   if set(a.replicas) & dead and tp[0] not in ctx.topics_to_delete]
-        await self.c.remove_replicas_from_isr(dead, hosted)
+        await self.c.partitions.remove_from_isr(dead, hosted)
         self.c.send_update_metadata(ctx.live_ids, [])
         await self.c.hook("on_broker_failure", dead)
 
@@ -80,7 +80,7 @@ class BrokerMembership:
             for tp in tps:
                 ctx.replica_states[(*tp, bid)] = RS.ONLINE
             self.c.send_leader_and_isr(bid, tps)
-        await self.c.trigger_online_partitions()
+        await self.c.partitions.trigger_online()
         await self.c.deletion.resume()
         await self.c.hook("on_broker_startup", started)
 
@@ -102,14 +102,14 @@ class BrokerMembership:
         def strategy(tp: TP, st: PartitionState, a: Assignment, live: set[int]) -> elect.Election | None:
             return elect.controlled_shutdown_leader(a.replicas, st.isr, live | {broker_id}, ctx.shutting_down)
 
-        await self.c.elect_partitions(led, strategy, ctx.live_ids)
+        await self.c.partitions.elect(led, strategy, ctx.live_ids)
         # Stop every replica it has that is led elsewhere now, including the ones it just handed
         # over: a replica still fetching on its way out gets added back to the ISR by its leader,
         # and acks=all then waits on a stopped broker until replica.lag.time.max.ms. (The new
         # LeaderAndIsr is not sent to it at all; see Controller.propagate.)
         followed = [tp for tp in replicated if ctx.leaders.get(tp) and ctx.leaders[tp].leader != broker_id]
         self.c.send_stop_replica(broker_id, followed, delete=False)
-        await self.c.remove_replicas_from_isr({broker_id}, followed)
+        await self.c.partitions.remove_from_isr({broker_id}, followed)
         remaining = [tp for tp in replicated if ctx.leaders.get(tp) and ctx.leaders[tp].leader == broker_id]
         return ErrorCode.NONE, remaining
 

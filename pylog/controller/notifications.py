@@ -66,8 +66,8 @@ class Notifications:
             topics = sorted(self.c.ctx.topics())
         self.c.ctx.topic_configs.update(await self.c.zk_call(self.c.ops.topic_configs, topics))
         offline = [tp for tp, st in self.c.ctx.partition_states.items()
-                   if st == PS.OFFLINE and tp[0] in topics and self.c.unclean_enabled(tp[0])]
+                   if st == PS.OFFLINE and tp[0] in topics and self.c.partitions.unclean_enabled(tp[0])]
         if offline:
             log.info("Controller %d: unclean leader election enabled for %s; electing", self.c.broker_id,
                      sorted({t for t, _ in offline}))
-            await self.c.elect_partitions(offline, self.c.offline_strategy)
+            await self.c.partitions.elect(offline, self.c.partitions.offline_strategy)

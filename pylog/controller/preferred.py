@@ -103,7 +103,7 @@ class PreferredLeaderElection:
         """Classify, elect what needs it, and say what happened to each partition (controller task)."""
         c = self.c
         ctx = c.ctx
-        live = c.eligible()
+        live = c.partitions.eligible()
         leaders = {tp: st.leader for tp, st in ctx.leaders.items()}
         to_elect, results = classify(tps, election_type, ctx.assignments, leaders, ctx.topics_to_delete, live)
         if to_elect:
@@ -120,7 +120,7 @@ class PreferredLeaderElection:
         # election leaves a perfectly good leader in place, so its state is put back.
         before = {tp: ctx.partition_states.get(tp) for tp in tps}
         strategy = self._preferred if election_type == PREFERRED else self._unclean
-        outcome = await c.elect_partitions(tps, strategy)
+        outcome = await c.partitions.elect(tps, strategy)
         results: dict[TP, ElectionResult] = {}
         for tp in tps:
             code = outcome.get(tp, ErrorCode.NONE)

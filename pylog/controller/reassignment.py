@@ -120,7 +120,7 @@ class PartitionReassignments:
     async def alter(self, requests: Mapping[TP, Sequence[int] | None]) -> dict[TP, Result]:
         """processApiPartitionReassignment: validate, supersede the legacy znode, start (controller task)."""
         ctx = self.c.ctx
-        live = self.c.eligible()
+        live = self.c.partitions.eligible()
         results: dict[TP, Result] = {}
         to_apply: dict[TP, Assignment] = {}
         for tp, target in requests.items():
@@ -193,7 +193,7 @@ class PartitionReassignments:
         if st.leader in live:
             def same_leader(_tp: TP, fresh: PartitionState, _a: Assignment, lv: set[int]) -> elect.Election | None:
                 return elect.Election(fresh.leader, tuple(fresh.isr)) if fresh.leader in lv else None
-            outcome = await c.elect_partitions([tp], same_leader, live)
+            outcome = await c.partitions.elect([tp], same_leader, live)
             if outcome.get(tp) == ErrorCode.NONE:
                 return
         # No live leader to keep: still tell the new replicas about the partition.
@@ -205,7 +205,7 @@ class PartitionReassignments:
         ctx = c.ctx
         a = ctx.assignments[tp]
         st = ctx.leaders[tp]
-        plan = next_step(a, st.leader, st.isr, c.eligible())
+        plan = next_step(a, st.leader, st.isr, c.partitions.eligible())
         if plan.step is Step.CATCH_UP:
             return
         if plan.step is Step.NO_LEADER:
@@ -219,7 +219,7 @@ class PartitionReassignments:
         def finish(_tp: TP, fresh: PartitionState, _a: Assignment, live: set[int]) -> elect.Election | None:
             return finish_state(final.replicas, fresh.leader, fresh.isr, live)
 
-        outcome = await c.elect_partitions([tp], finish)
+        outcome = await c.partitions.elect([tp], finish)
         if outcome.get(tp) != ErrorCode.NONE:
             ctx.assignments[tp] = a
             if before is not None:
@@ -241,10 +241,10 @@ class PartitionReassignments:
         """Replicas a new target no longer wants: out of the ISR, then stopped and deleted."""
         c = self.c
         ctx = c.ctx
-        await c.remove_replicas_from_isr(set(replicas), [tp])
+        await c.partitions.remove_from_isr(set(replicas), [tp])
         st = ctx.leaders.get(tp)
         if st is not None and st.leader < 0:
-            await c.elect_partitions([tp], c.offline_strategy)
+            await c.partitions.elect([tp], c.partitions.offline_strategy)
         live = ctx.live_ids
         for r in replicas:
             ctx.replica_states.pop((*tp, r), None)

@@ -123,7 +123,7 @@ class AutoLeaderRebalance:
             {tp: a.replicas for tp, a in ctx.assignments.items()},
             {tp: st.leader for tp, st in ctx.leaders.items()},
             {tp: st.isr for tp, st in ctx.leaders.items()},
-            c.eligible(), int(self._setting("leader.imbalance.per.broker.percentage")),
+            c.partitions.eligible(), int(self._setting("leader.imbalance.per.broker.percentage")),
             ctx.topics_to_delete, reassigning)
         candidates = [tp for tp in candidates if tp[0] in ctx.topic_ids]
         if not candidates:

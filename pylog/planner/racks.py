@@ -11,7 +11,7 @@ allow. (How each group splits over the racks, and which replicas change rack, is
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from itertools import combinations
 
 from pylog.planner.flow import INF, FlowNetwork

@@ -11,7 +11,6 @@ off unless the config turns it on.
 
 from __future__ import annotations
 
-import argparse
 import ctypes
 import os
 import signal

@@ -8,7 +8,6 @@ import pytest
 from pylog.cli.leader_election import leader_election_command
 from pylog.cli.topics import topics_command
 from pylog.zk import paths
-from pylog.zk.codecs import TopicAssignment
 
 from cli_helpers import cli, register_brokers, script, write_states
 from support.clients import wait_for

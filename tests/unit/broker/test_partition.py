@@ -2,7 +2,6 @@
 
 import asyncio
 
-import pytest
 
 from support.logs import append
 from pylog.broker.partition import Partition

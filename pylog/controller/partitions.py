@@ -1,0 +1,172 @@
+"""Partition state changes the controller makes: elections, new partitions, ISR removals.
+
+Each change reads the partition's state fresh from ZooKeeper (leaders change ISRs on their own),
+writes the new state conditionally with the controller epoch, retries partitions whose state moved
+under it, and then tells the brokers (Controller.propagate).
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import TYPE_CHECKING, Any, Callable, Iterable
+
+from pylog.controller import election as elect
+from pylog.controller.context import Assignment
+from pylog.controller.states import PartitionState as PS
+from pylog.protocol.errors import ErrorCode
+from pylog.zk.codecs import PartitionState
+from pylog.zk.errors import ControllerMovedError
+
+if TYPE_CHECKING:
+    from pylog.controller.controller import Controller
+
+log = logging.getLogger("pylog.controller")
+TP = tuple[str, int]
+Strategy = Callable[[TP, PartitionState, Assignment, set[int]], "elect.Election | None"]
+
+
+def _truthy(value: Any) -> bool:
+    return str(value).strip().lower() == "true"
+
+
+class PartitionChanges:
+    """The controller's partition state machine transitions that write ZooKeeper."""
+
+    def __init__(self, controller: "Controller") -> None:
+        self.c = controller
+
+    def unclean_enabled(self, topic: str) -> bool:
+        """unclean.leader.election.enable for a topic: its override, else the broker setting."""
+        for layer in (self.c.ctx.topic_configs.get(topic, {}), self.c.dynamic_default):
+            value = layer.get("unclean.leader.election.enable")
+            if value is not None:
+                return _truthy(value)
+        return _truthy(self.c.config.get("unclean.leader.election.enable"))
+
+    def eligible(self) -> set[int]:
+        """Brokers that may lead: live and not shutting down."""
+        return self.c.ctx.live_ids - self.c.ctx.shutting_down
+
+    def offline_strategy(self, tp: TP, st: PartitionState, a: Assignment, live: set[int]) -> elect.Election | None:
+        """Leader gone: first live ISR member in assignment order, unclean only if enabled."""
+        # Kafka walks the full replica set (target first, then original) so a partition mid-reassignment
+        # can still fail over to an original replica before the new ones are in sync.
+        result = elect.offline_leader(a.replicas, st.isr, live,
+                                      self.unclean_enabled(tp[0]))
+        if result is not None and result.unclean:
+            log.warning("Unclean leader election. Broker %d was elected as leader of %s-%d from outside the ISR %s;"
+                        " committed records may be lost", result.leader, tp[0], tp[1], list(st.isr))
+        return result
+
+    async def elect(self, tps: Iterable[TP], strategy: Strategy,
+                               live: set[int] | None = None) -> dict[TP, ErrorCode]:
+        """Elect leaders for existing partitions with `strategy`; writes ZooKeeper, then tells brokers.
+
+        Reads the current state from ZooKeeper first (leaders change ISRs on their own) and retries
+        partitions whose state moved under us. Returns NONE per elected partition, else the error.
+        """
+        ctx = self.c.ctx
+        live = self.eligible() if live is None else live
+        remaining = [tp for tp in dict.fromkeys(tps) if tp in ctx.assignments]
+        outcome: dict[TP, ErrorCode] = {}
+        changed: list[TP] = []
+        for _attempt in range(10):
+            if not remaining:
+                break
+            fresh = await self.c.zk_call(self.c.ops.partition_states, remaining)
+            proposals: dict[TP, PartitionState] = {}
+            for tp in remaining:
+                st = fresh.get(tp)
+                if st is None:
+                    outcome[tp] = ErrorCode.LEADER_NOT_AVAILABLE
+                    continue
+                if st.controller_epoch > ctx.epoch:
+                    raise ControllerMovedError(f"{tp[0]}-{tp[1]} was written by controller epoch {st.controller_epoch}")
+                ctx.leaders[tp] = st
+                result = strategy(tp, st, ctx.assignments[tp], live)
+                if result is None:
+                    outcome[tp] = ErrorCode.ELIGIBLE_LEADERS_NOT_AVAILABLE
+                    ctx.partition_states[tp] = PS.OFFLINE
+                    continue
+                proposals[tp] = PartitionState(result.leader, st.leader_epoch + 1, result.isr, ctx.epoch,
+                                               partition_epoch=st.partition_epoch)
+            written = await self.c.zk_call(self.c.ops.update_partition_states, proposals) if proposals else {}
+            remaining = []
+            for tp, new in written.items():
+                if new is None:
+                    remaining.append(tp)
+                    continue
+                ctx.leaders[tp] = new
+                ctx.partition_states[tp] = PS.ONLINE
+                outcome[tp] = ErrorCode.NONE
+                changed.append(tp)
+        for tp in remaining:
+            outcome[tp] = ErrorCode.NOT_CONTROLLER
+        self.c.propagate(changed)
+        return outcome
+
+    async def init_new(self, tps: Iterable[TP]) -> None:
+        """NEW -> ONLINE: the first live replica leads, the live replicas form the ISR."""
+        ctx = self.c.ctx
+        live = self.eligible()
+        proposals = {}
+        for tp in tps:
+            a = ctx.assignments[tp]
+            isr = tuple(r for r in a.replicas if r in live)
+            if not isr:
+                log.warning("No live replica of %s-%d among %s; it stays offline", tp[0], tp[1], list(a.replicas))
+                ctx.partition_states[tp] = PS.NEW
+                continue
+            proposals[tp] = PartitionState(isr[0], 0, isr, ctx.epoch)
+        created = await self.c.zk_call(self.c.ops.create_partition_states, proposals) if proposals else {}
+        done = []
+        for tp, st in created.items():
+            if st is None:  # someone created it first: adopt what is there
+                existing = await self.c.zk_call(self.c.ops.partition_states, [tp])
+                if tp in existing:
+                    ctx.leaders[tp] = existing[tp]
+                continue
+            ctx.leaders[tp] = st
+            ctx.partition_states[tp] = PS.ONLINE
+            done.append(tp)
+        self.c.propagate(done, is_new=True)
+
+    async def trigger_online(self) -> None:
+        """Bring every NEW and OFFLINE partition online where a leader can be found."""
+        ctx = self.c.ctx
+        deleting = ctx.topics_to_delete
+        new = [tp for tp, s in ctx.partition_states.items() if s == PS.NEW and tp[0] not in deleting]
+        offline = [tp for tp, s in ctx.partition_states.items() if s == PS.OFFLINE and tp[0] not in deleting]
+        if new:
+            await self.init_new(new)
+        if offline:
+            await self.elect(offline, self.offline_strategy)
+
+    async def remove_from_isr(self, gone: set[int], tps: Iterable[TP]) -> None:
+        """Write ISRs without `gone` (leadership too, if they held it), bumping the leader epoch."""
+        ctx = self.c.ctx
+        remaining = list(tps)
+        changed = []
+        for _attempt in range(10):
+            if not remaining:
+                break
+            fresh = await self.c.zk_call(self.c.ops.partition_states, remaining)
+            proposals = {}
+            for tp in remaining:
+                st = fresh.get(tp)
+                if st is None or not set(st.isr) & gone:
+                    continue
+                leader, isr = st.leader, tuple(st.isr)
+                for r in gone:
+                    leader, isr = elect.remove_from_isr(leader, isr, r)
+                proposals[tp] = PartitionState(leader, st.leader_epoch + 1, isr, ctx.epoch,
+                                               partition_epoch=st.partition_epoch)
+            written = await self.c.zk_call(self.c.ops.update_partition_states, proposals) if proposals else {}
+            remaining = [tp for tp, new in written.items() if new is None]
+            for tp, new in written.items():
+                if new is not None:
+                    ctx.leaders[tp] = new
+                    if new.leader < 0:
+                        ctx.partition_states[tp] = PS.OFFLINE
+                    changed.append(tp)
+        self.c.propagate(changed)
