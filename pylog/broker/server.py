@@ -1,9 +1,18 @@
 """The broker's socket server: it only moves bytes between sockets and handlers.
 
 Each connection decodes frames with the sans-I/O FrameDecoder straight into buffers the handlers
-may keep, processes requests one at a time in arrival order (as Kafka does, so responses leave in
-request order) and writes responses, sending record bytes from segment files with sendfile where
-the event loop supports it. Garbage closes that one connection and nothing else.
+may keep, handles requests one at a time in arrival order and writes the responses in request
+order, sending record bytes from segment files with sendfile where the event loop supports it.
+Garbage closes that one connection and nothing else.
+
+One exception to "one at a time": a handler may return a Later (Produce with acks=-1 once it has
+appended). The connection then owes that response and goes on with the next request; responses
+owed are kept in order and a writer task sends each as soon as it and all before it are ready.
+Kafka itself handles one request per connection at a time, but its acks=all round trip is well
+under a millisecond; ours crosses several Python event loops, and a client with small batches
+would otherwise get one batch per round trip. At most _MAX_OWED responses may be owed before the
+connection stops handling requests (its frames then queue up to _MAX_QUEUED_BYTES, and then the
+socket stops being read).
 """
 
 from __future__ import annotations
@@ -16,7 +25,7 @@ import socket
 from dataclasses import dataclass
 from typing import Any
 
-from pylog.broker.handlers import HANDLERS, advertised_ranges, load_all
+from pylog.broker.handlers import HANDLERS, Later, advertised_ranges, load_all
 from pylog.protocol.api import ApiKey, api_name
 from pylog.protocol.codec import (
     MalformedRequest,
@@ -32,6 +41,22 @@ log = logging.getLogger("pylog.network")
 request_log = logging.getLogger("pylog.request")
 
 _MAX_QUEUED_BYTES = 64 * 1024 * 1024  # stop reading from a client that pipelines more than this
+# Responses a connection may owe (waiting for replication, or queued behind one that is) before it
+# handles no further request. What an owed acks=-1 response holds is small (its records are already
+# in the log): the cap bounds per-connection bookkeeping and how far a client can run ahead, and it
+# is deep enough that a follower fetch carries many batches per replication round trip (see
+# BENCHMARKS.md, replication). librdkafka pipelines up to 1,000,000 requests by default, the Java
+# producer 5.
+_MAX_OWED = 64
+_CLOSE = object()  # owed: close the connection once every response before it has been sent
+
+
+@dataclass(slots=True)
+class _Owed:
+    """A response that waits (a handler's Later) and the header to encode it with."""
+
+    header: RequestHeader
+    later: Later
 
 
 @dataclass(slots=True)
@@ -61,6 +86,11 @@ class KafkaConnection(asyncio.BufferedProtocol):
         self.sock: Any = None
         self.held: list[bytes] = []  # responses not yet written, in order (see _write)
         self.flush_scheduled = False
+        # Once a response has to wait, every later one queues behind it here until the writer
+        # task has sent it: outputs, _Owed entries and _CLOSE, in request order.
+        self.owed: collections.deque[Any] = collections.deque()
+        self.owed_room = asyncio.Event()
+        self.writer: asyncio.Task | None = None
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         self.transport = transport  # type: ignore[assignment]
@@ -113,13 +143,21 @@ class KafkaConnection(asyncio.BufferedProtocol):
 
     def connection_lost(self, exc: Exception | None) -> None:
         self.can_write.set()
-        if self.task is not None and not self.task.done():
-            # The loop holds tasks weakly: stay referenced until the cancelled task has unwound
-            # (else it may be collected mid-cancel: "Task was destroyed but it is pending").
-            self.task.add_done_callback(lambda _t: self.server.connections.discard(self))
-            self.task.cancel()
-        else:
+        self.owed.clear()  # nobody to send them to; their records stay appended
+        tasks = [t for t in (self.task, self.writer) if t is not None and not t.done()]
+        if not tasks:
             self.server.connections.discard(self)
+            return
+
+        def unwound(_t: asyncio.Task) -> None:
+            if all(t.done() for t in tasks):
+                self.server.connections.discard(self)
+
+        # The loop holds tasks weakly: stay referenced until the cancelled tasks have unwound
+        # (else one may be collected mid-cancel: "Task was destroyed but it is pending").
+        for t in tasks:
+            t.add_done_callback(unwound)
+            t.cancel()
 
     def close(self) -> None:
         """Drop the connection (protocol violation or shutdown), after the responses already made."""
@@ -150,14 +188,25 @@ class KafkaConnection(asyncio.BufferedProtocol):
     async def _process(self) -> None:
         try:
             while True:
+                while len(self.owed) >= _MAX_OWED:  # back-pressure: handle nothing more until one is sent
+                    self.owed_room.clear()
+                    await self.owed_room.wait()
                 frame = await self._next_frame()
                 out = await self._handle(frame)
                 self.decoder.recycle(frame)  # nothing of the request is needed any more
                 if out is None:
                     continue
                 if out is False:
-                    self.close()
-                    return
+                    if not self.owed:
+                        self.close()
+                        return
+                    out = _CLOSE  # after the responses owed for the requests before the garbage
+                    self._pause_reading()
+                if self.owed or isinstance(out, _Owed) or out is _CLOSE:
+                    self._owe(out)
+                    if out is _CLOSE:
+                        return
+                    continue
                 await self._write(out)
         except asyncio.CancelledError:
             pass
@@ -166,6 +215,47 @@ class KafkaConnection(asyncio.BufferedProtocol):
             self.close()
         except Exception:
             log.exception("Unexpected error serving %s; closing the connection", self.peer)
+            self.close()
+
+    def _pause_reading(self) -> None:
+        if not self.reading_paused and self.transport is not None:
+            self.transport.pause_reading()
+            self.reading_paused = True
+
+    def _owe(self, entry: Any) -> None:
+        """Queue a response behind the ones owed, and make sure the writer task runs."""
+        self.owed.append(entry)
+        if self.writer is None or self.writer.done():
+            self.writer = asyncio.get_running_loop().create_task(self._send_owed())
+
+    async def _send_owed(self) -> None:
+        """Send the responses owed, in order, each once it is ready; ends when none is left."""
+        owed = self.owed
+        try:
+            while owed:
+                entry = owed[0]
+                if entry is _CLOSE:
+                    owed.clear()
+                    self.close()
+                    return
+                out = entry
+                if isinstance(entry, _Owed):
+                    resp = await entry.later.finish()
+                    out = None if resp is None else _output(entry.header, resp)
+                if out is not None:
+                    # More owed behind this one: hold it so that responses completed together
+                    # (one high-watermark advance) leave in one send.
+                    await self._write(out, more=len(owed) > 1)
+                if owed and owed[0] is entry:  # (connection_lost empties the queue)
+                    owed.popleft()
+                self.owed_room.set()
+        except asyncio.CancelledError:
+            pass
+        except (ConnectionError, OSError) as exc:
+            log.debug("Connection from %s failed: %s", self.peer, exc)
+            self.close()
+        except Exception:
+            log.exception("Unexpected error answering %s; closing the connection", self.peer)
             self.close()
 
     async def _handle(self, frame: bytearray | memoryview) -> Any:
@@ -193,20 +283,21 @@ class KafkaConnection(asyncio.BufferedProtocol):
         resp = await h.func(ctx, req)
         if resp is None:
             return None
-        if isinstance(resp, (list, bytes)):
-            return resp
-        return encode_response(header, resp)
+        if isinstance(resp, Later):
+            return _Owed(header, resp)
+        return _output(header, resp)
 
-    async def _write(self, out: Any) -> None:
+    async def _write(self, out: Any, more: bool = False) -> None:
         transport = self.transport
         if transport is None or transport.is_closing():
             return
         if isinstance(out, (bytes, bytearray)):
-            if self.queue:
-                # More requests already arrived (a pipelining client): hold this response and send
-                # it with the next ones -- one send and one client wake-up per burst, not per
-                # response. If a later request has to wait (long poll, acks=all), the callback
-                # sends the held responses as soon as the loop runs, so none is delayed by it.
+            if self.queue or more:
+                # More requests already arrived (a pipelining client) or more responses are owed:
+                # hold this response and send it with the next ones -- one send and one client
+                # wake-up per burst, not per response. If a later one has to wait (long poll,
+                # acks=all), the callback sends the held responses as soon as the loop runs, so
+                # none is delayed by it.
                 self.held.append(out)
                 if not self.flush_scheduled:
                     self.flush_scheduled = True
@@ -234,6 +325,13 @@ class KafkaConnection(asyncio.BufferedProtocol):
                     self._cork(False)
         if not self.can_write.is_set():
             await self.can_write.wait()
+
+
+def _output(header: RequestHeader, resp: Any) -> Any:
+    """What goes on the wire for a handler's response: raw parts and bytes as they are, messages encoded."""
+    if isinstance(resp, (list, bytes)):
+        return resp
+    return encode_response(header, resp)
 
 
 class SocketServer:

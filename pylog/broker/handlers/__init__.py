@@ -2,7 +2,9 @@
 
 ApiVersions is generated from this registry, so what we advertise can't drift from what we
 implement. A handler returns a response message, an encoded response (bytes), a list of raw parts (Fetch:
-bytes and file chunks), or None when the request gets no response (Produce with acks=0).
+bytes and file chunks), None when the request gets no response (Produce with acks=0), or a Later when
+the response has to wait for something other requests need not wait for (Produce with acks=-1: the
+connection goes on reading while it waits, and sends the responses in request order).
 """
 
 from __future__ import annotations
@@ -28,6 +30,19 @@ class Handler:
 
 
 HANDLERS: dict[int, Handler] = {}
+
+
+class Later:
+    """A response that is not ready yet: `finish()` waits and returns what a handler would have.
+
+    Everything the request changes must already be done when the handler returns it (the next
+    request on the connection is handled before `finish` runs); `finish` only waits and answers.
+    """
+
+    __slots__ = ("finish",)
+
+    def __init__(self, finish: Callable[[], Awaitable[Any]]) -> None:
+        self.finish = finish
 
 
 def handler(api_key: int, min_version: int, max_version: int, advertised_min: int | None = None,

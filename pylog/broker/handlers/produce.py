@@ -4,7 +4,9 @@ Behavior: per partition, the leader validates the batches (magic 2, CRC32C, size
 offsets and its leader epoch in place and appends them as sent. acks=0 gets no response, acks=1
 answers after the local append, acks=-1 after every ISR member has the records (the high
 watermark passed them), failing with NOT_ENOUGH_REPLICAS before the append when the ISR is below
-min.insync.replicas and with REQUEST_TIMED_OUT after timeout_ms.
+min.insync.replicas and with REQUEST_TIMED_OUT after timeout_ms. That wait is a Later: the appends
+happen when the request is handled, in arrival order, and the connection goes on with the next
+request while the response waits (the server still sends responses in request order).
 Version notes: v0-2 carry message format v0/v1, which is refused per partition with
 UNSUPPORTED_FOR_MESSAGE_FORMAT; they are advertised anyway because librdkafka < 2.11.1 disables
 compression when Produce's minimum version is above 0 (KAFKA-18659). v9+ is flexible.
@@ -14,7 +16,7 @@ from __future__ import annotations
 
 import asyncio
 
-from pylog.broker.handlers import handler
+from pylog.broker.handlers import Later, handler
 from pylog.protocol.api import ApiKey
 from pylog.protocol.errors import ErrorCode
 from pylog.protocol.produce import PartitionProduceResult, decode_produce_request, encode_produce_response
@@ -48,14 +50,30 @@ async def handle_produce(ctx, req):
                     waits[key] = p.add_produce_waiter(last + 1)
     if acks == 0:
         return None
-    if waits:
-        pending = [f for f in waits.values() if not f.done()]
-        if pending:
-            await asyncio.wait(pending, timeout=max(req.timeout_ms, 0) / 1000)
-        for key, fut in waits.items():
-            results[key][0] = fut.result() if fut.done() else ErrorCode.REQUEST_TIMED_OUT
-            if results[key][0] != ErrorCode.NONE:
-                results[key][1] = -1
+    if any(not f.done() for f in waits.values()):
+        # Kafka's delayed produce: the appends are done, so the connection may go on with the next
+        # request (its appends land after these) while this response waits for the followers.
+        deadline = asyncio.get_running_loop().time() + max(req.timeout_ms, 0) / 1000
+        return Later(lambda: _when_replicated(ctx, results, waits, deadline))
+    return _response(ctx, results, waits)
+
+
+async def _when_replicated(ctx, results: dict, waits: dict, deadline: float) -> bytes:
+    """The acks=-1 response once the high watermark passed every append, or at timeout_ms."""
+    pending = [f for f in waits.values() if not f.done()]
+    remaining = deadline - asyncio.get_running_loop().time()
+    if pending and remaining > 0:
+        await asyncio.wait(pending, timeout=remaining)
+    return _response(ctx, results, waits)
+
+
+def _response(ctx, results: dict[tuple[str, int], list], waits: dict[tuple[str, int], asyncio.Future]) -> bytes:
+    """Encode the outcome; an acks=-1 wait still unresolved has timed out."""
+    rm = ctx.broker.replicas
+    for key, fut in waits.items():
+        results[key][0] = fut.result() if fut.done() else ErrorCode.REQUEST_TIMED_OUT
+        if results[key][0] != ErrorCode.NONE:
+            results[key][1] = -1
     topics: dict[str, list[PartitionProduceResult]] = {}
     for (topic, idx), (err, base) in results.items():
         p = rm.get(topic, idx)
