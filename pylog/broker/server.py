@@ -91,6 +91,7 @@ class KafkaConnection(asyncio.BufferedProtocol):
         self.owed: collections.deque[Any] = collections.deque()
         self.owed_room = asyncio.Event()
         self.writer: asyncio.Task | None = None
+        self.sending_file: asyncio.Task | None = None  # the task inside loop.sendfile, if any
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         self.transport = transport  # type: ignore[assignment]
@@ -162,6 +163,12 @@ class KafkaConnection(asyncio.BufferedProtocol):
     def close(self) -> None:
         """Drop the connection (protocol violation or shutdown), after the responses already made."""
         if self.transport is not None and not self.transport.is_closing():
+            if self.sending_file is not None:
+                # Closing a transport under loop.sendfile makes asyncio (3.11) log an
+                # InvalidStateError from its connection_lost: stop the sendfile, then close.
+                self.sending_file.add_done_callback(lambda _t: self.close())
+                self.sending_file.cancel()
+                return
             self._flush_held()
             self.transport.close()
 
@@ -319,7 +326,11 @@ class KafkaConnection(asyncio.BufferedProtocol):
                     if isinstance(part, (bytes, bytearray)):
                         transport.write(part)
                     else:
-                        await self.server.send_file_chunk(transport, part)
+                        self.sending_file = asyncio.current_task()
+                        try:
+                            await self.server.send_file_chunk(transport, part)
+                        finally:
+                            self.sending_file = None
             finally:
                 if corked:
                     self._cork(False)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -11,7 +12,9 @@ import pytest
 
 from pylog.client.sync import KafkaClient
 from pylog.localcluster import ClusterError
-from pylog.protocol.api import ApiKey
+from pylog.protocol import records
+from pylog.protocol.api import ApiKey, request_class
+from pylog.protocol.codec import encode_request
 from pylog.zk import paths
 from pylog.zk.client import ZkClient
 from pylog.zk.testing import free_port
@@ -124,3 +127,34 @@ def test_restart_refuses_a_log_dir_from_another_cluster(cluster_factory, tmp_pat
     with pytest.raises(ClusterError) as err:
         c.restart(0)
     assert "doesn't match stored clusterId" in str(err.value)
+
+
+def test_shutdown_while_a_fetch_response_is_being_sent_logs_no_error(cluster):
+    create_topic(cluster.bootstrap, "big")
+    value = b"x" * 900_000
+    with KafkaClient(cluster.bootstrap) as k:
+        for _ in range(20):  # 18 MB: more than the socket buffers hold, so sendfile has to wait
+            resp = k.call(ApiKey.Produce, lambda cls, v: cls(transactional_id=None, acks=1, timeout_ms=5000, topic_data=[
+                cls.TopicProduceData(name="big", partition_data=[cls.TopicProduceData.PartitionProduceData(
+                    index=0, records=records.build_batch([(None, value, [], int(time.time() * 1000))]))])]),
+                max_version=8)
+            assert resp.responses[0].partition_responses[0].error_code == 0
+    cls = request_class(ApiKey.Fetch)[11]
+    ft = cls.FetchTopic
+    fetch = cls(replica_id=-1, max_wait_ms=0, min_bytes=1, max_bytes=50 << 20, isolation_level=0, session_id=0,
+                session_epoch=-1, topics=[ft(topic="big", partitions=[ft.FetchPartition(
+                    partition=0, current_leader_epoch=-1, fetch_offset=0, log_start_offset=-1,
+                    partition_max_bytes=50 << 20)])], forgotten_topics_data=[], rack_id="")
+    broker = cluster.brokers[0]
+    with socket.socket() as s:
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+        s.settimeout(20)
+        s.connect(("127.0.0.1", broker.port))
+        s.sendall(encode_request(fetch, 11, 1, "slow-reader"))
+        assert s.recv(4)  # the response started; the client reads no further
+        time.sleep(0.5)
+        broker.stop(timeout=30)
+    assert broker.proc.returncode == 0
+    log_text = broker.log_path.read_text()
+    assert "shut down completed" in log_text
+    assert "Exception in callback" not in log_text and "InvalidStateError" not in log_text
