@@ -13,7 +13,8 @@ from typing import Iterable, Mapping
 from pylog.zk import paths
 from pylog.zk.codecs import BrokerRegistration, ConfigEntity, ControllerInfo, PartitionState, TopicAssignment
 from pylog.zk.codecs import decode_controller_epoch, encode_controller_epoch
-from pylog.zk.core import CheckOp, CreateOp, SetDataOp, ZkConnection
+from pylog.zk.core import ZkConnection
+from pylog.zk.ops import CheckOp, CreateOp, SetDataOp
 from pylog.zk.errors import BadVersionError, ControllerMovedError, NoNodeError, NodeExistsError
 
 log = logging.getLogger("pylog.controller")

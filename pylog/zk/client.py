@@ -22,7 +22,8 @@ from pylog.zk.client_admin import ZkAdminOps
 from pylog.zk.codecs import (INITIAL_CONTROLLER_EPOCH, BrokerRegistration, ClusterId, ControllerInfo,
                              PartitionState, TopicAssignment, TopicPartition, decode_controller_epoch,
                              encode_controller_epoch)
-from pylog.zk.core import ANY_VERSION, CheckOp, CreateOp, DeleteOp, Op, SetDataOp, WatchHandle, ZkConnection
+from pylog.zk.core import WatchHandle, ZkConnection
+from pylog.zk.ops import ANY_VERSION, CheckOp, CreateOp, DeleteOp, Op, SetDataOp
 
 log = logging.getLogger(__name__)
 

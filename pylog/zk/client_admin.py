@@ -13,7 +13,7 @@ from pylog.zk import errors, paths
 from pylog.zk.codecs import ConfigChangeNotification, ConfigEntity, TopicPartition
 from pylog.zk.codecs_admin import (IsrChangeNotification, LogDirEventNotification, PreferredReplicaElection,
                                    ProducerIdBlock, ReassignPartitions)
-from pylog.zk.core import ANY_VERSION, DeleteOp, SetDataOp
+from pylog.zk.ops import ANY_VERSION, DeleteOp, SetDataOp
 
 if TYPE_CHECKING:
     from pylog.zk.client import ZkClient

@@ -15,7 +15,6 @@ import logging
 import queue
 import threading
 import time
-from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from kazoo import exceptions as kz
@@ -24,11 +23,11 @@ from kazoo.protocol.states import KazooState, ZnodeStat
 
 from pylog.zk import errors
 from pylog.zk._multiread import GET_CHILDREN, GET_DATA, start_multi_read
+from pylog.zk.ops import ANY_VERSION, CheckOp, CreateOp, DeleteOp, Op, SetDataOp
 from pylog.zk.session import SessionCredentials
 
 log = logging.getLogger(__name__)
 
-ANY_VERSION = -1  # ZkVersion.MatchAnyVersion
 MULTI_READ_BATCH = 1000  # reads per multiRead request (~150 KB replies for partition states)
 
 
@@ -41,44 +40,6 @@ class SessionEvent(enum.Enum):
     EXPIRED = "EXPIRED"  # session gone: ephemerals deleted; a NEW_SESSION follows when ZooKeeper is reachable
     NEW_SESSION = "NEW_SESSION"  # connected with a new session after EXPIRED: re-register now
     CLOSED = "CLOSED"  # close() was called
-
-
-@dataclass(frozen=True)
-class CreateOp:
-    """multi(): create a znode (returns the created path)."""
-
-    path: str
-    data: bytes = b""
-    ephemeral: bool = False
-    sequence: bool = False
-
-
-@dataclass(frozen=True)
-class SetDataOp:
-    """multi(): set a znode's data if its version matches (returns the new ZnodeStat)."""
-
-    path: str
-    data: bytes
-    version: int = ANY_VERSION
-
-
-@dataclass(frozen=True)
-class DeleteOp:
-    """multi(): delete a znode if its version matches (returns True)."""
-
-    path: str
-    version: int = ANY_VERSION
-
-
-@dataclass(frozen=True)
-class CheckOp:
-    """multi(): fail the whole multi unless the znode has this version (returns True)."""
-
-    path: str
-    version: int
-
-
-Op = CreateOp | SetDataOp | DeleteOp | CheckOp
 
 
 def parse_connect_string(connect: str) -> tuple[str, str | None]:

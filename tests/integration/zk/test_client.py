@@ -10,7 +10,8 @@ import pytest
 from pylog.zk import errors, paths
 from pylog.zk.client import ZkClient
 from pylog.zk.codecs import PartitionState, TopicPartition
-from pylog.zk.core import CheckOp, CreateOp, DeleteOp, SetDataOp, parse_connect_string
+from pylog.zk.core import parse_connect_string
+from pylog.zk.ops import CheckOp, CreateOp, DeleteOp, SetDataOp
 from pylog.zk.server import ZooKeeperProcess
 from pylog.zk.testing import unique_chroot, wait_until
 

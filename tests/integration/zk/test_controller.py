@@ -9,7 +9,7 @@ import pytest
 from pylog.zk import errors, paths
 from pylog.zk.client import ControllerEpoch, ZkClient
 from pylog.zk.codecs import PartitionState, TopicPartition
-from pylog.zk.core import CreateOp
+from pylog.zk.ops import CreateOp
 from pylog.zk.session import expire_session
 from pylog.zk.testing import wait_until
 
