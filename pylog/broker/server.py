@@ -104,7 +104,7 @@ class KafkaConnection(asyncio.BufferedProtocol):
         peer = transport.get_extra_info("peername")
         self.peer = f"{peer[0]}:{peer[1]}" if peer else "?"
         self.server.connections.add(self)
-        self.task = asyncio.get_running_loop().create_task(self._process())
+        self.task = asyncio.get_running_loop().create_task(self._guarded(self._process(), "serving"))
 
     def _cork(self, on: bool) -> bool:
         """Set TCP_CORK on the connection's socket; False if that is not possible here."""
@@ -193,35 +193,39 @@ class KafkaConnection(asyncio.BufferedProtocol):
         return frame
 
     async def _process(self) -> None:
+        while True:
+            while len(self.owed) >= _MAX_OWED:  # back-pressure: handle nothing more until one is sent
+                self.owed_room.clear()
+                await self.owed_room.wait()
+            frame = await self._next_frame()
+            out = await self._handle(frame)
+            self.decoder.recycle(frame)  # nothing of the request is needed any more
+            if out is None:
+                continue
+            if out is False:
+                if not self.owed:
+                    self.close()
+                    return
+                out = _CLOSE  # after the responses owed for the requests before the garbage
+                self._pause_reading()
+            if self.owed or isinstance(out, _Owed) or out is _CLOSE:
+                self._owe(out)
+                if out is _CLOSE:
+                    return
+                continue
+            await self._write(out)
+
+    async def _guarded(self, work: Any, doing: str) -> None:
+        """Run one of the connection's tasks; a failure closes the connection, and only a bug is logged loudly."""
         try:
-            while True:
-                while len(self.owed) >= _MAX_OWED:  # back-pressure: handle nothing more until one is sent
-                    self.owed_room.clear()
-                    await self.owed_room.wait()
-                frame = await self._next_frame()
-                out = await self._handle(frame)
-                self.decoder.recycle(frame)  # nothing of the request is needed any more
-                if out is None:
-                    continue
-                if out is False:
-                    if not self.owed:
-                        self.close()
-                        return
-                    out = _CLOSE  # after the responses owed for the requests before the garbage
-                    self._pause_reading()
-                if self.owed or isinstance(out, _Owed) or out is _CLOSE:
-                    self._owe(out)
-                    if out is _CLOSE:
-                        return
-                    continue
-                await self._write(out)
+            await work
         except asyncio.CancelledError:
             pass
         except (ConnectionError, OSError) as exc:
             log.debug("Connection from %s failed: %s", self.peer, exc)
             self.close()
         except Exception:
-            log.exception("Unexpected error serving %s; closing the connection", self.peer)
+            log.exception("Unexpected error %s %s; closing the connection", doing, self.peer)
             self.close()
 
     def _pause_reading(self) -> None:
@@ -233,37 +237,28 @@ class KafkaConnection(asyncio.BufferedProtocol):
         """Queue a response behind the ones owed, and make sure the writer task runs."""
         self.owed.append(entry)
         if self.writer is None or self.writer.done():
-            self.writer = asyncio.get_running_loop().create_task(self._send_owed())
+            self.writer = asyncio.get_running_loop().create_task(self._guarded(self._send_owed(), "answering"))
 
     async def _send_owed(self) -> None:
         """Send the responses owed, in order, each once it is ready; ends when none is left."""
         owed = self.owed
-        try:
-            while owed:
-                entry = owed[0]
-                if entry is _CLOSE:
-                    owed.clear()
-                    self.close()
-                    return
-                out = entry
-                if isinstance(entry, _Owed):
-                    resp = await entry.later.finish()
-                    out = None if resp is None else _output(entry.header, resp)
-                if out is not None:
-                    # More owed behind this one: hold it so that responses completed together
-                    # (one high-watermark advance) leave in one send.
-                    await self._write(out, more=len(owed) > 1)
-                if owed and owed[0] is entry:  # (connection_lost empties the queue)
-                    owed.popleft()
-                self.owed_room.set()
-        except asyncio.CancelledError:
-            pass
-        except (ConnectionError, OSError) as exc:
-            log.debug("Connection from %s failed: %s", self.peer, exc)
-            self.close()
-        except Exception:
-            log.exception("Unexpected error answering %s; closing the connection", self.peer)
-            self.close()
+        while owed:
+            entry = owed[0]
+            if entry is _CLOSE:
+                owed.clear()
+                self.close()
+                return
+            out = entry
+            if isinstance(entry, _Owed):
+                resp = await entry.later.finish()
+                out = None if resp is None else _output(entry.header, resp)
+            if out is not None:
+                # More owed behind this one: hold it so that responses completed together
+                # (one high-watermark advance) leave in one send.
+                await self._write(out, more=len(owed) > 1)
+            if owed and owed[0] is entry:  # (connection_lost empties the queue)
+                owed.popleft()
+            self.owed_room.set()
 
     async def _handle(self, frame: bytearray | memoryview) -> Any:
         try:
