@@ -37,7 +37,8 @@ def parse_election_file(path: str) -> list[TopicPartition]:
     try:
         data = json.loads(text)
     except ValueError as exc:
-        raise OperationError(f"Replica election data in {path} is not valid JSON: {exc}") from None
+        # Kafka's text first (its JSON parser reports unparsable input as empty data), then why
+        raise OperationError(f"Replica election data is empty: {path} is not valid JSON ({exc})") from None
     if not isinstance(data, dict):
         raise OperationError("Replica election data is empty")
     if "partitions" not in data:

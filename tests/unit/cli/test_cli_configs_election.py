@@ -1,6 +1,7 @@
 """pylog-configs and pylog-leader-election without a cluster: parsers, option checks, outcome grouping."""
 
 import json
+import re
 
 import pytest
 from click.testing import CliRunner
@@ -111,9 +112,10 @@ def test_election_file(tmp_path):
         f.write_text(json.dumps(doc))
         with pytest.raises(OperationError, match=message.replace("(", r"\(")):
             parse_election_file(str(f))
-    f.write_text("{not json")
-    with pytest.raises(OperationError, match="is not valid JSON"):
-        parse_election_file(str(f))
+    for text in ("{not json", ""):
+        f.write_text(text)
+        with pytest.raises(OperationError, match="^Replica election data is empty: " + re.escape(str(f)) + " is not valid JSON"):
+            parse_election_file(str(f))
 
 
 def test_outcomes_are_grouped_sorted_and_failures_counted():
