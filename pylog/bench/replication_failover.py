@@ -2,14 +2,14 @@
 
 Three pylog brokers, one partition, RF 3, min.insync.replicas=2. A confluent-kafka producer and
 a kafka-python one each send a record every 5 ms (acks=all, retries on) for the whole run. Each
-round kills -9 the current leader, notes when the controller wrote the new leader to ZooKeeper and when the first
-record *sent after the kill* was acknowledged, then restarts the victim and waits until it is
-back in the ISR. A dead broker is only noticed when ZooKeeper expires its session, so the
-figure is bounded below by zookeeper.session.timeout.ms; goal: max <= session timeout + 1 s.
-The peer measured in the same run is a controlled shutdown (SIGTERM) of the leader, where the
-broker hands leadership over itself and nothing waits for a timeout. Two producers run side by
-side, librdkafka (confluent-kafka) and kafka-python, because what the client sees after the
-election depends on how soon the client asks for metadata again.
+round kills -9 the current leader, notes when the controller wrote the new leader to ZooKeeper
+and when the first record *sent after the kill* was acknowledged by each client, then restarts
+the victim and waits until it is back in the ISR. A dead broker is only noticed when ZooKeeper
+expires its session, so the figure is bounded below by zookeeper.session.timeout.ms; goal: max
+<= session timeout + 1 s. The peer measured in the same run is a controlled shutdown (SIGTERM)
+of the leader, where the broker hands leadership over itself and nothing waits for a timeout.
+Two clients run side by side because what a client sees after the election depends on how soon
+it asks for metadata again.
 """
 
 from __future__ import annotations
