@@ -10,6 +10,7 @@ partition (librdkafka src/rdkafka_mock.c).
 
 from __future__ import annotations
 
+import argparse
 import contextlib
 import json
 import os
@@ -71,6 +72,21 @@ def markdown_table(headers: Sequence[str], rows: Sequence[Sequence[Any]]) -> str
     lines = ["| " + " | ".join(headers) + " |", "|" + "---|" * len(headers)]
     lines += ["| " + " | ".join(cell(v) for v in row) + " |" for row in rows]
     return "\n".join(lines)
+
+
+def scenarios_arg(ap: argparse.ArgumentParser, text: str) -> list[str]:
+    """The names in --scenarios (comma-separated), each one of SCENARIOS; a usage error otherwise."""
+    scenarios = text.split(",")
+    unknown = [s for s in scenarios if s not in SCENARIOS]
+    if unknown:
+        ap.error(f"unknown scenarios {unknown}")
+    return scenarios
+
+
+def print_report(title: str, headers: Sequence[str], rows: Sequence[Sequence[Any]]) -> None:
+    """A benchmark's result on stdout: its one-line title, then its Markdown table."""
+    print(title)
+    print(markdown_table(headers, rows))
 
 
 def machine_notes() -> str:

@@ -99,8 +99,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(f"<!-- {h.machine_notes()} -->")
     rows = run(args.records, args.reps, args.loops.split(","), args.value_size, not args.no_mock,
                args.profile)
-    print(f"consume: {args.value_size} B records, 1 partition, RF 1, consume(10000) batches, median of {args.reps}")
-    print(h.markdown_table(HEADER, rows))
+    h.print_report(f"consume: {args.value_size} B records, 1 partition, RF 1, consume(10000) batches, "
+                   f"median of {args.reps}", HEADER, rows)
     return 0
 
 

@@ -71,16 +71,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--no-mock", action="store_true", help="skip the librdkafka mock peer")
     ap.add_argument("--profile", metavar="DIR", help="cProfile the broker's event loop into DIR (slows it down)")
     args = ap.parse_args(argv)
-    scenarios = args.scenarios.split(",")
-    unknown = [s for s in scenarios if s not in h.SCENARIOS]
-    if unknown:
-        ap.error(f"unknown scenarios {unknown}")
+    scenarios = h.scenarios_arg(ap, args.scenarios)
     print(f"<!-- {h.machine_notes()} -->")
     rows = run(args.records, args.reps, scenarios, args.loops.split(","), args.value_size, not args.no_mock,
                args.profile)
-    print(f"produce: {args.records:,} x {args.value_size} B records per run, 1 partition, RF 1, acks=1, "
-          f"median of {args.reps}")
-    print(h.markdown_table(HEADER, rows))
+    h.print_report(f"produce: {args.records:,} x {args.value_size} B records per run, 1 partition, RF 1, acks=1, "
+                   f"median of {args.reps}", HEADER, rows)
     return 0
 
 

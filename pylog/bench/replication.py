@@ -78,15 +78,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--value-size", type=int, default=100)
     ap.add_argument("--prime-mb", type=int, default=512, help="page cache to recycle first (see _harness)")
     args = ap.parse_args(argv)
-    scenarios = args.scenarios.split(",")
-    unknown = [s for s in scenarios if s not in h.SCENARIOS]
-    if unknown:
-        ap.error(f"unknown scenarios {unknown}")
+    scenarios = h.scenarios_arg(ap, args.scenarios)
     print(f"<!-- {h.machine_notes()} -->")
     rows = run(args.records, args.reps, scenarios, args.value_size, args.prime_mb)
-    print(f"replication: {args.records:,} x {args.value_size} B records per run, 1 partition per topic, "
-          f"3 brokers on this machine, median of {args.reps}")
-    print(h.markdown_table(HEADER, rows))
+    h.print_report(f"replication: {args.records:,} x {args.value_size} B records per run, 1 partition per topic, "
+                   f"3 brokers on this machine, median of {args.reps}", HEADER, rows)
     return 0
 
 

@@ -142,9 +142,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         ap.error(f"--partitions must be positive multiples of {PER_TOPIC}")
     print(f"<!-- {h.machine_notes()} -->")
     rows = run(counts, args.rounds, args.rf)
-    print(f"controller failover: 3 brokers, topics of {PER_TOPIC:,} partitions, RF {args.rf}, /controller deleted "
-          f"{args.rounds} times per size; goal: ready <= 2 s at 10,000 partitions")
-    print(h.markdown_table(HEADER, rows))
+    h.print_report(f"controller failover: 3 brokers, topics of {PER_TOPIC:,} partitions, RF {args.rf}, "
+                   f"/controller deleted {args.rounds} times per size; goal: ready <= 2 s at 10,000 partitions",
+                   HEADER, rows)
     return 0
 
 

@@ -265,11 +265,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             rows.append([f"{how} of the leader", client, len(rs), sum(r.was_controller for r in rs),
                          f"{statistics.median(elected):.2f}", f"{max(elected):.2f}", f"{statistics.median(acked):.2f}",
                          f"{max(acked):.2f}", f"{max(acked) / goal:.2f}"])
-    print(f"failover: 1 partition, RF 3, min.insync.replicas 2, acks=all every 5 ms, "
-          f"zookeeper.session.timeout.ms={args.session_timeout_ms}, ZooKeeper tickTime {args.zk_tick_ms} ms; "
-          f"goal: max <= {goal:g} s")
-    print(h.markdown_table(["fault", "client", "rounds", "of which the controller", "elected s (median)", "elected s (max)",
-                            "first ack s (median)", "first ack s (max)", "first ack max / goal"], rows))
+    h.print_report(f"failover: 1 partition, RF 3, min.insync.replicas 2, acks=all every 5 ms, "
+                   f"zookeeper.session.timeout.ms={args.session_timeout_ms}, ZooKeeper tickTime {args.zk_tick_ms} ms; "
+                   f"goal: max <= {goal:g} s",
+                   ["fault", "client", "rounds", "of which the controller", "elected s (median)", "elected s (max)",
+                    "first ack s (median)", "first ack s (max)", "first ack max / goal"], rows)
     return 0
 
 

@@ -32,6 +32,12 @@ class Handler:
 HANDLERS: dict[int, Handler] = {}
 
 
+def active_controller(ctx: Any) -> Any | None:
+    """This broker's controller if it is the active one, else None: the request gets NOT_CONTROLLER."""
+    controller = ctx.broker.controller
+    return controller if controller is not None and controller.is_active else None
+
+
 class Later:
     """A response that is not ready yet: `finish()` waits and returns what a handler would have.
 

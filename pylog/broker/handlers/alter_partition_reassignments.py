@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import logging
 
-from pylog.broker.handlers import handler
+from pylog.broker.handlers import active_controller, handler
 from pylog.protocol.api import ApiKey, response_class
 from pylog.protocol.errors import ErrorCode
 
@@ -31,10 +31,8 @@ async def handle_alter_partition_reassignments(ctx, req):
             requests[(t.name, p.partition_index)] = None if p.replicas is None else list(p.replicas)
     log.info("AlterPartitionReassignments v%d for %d partitions from %s", ctx.header.api_version, len(requests),
              ctx.header.client_id)
-    controller = ctx.broker.controller
-    results = None
-    if controller is not None and controller.is_active:
-        results = await controller.reassignments.alter_for_admin(requests)
+    controller = active_controller(ctx)
+    results = None if controller is None else await controller.reassignments.alter_for_admin(requests)
     if results is None:
         return cls(throttle_time_ms=0, error_code=int(ErrorCode.NOT_CONTROLLER),
                    error_message=ErrorCode.NOT_CONTROLLER.message, responses=[])

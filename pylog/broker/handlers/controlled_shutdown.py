@@ -7,7 +7,7 @@ A stale broker epoch is refused with STALE_BROKER_EPOCH.
 
 from __future__ import annotations
 
-from pylog.broker.handlers import handler
+from pylog.broker.handlers import active_controller, handler
 from pylog.protocol.api import ApiKey, response_class
 from pylog.protocol.errors import ErrorCode
 
@@ -16,8 +16,8 @@ from pylog.protocol.errors import ErrorCode
 async def handle_controlled_shutdown(ctx, req):
     """Ask the local controller (if active) to move leaders away from the broker."""
     cls = response_class(ApiKey.ControlledShutdown)[ctx.header.api_version]
-    controller = ctx.broker.controller
-    if controller is None or not controller.is_active:
+    controller = active_controller(ctx)
+    if controller is None:
         return cls(error_code=int(ErrorCode.NOT_CONTROLLER), remaining_partitions=[])
     err, remaining = await controller.controlled_shutdown(req.broker_id, req.broker_epoch)
     return cls(error_code=int(err), remaining_partitions=[

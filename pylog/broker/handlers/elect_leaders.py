@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import logging
 
-from pylog.broker.handlers import handler
+from pylog.broker.handlers import active_controller, handler
 from pylog.controller.preferred import ELECTION_TYPES, PREFERRED, ElectionResult
 from pylog.protocol.api import ApiKey, response_class
 from pylog.protocol.errors import ErrorCode
@@ -43,11 +43,11 @@ async def handle_elect_leaders(ctx, req):
     log.info("ElectLeaders v%d (%s) for %s partitions from %s", version,
              ELECTION_TYPES.get(election_type, election_type),
              "all" if req.topic_partitions is None else len(tps), ctx.header.client_id)
-    controller = broker.controller
+    controller = active_controller(ctx)
     if election_type not in ELECTION_TYPES:
         results = {tp: ElectionResult(ErrorCode.INVALID_REQUEST, f"Unknown election type {election_type}")
                    for tp in tps}
-    elif controller is None or not controller.is_active:
+    elif controller is None:
         results = {tp: ElectionResult(ErrorCode.NOT_CONTROLLER, ErrorCode.NOT_CONTROLLER.message) for tp in tps}
     else:
         results = await controller.preferred.elect_for_admin(tps, election_type)

@@ -8,7 +8,7 @@ unknown) are simply left out, as in Kafka.
 
 from __future__ import annotations
 
-from pylog.broker.handlers import handler
+from pylog.broker.handlers import active_controller, handler
 from pylog.protocol.api import ApiKey, response_class
 from pylog.protocol.errors import ErrorCode
 
@@ -17,11 +17,9 @@ from pylog.protocol.errors import ErrorCode
 async def handle_list_partition_reassignments(ctx, req):
     """Report in-flight reassignments from the controller's context."""
     cls = response_class(ApiKey.ListPartitionReassignments)[ctx.header.api_version]
-    controller = ctx.broker.controller
+    controller = active_controller(ctx)
     wanted = None if req.topics is None else [(t.name, p) for t in req.topics for p in t.partition_indexes]
-    found = None
-    if controller is not None and controller.is_active:
-        found = await controller.reassignments.list_for_admin(wanted)
+    found = None if controller is None else await controller.reassignments.list_for_admin(wanted)
     if found is None:
         return cls(throttle_time_ms=0, error_code=int(ErrorCode.NOT_CONTROLLER),
                    error_message=ErrorCode.NOT_CONTROLLER.message, topics=[])
