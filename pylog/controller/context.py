@@ -7,10 +7,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from pylog.controller.states import PartitionState, ReplicaState
+from typing import Iterable
+
+from pylog.controller.states import PARTITION_PREVIOUS, REPLICA_PREVIOUS, PartitionState, ReplicaState, transition
 from pylog.zk.codecs import BrokerRegistration, PartitionState as LeaderIsr
 
 TP = tuple[str, int]
+TPR = tuple[str, int, int]  # a partition's replica: topic, partition, broker
 
 
 @dataclass(slots=True)
@@ -57,7 +60,7 @@ class ControllerContext:
     assignments: dict[TP, Assignment] = field(default_factory=dict)
     leaders: dict[TP, LeaderIsr] = field(default_factory=dict)
     partition_states: dict[TP, PartitionState] = field(default_factory=dict)
-    replica_states: dict[tuple[str, int, int], ReplicaState] = field(default_factory=dict)
+    replica_states: dict[TPR, ReplicaState] = field(default_factory=dict)
     topics_to_delete: set[str] = field(default_factory=set)
     deletion_pending_replicas: dict[str, set[tuple[int, int]]] = field(default_factory=dict)
     topic_configs: dict[str, dict[str, str]] = field(default_factory=dict)
@@ -83,8 +86,27 @@ class ControllerContext:
         """Partitions whose current leader is a broker."""
         return [tp for tp, s in self.leaders.items() if s.leader == broker_id]
 
+    def move_partitions(self, tps: Iterable[TP], target: PartitionState) -> list[TP]:
+        """Partition state changes, checked against PARTITION_PREVIOUS; returns those that moved."""
+        return transition(self.partition_states, tps, target, PARTITION_PREVIOUS)
+
+    def move_replicas(self, replicas: Iterable[TPR], target: ReplicaState) -> list[TPR]:
+        """Replica state changes, checked against REPLICA_PREVIOUS; returns those that moved."""
+        return transition(self.replica_states, replicas, target, REPLICA_PREVIOUS)
+
+    def initialize_states(self) -> None:
+        """A new controller's starting states, read off what it loaded (Kafka's initializePartitionState
+        and initializeReplicaState: set, not transitioned, since there is no previous state)."""
+        live = self.live_ids
+        for tp, a in self.assignments.items():
+            for r in a.replicas:
+                self.replica_states[(*tp, r)] = ReplicaState.ONLINE if r in live else ReplicaState.OFFLINE
+            st = self.leaders.get(tp)
+            self.partition_states[tp] = (PartitionState.NEW if st is None else
+                                         PartitionState.ONLINE if st.leader in live else PartitionState.OFFLINE)
+
     def remove_topic(self, topic: str) -> None:
-        """Forget a deleted topic."""
+        """Forget a topic that is gone from ZooKeeper (whatever state its partitions were in)."""
         for tp in self.partitions_of(topic):
             self.assignments.pop(tp, None)
             self.leaders.pop(tp, None)

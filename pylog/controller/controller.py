@@ -281,12 +281,7 @@ class Controller:
         await self._load_topics(topics)
         states = await self.zk_call(self.ops.partition_states, list(ctx.assignments))
         ctx.leaders.update(states)
-        live = ctx.live_ids
-        for tp, a in ctx.assignments.items():
-            for r in a.replicas:
-                ctx.replica_states[(*tp, r)] = RS.ONLINE if r in live else RS.OFFLINE
-            st = ctx.leaders.get(tp)
-            ctx.partition_states[tp] = PS.NEW if st is None else (PS.ONLINE if st.leader in live else PS.OFFLINE)
+        ctx.initialize_states()
         self.send_update_metadata(ctx.live_ids, None, resend=True)
         for bid in ctx.live_ids:
             self.send_leader_and_isr(bid, [tp for tp in ctx.partitions_on(bid) if tp in ctx.leaders], resend=True)
@@ -387,12 +382,14 @@ class Controller:
         if not new:
             return
         added = await self._load_topics(sorted(new))
-        for tp in added:
-            ctx.partition_states[tp] = PS.NEW
-            for r in ctx.assignments[tp].replicas:
-                ctx.replica_states[(*tp, r)] = RS.NEW
+        self._new_partitions(added)
         log.info("Controller %d: new topics %s", self.broker_id, sorted(new))
         await self.partitions.init_new(added)
+
+    def _new_partitions(self, tps: list[TP]) -> None:
+        """NON_EXISTENT -> NEW for new partitions and their replicas (onNewPartitionCreation's first steps)."""
+        self.ctx.move_partitions(tps, PS.NEW)
+        self.ctx.move_replicas([(*tp, r) for tp in tps for r in self.ctx.assignments[tp].replicas], RS.NEW)
 
     async def _on_partition_modifications(self, topic: str) -> None:
         ctx = self.ctx
@@ -406,8 +403,8 @@ class Controller:
         for p, reps in ta.partitions.items():
             if (topic, p) not in ctx.assignments:
                 ctx.assignments[(topic, p)] = Assignment(tuple(reps), ta.adding(p), ta.removing(p))
-                ctx.partition_states[(topic, p)] = PS.NEW
                 added.append((topic, p))
+        self._new_partitions(added)
         if added:
             log.info("Controller %d: new partitions %s", self.broker_id, added)
             await self.partitions.init_new(added)

@@ -54,8 +54,7 @@ class TopicDeletionManager:
         log.info("Controller %d: deleting topic %s (%d partitions)", c.broker_id, topic, len(tps))
         c.send_update_metadata(ctx.live_ids, [], deleting=tps)
         ctx.deletion_pending_replicas[topic] = {(p, r) for (_t, p) in tps for r in ctx.assignments[(_t, p)].replicas}
-        for tp in tps:
-            ctx.partition_states[tp] = PS.OFFLINE
+        ctx.move_partitions(tps, PS.OFFLINE)
         await self.resume()
 
     async def resume(self) -> None:
@@ -68,11 +67,15 @@ class TopicDeletionManager:
             if not pending:
                 await self._finish(topic)
                 continue
+            to_start = sorted((topic, p, r) for p, r in pending
+                              if r in live and ctx.replica_states.get((topic, p, r)) != RS.DELETION_STARTED)
+            # Kafka's onPartitionDeletion: OfflineReplica, then ReplicaDeletionStarted. The request goes
+            # out even if a transition is refused: the pending set, not the state, drives deletion.
+            ctx.move_replicas(to_start, RS.OFFLINE)
+            ctx.move_replicas(to_start, RS.DELETION_STARTED)
             by_broker: dict[int, list] = {}
-            for p, r in pending:
-                if r in live and ctx.replica_states.get((topic, p, r)) != RS.DELETION_STARTED:
-                    ctx.replica_states[(topic, p, r)] = RS.DELETION_STARTED
-                    by_broker.setdefault(r, []).append((topic, p))
+            for _t, p, r in to_start:
+                by_broker.setdefault(r, []).append((topic, p))
             for bid, tps in sorted(by_broker.items()):
                 c.send_stop_replica(bid, tps, delete=True, deleting_topic=True,
                                     callback=lambda b, resp, t=topic, g=c.generation: c.post(DeletionConfirmed(t, b, resp), g))
@@ -90,15 +93,18 @@ class TopicDeletionManager:
             key = (pe.topic_name, pe.partition_index, broker_id)
             if pe.error_code == 0:
                 pending.discard((pe.partition_index, broker_id))
-                ctx.replica_states[key] = RS.DELETED
+                ctx.move_replicas([key], RS.DELETED)
             else:
-                ctx.replica_states[key] = RS.OFFLINE  # retried on the next resume
+                ctx.move_replicas([key], RS.OFFLINE)  # retried on the next resume
         if not pending:
             await self._finish(topic)
 
     async def _finish(self, topic: str) -> None:
         c = self.c
         await c.zk_call(c.ops.delete_topic_znodes, topic)
-        c.ctx.remove_topic(topic)
+        ctx = c.ctx
+        ctx.move_replicas([k for k in ctx.replica_states if k[0] == topic], RS.NON_EXISTENT)
+        ctx.move_partitions(ctx.partitions_of(topic), PS.NON_EXISTENT)
+        ctx.remove_topic(topic)
         log.info("Controller %d: deletion of topic %s completed", c.broker_id, topic)
 

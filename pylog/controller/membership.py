@@ -53,12 +53,10 @@ class BrokerMembership:
             ctx.live.pop(bid, None)
             ctx.shutting_down.discard(bid)
             self.c.channel.remove_broker(bid)
-        for (t, p, r) in list(ctx.replica_states):
-            if r in dead:
-                ctx.replica_states[(t, p, r)] = RS.OFFLINE
+        # A replica already deleted stays DELETED until its topic's deletion completes.
+        ctx.move_replicas([k for k, s in ctx.replica_states.items() if k[2] in dead and s != RS.DELETED], RS.OFFLINE)
         led = [tp for tp, st in ctx.leaders.items() if st.leader in dead and tp[0] not in ctx.topics_to_delete]
-        for tp in led:
-            ctx.partition_states[tp] = PS.OFFLINE
+        ctx.move_partitions(led, PS.OFFLINE)
         await self.c.partitions.elect(led, self.c.partitions.offline_strategy)
         # Every partition they host, not just those whose cached ISR names them: a leader may have
         # added one back moments ago (its ISR change notification not read yet). The fresh read in
@@ -77,8 +75,7 @@ class BrokerMembership:
         self.c.send_update_metadata(ctx.live_ids - started, [])
         for bid in sorted(started):
             tps = [tp for tp in ctx.partitions_on(bid) if tp in ctx.leaders and tp[0] not in ctx.topics_to_delete]
-            for tp in tps:
-                ctx.replica_states[(*tp, bid)] = RS.ONLINE
+            ctx.move_replicas([(*tp, bid) for tp in tps], RS.ONLINE)
             self.c.send_leader_and_isr(bid, tps)
         await self.c.partitions.trigger_online()
         await self.c.deletion.resume()

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable
 from pylog.controller import election as elect
 from pylog.controller.context import Assignment
 from pylog.controller.states import PartitionState as PS
+from pylog.controller.states import ReplicaState as RS
 from pylog.protocol.errors import ErrorCode
 from pylog.zk.codecs import PartitionState
 from pylog.zk.errors import ControllerMovedError
@@ -58,12 +59,14 @@ class PartitionChanges:
                         " committed records may be lost", result.leader, tp[0], tp[1], list(st.isr))
         return result
 
-    async def elect(self, tps: Iterable[TP], strategy: Strategy,
-                               live: set[int] | None = None) -> dict[TP, ErrorCode]:
+    async def elect(self, tps: Iterable[TP], strategy: Strategy, live: set[int] | None = None,
+                    offline_on_failure: bool = True) -> dict[TP, ErrorCode]:
         """Elect leaders for existing partitions with `strategy`; writes ZooKeeper, then tells brokers.
 
         Reads the current state from ZooKeeper first (leaders change ISRs on their own) and retries
         partitions whose state moved under us. Returns NONE per elected partition, else the error.
+        A partition `strategy` finds no leader for goes OFFLINE unless `offline_on_failure` is
+        false (a failed preferred election or reassignment step leaves a good leader in place).
         """
         ctx = self.c.ctx
         live = self.eligible() if live is None else live
@@ -86,7 +89,8 @@ class PartitionChanges:
                 result = strategy(tp, st, ctx.assignments[tp], live)
                 if result is None:
                     outcome[tp] = ErrorCode.ELIGIBLE_LEADERS_NOT_AVAILABLE
-                    ctx.partition_states[tp] = PS.OFFLINE
+                    if offline_on_failure:
+                        ctx.move_partitions([tp], PS.OFFLINE)
                     continue
                 proposals[tp] = PartitionState(result.leader, st.leader_epoch + 1, result.isr, ctx.epoch,
                                                partition_epoch=st.partition_epoch)
@@ -97,7 +101,7 @@ class PartitionChanges:
                     remaining.append(tp)
                     continue
                 ctx.leaders[tp] = new
-                ctx.partition_states[tp] = PS.ONLINE
+                ctx.move_partitions([tp], PS.ONLINE)
                 outcome[tp] = ErrorCode.NONE
                 changed.append(tp)
         for tp in remaining:
@@ -106,7 +110,10 @@ class PartitionChanges:
         return outcome
 
     async def init_new(self, tps: Iterable[TP]) -> None:
-        """NEW -> ONLINE: the first live replica leads, the live replicas form the ISR."""
+        """NEW -> ONLINE: the first live replica leads, the live replicas form the ISR.
+
+        A partition with no live replica stays NEW (tried again by trigger_online).
+        """
         ctx = self.c.ctx
         live = self.eligible()
         proposals = {}
@@ -115,7 +122,6 @@ class PartitionChanges:
             isr = tuple(r for r in a.replicas if r in live)
             if not isr:
                 log.warning("No live replica of %s-%d among %s; it stays offline", tp[0], tp[1], list(a.replicas))
-                ctx.partition_states[tp] = PS.NEW
                 continue
             proposals[tp] = PartitionState(isr[0], 0, isr, ctx.epoch)
         created = await self.c.zk_call(self.c.ops.create_partition_states, proposals) if proposals else {}
@@ -127,8 +133,9 @@ class PartitionChanges:
                     ctx.leaders[tp] = existing[tp]
                 continue
             ctx.leaders[tp] = st
-            ctx.partition_states[tp] = PS.ONLINE
             done.append(tp)
+        ctx.move_partitions(done, PS.ONLINE)
+        ctx.move_replicas([(*tp, r) for tp in done for r in ctx.leaders[tp].isr], RS.ONLINE)
         self.c.propagate(done, is_new=True)
 
     async def trigger_online(self) -> None:
@@ -167,6 +174,6 @@ class PartitionChanges:
                 if new is not None:
                     ctx.leaders[tp] = new
                     if new.leader < 0:
-                        ctx.partition_states[tp] = PS.OFFLINE
+                        ctx.move_partitions([tp], PS.OFFLINE)
                     changed.append(tp)
         self.c.propagate(changed)

@@ -116,19 +116,15 @@ class PreferredLeaderElection:
         """Elect with the PREFERRED or (operator-requested) UNCLEAN strategy; no znode involved."""
         c = self.c
         ctx = c.ctx
-        # elect_partitions marks a partition it cannot elect for as OFFLINE; a failed preferred
-        # election leaves a perfectly good leader in place, so its state is put back.
-        before = {tp: ctx.partition_states.get(tp) for tp in tps}
+        # A failed preferred election leaves a perfectly good leader in place: the partition stays ONLINE.
         strategy = self._preferred if election_type == PREFERRED else self._unclean
-        outcome = await c.partitions.elect(tps, strategy)
+        outcome = await c.partitions.elect(tps, strategy, offline_on_failure=False)
         results: dict[TP, ElectionResult] = {}
         for tp in tps:
             code = outcome.get(tp, ErrorCode.NONE)
             if code == ErrorCode.NONE:
                 results[tp] = ElectionResult(ErrorCode.NONE, None, ctx.leaders[tp].leader)
                 continue
-            if before[tp] is not None:
-                ctx.partition_states[tp] = before[tp]
             if code == ErrorCode.ELIGIBLE_LEADERS_NOT_AVAILABLE:
                 code = ErrorCode.PREFERRED_LEADER_NOT_AVAILABLE if election_type == PREFERRED else code
                 results[tp] = ElectionResult(code, f"Failed to elect leader for partition {tp[0]}-{tp[1]} under "

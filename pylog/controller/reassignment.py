@@ -170,8 +170,7 @@ class PartitionReassignments:
                      list(new.replicas), list(new.adding), list(new.removing))
             await self._write_assignments(tp[0], {tp[1]: new})
             ctx.assignments[tp] = new
-            for r in new.adding:
-                ctx.replica_states.setdefault((*tp, r), RS.NEW)
+            ctx.move_replicas([(*tp, r) for r in new.adding if (*tp, r) not in ctx.replica_states], RS.NEW)
             dropped = unneeded_replicas(current, new)
             if dropped:
                 await self._stop_replicas(tp, dropped)
@@ -213,24 +212,19 @@ class PartitionReassignments:
                         _name(tp), list(a.target))
             return
         final = Assignment(a.target)
-        before = ctx.partition_states.get(tp)
         ctx.assignments[tp] = final  # LeaderAndIsr/UpdateMetadata now carry the target replicas only
 
         def finish(_tp: TP, fresh: PartitionState, _a: Assignment, live: set[int]) -> elect.Election | None:
             return finish_state(final.replicas, fresh.leader, fresh.isr, live)
 
-        outcome = await c.partitions.elect([tp], finish)
+        outcome = await c.partitions.elect([tp], finish, offline_on_failure=False)
         if outcome.get(tp) != ErrorCode.NONE:
             ctx.assignments[tp] = a
-            if before is not None:
-                ctx.partition_states[tp] = before
             log.warning("Could not finish reassignment of %s (%s); will retry", _name(tp), outcome.get(tp))
             return
         live = ctx.live_ids
-        for r in plan.removed:
-            ctx.replica_states.pop((*tp, r), None)
-            if r in live:
-                c.send_stop_replica(r, [tp], delete=True)
+        ctx.move_replicas([(*tp, r) for r in final.replicas if r in live], RS.ONLINE)
+        self._drop_replicas(tp, plan.removed)
         await self._write_assignments(tp[0], {tp[1]: final})
         self.ongoing.discard(tp)
         await self._remove_from_znode(lambda p, replicas: p == tp and tuple(replicas) == final.replicas)
@@ -245,9 +239,16 @@ class PartitionReassignments:
         st = ctx.leaders.get(tp)
         if st is not None and st.leader < 0:
             await c.partitions.elect([tp], c.partitions.offline_strategy)
-        live = ctx.live_ids
+        self._drop_replicas(tp, replicas)
+
+    def _drop_replicas(self, tp: TP, replicas: Sequence[int]) -> None:
+        """stopRemovedReplicasOfReassignedPartition: walk the replicas to NON_EXISTENT, delete their logs."""
+        c = self.c
+        keys = [(*tp, r) for r in replicas]
+        for state in (RS.OFFLINE, RS.DELETION_STARTED, RS.DELETED, RS.NON_EXISTENT):
+            c.ctx.move_replicas(keys, state)
+        live = c.ctx.live_ids
         for r in replicas:
-            ctx.replica_states.pop((*tp, r), None)
             if r in live:
                 c.send_stop_replica(r, [tp], delete=True)
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import enum
 import logging
-from typing import Callable, Hashable, Iterable, TypeVar
+from typing import Callable, Hashable, Iterable, MutableMapping, TypeVar
 
 log = logging.getLogger("pylog.state.change")
 
@@ -74,5 +74,24 @@ def split_valid(items: Iterable[K], current: Callable[[K], S], target: S,
         if state in allowed:
             ok.append(item)
         else:
-            log.error("Invalid state transition of %s from %s to %s", item, state.name, target.name)
+            # Kafka's controller logs (never throws) and leaves the item where it is.
+            log.error("Invalid state transition of %s from %s to %s: it should be in one of %s before moving to %s",
+                      item, state.name, target.name, ",".join(sorted(s.name for s in allowed)), target.name)
     return ok
+
+
+def transition(states: MutableMapping[K, S], items: Iterable[K], target: S,
+               previous: dict[S, frozenset[S]]) -> list[K]:
+    """The one transition function: move `items` to `target` where `previous` allows it.
+
+    An item missing from `states` is NON_EXISTENT, and moving to NON_EXISTENT forgets it. Returns
+    the items that moved; refused ones are logged and keep their state.
+    """
+    absent = type(target).NON_EXISTENT
+    moved = split_valid(list(dict.fromkeys(items)), lambda k: states.get(k, absent), target, previous)
+    for item in moved:
+        if target is absent:
+            states.pop(item, None)
+        else:
+            states[item] = target
+    return moved
