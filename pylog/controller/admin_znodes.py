@@ -11,30 +11,28 @@ from __future__ import annotations
 
 import concurrent.futures
 import logging
-from typing import TYPE_CHECKING, Any, Awaitable, Callable
+from typing import Any, Awaitable, Callable
 
 from pylog.controller import events as ev
-
-if TYPE_CHECKING:
-    from pylog.controller.controller import Controller
+from pylog.controller.core import ControllerCore
 
 log = logging.getLogger("pylog.controller")
 
 
-def post_call(controller: "Controller", func: Callable[[], Awaitable[Any]], generation: int) -> None:
+def post_call(core: ControllerCore, func: Callable[[], Awaitable[Any]], generation: int) -> None:
     """Queue `func()` on the controller's task from any thread; dropped if posted in an earlier term.
 
     The future is a thread-safe concurrent one that nobody waits on: the controller's loop logs
     failures itself.
     """
-    controller.post(ev.Call(func, concurrent.futures.Future()), generation)
+    core.post(ev.Call(func, concurrent.futures.Future()), generation)
 
 
 class CreationWatch:
     """Calls `on_created()` on the controller's task each time `path` is created (and now, if it exists)."""
 
-    def __init__(self, controller: "Controller", path: str, on_created: Callable[[], Awaitable[None]]) -> None:
-        self.c = controller
+    def __init__(self, core: ControllerCore, path: str, on_created: Callable[[], Awaitable[None]]) -> None:
+        self.core = core
         self.path = path
         self.on_created = on_created
         self._seen_czxid: int | None = None
@@ -47,9 +45,9 @@ class CreationWatch:
         `seen_czxid` names a creation the caller already handled (e.g. at failover), so it is not
         acted on twice.
         """
-        self._generation = self.c.generation
+        self._generation = self.core.generation
         self._seen_czxid = seen_czxid
-        self._handle = await self.c.zk_call(self.c.zk.watch_data, self.path, self._on_data)
+        self._handle = await self.core.zk_call(self.core.zk.watch_data, self.path, self._on_data)
 
     def _on_data(self, data: bytes | None, stat: Any) -> None:
         # Runs on ZooKeeper's callback thread: only decide whether this is a new creation, then post.
@@ -59,7 +57,7 @@ class CreationWatch:
         if stat.czxid == self._seen_czxid:
             return
         self._seen_czxid = stat.czxid
-        post_call(self.c, self.on_created, self._generation)
+        post_call(self.core, self.on_created, self._generation)
 
     def cancel(self) -> None:
         """Stop watching (on resignation)."""

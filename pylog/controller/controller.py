@@ -18,7 +18,8 @@ from typing import Any, Awaitable, Callable, Iterable
 from pylog.controller import events as ev
 from pylog.controller import requests as rq
 from pylog.controller.channel import ControllerChannel, LocalDelivery
-from pylog.controller.context import Assignment, ControllerContext, LiveBroker
+from pylog.controller.context import ControllerContext, LiveBroker
+from pylog.controller.core import Listeners
 from pylog.controller.deletion import TopicDeletionManager
 from pylog.controller.membership import BrokerMembership
 from pylog.controller.notifications import Notifications
@@ -26,15 +27,13 @@ from pylog.controller.partitions import PartitionChanges
 from pylog.controller.preferred import PreferredLeaderElection
 from pylog.controller.reassignment import PartitionReassignments
 from pylog.controller.rebalance import AutoLeaderRebalance
-from pylog.controller.states import PartitionState as PS
-from pylog.controller.states import ReplicaState as RS
+from pylog.controller.topics import TopicChanges
 from pylog.controller.zk_ops import ControllerZk
 from pylog.protocol.errors import ErrorCode
 from pylog.zk import paths
-from pylog.zk.codecs import ControllerInfo, TopicAssignment
+from pylog.zk.codecs import ControllerInfo
 from pylog.zk.core import SessionEvent, ZkConnection
 from pylog.zk.errors import ControllerMovedError, SessionExpiredError
-from pylog.zk.uuids import random_uuid
 
 log = logging.getLogger("pylog.controller")
 TP = tuple[str, int]
@@ -55,24 +54,27 @@ class Controller:
         self.generation = 0
         self.queue: asyncio.Queue = asyncio.Queue()
         self.channel = ControllerChannel(broker_id, local=local_delivery)
-        self.deletion = TopicDeletionManager(self)
-        self.membership = BrokerMembership(self)
-        self.notifications = Notifications(self)
+        self.dynamic_default: dict[str, str] = {}  # /config/brokers/<default>
+        # The parts, each given exactly the siblings it calls (see core.py). Listeners hear
+        # failover, resignation, ISR changes and broker membership, in this order.
+        self.listeners = Listeners()
         self.partitions = PartitionChanges(self)
+        self.deletion = TopicDeletionManager(self)
+        self.topics = TopicChanges(self, self.partitions)
+        self.membership = BrokerMembership(self, self.partitions, self.deletion, self.listeners)
+        self.notifications = Notifications(self, self.partitions, self.listeners)
+        # Admin extensions; the broker's ElectLeaders / AlterPartitionReassignments handlers reach
+        # them through these attributes.
+        self.preferred = PreferredLeaderElection(self, self.partitions)
+        self.reassignments = PartitionReassignments(self, self.partitions)
+        self.rebalance = AutoLeaderRebalance(self, self.partitions, self.preferred)
+        for listener in (self.preferred, self.reassignments, self.rebalance):
+            self.listeners.add(listener)
         self._executor = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix=f"controller-zk-{broker_id}")
         self._loop: asyncio.AbstractEventLoop | None = None
         self._task: asyncio.Task | None = None
         self._watches: list[Any] = []
         self._timers: list[asyncio.Task] = []
-        self.extensions: list[Any] = []  # reassignment, preferred election: see attach()
-        self.dynamic_default: dict[str, str] = {}  # /config/brokers/<default>
-        # Admin extensions (preferred elections, reassignments, auto rebalance); the broker's
-        # ElectLeaders / AlterPartitionReassignments handlers reach them through these attributes.
-        self.preferred = PreferredLeaderElection(self)
-        self.reassignments = PartitionReassignments(self)
-        self.rebalance = AutoLeaderRebalance(self, self.preferred)
-        for ext in (self.preferred, self.reassignments, self.rebalance):
-            self.attach(ext)
 
     # -- plumbing -------------------------------------------------------------------------
 
@@ -94,17 +96,6 @@ class Controller:
         fut = asyncio.get_running_loop().create_future()
         self.queue.put_nowait(ev.Call(func, fut))
         return await fut
-
-    def attach(self, extension: Any) -> None:
-        """Register an extension with optional hooks: on_failover(), on_resign(), on_isr_change(tps),
-        on_broker_startup(ids), on_broker_failure(ids)."""
-        self.extensions.append(extension)
-
-    async def _hook(self, name: str, *args: Any) -> None:
-        for ext in self.extensions:
-            fn = getattr(ext, name, None)
-            if fn is not None:
-                await fn(*args)
 
     # -- lifecycle ------------------------------------------------------------------------
 
@@ -186,9 +177,9 @@ class Controller:
         elif isinstance(event, ev.BrokerChange):
             await self.membership.on_change()
         elif isinstance(event, ev.TopicChange):
-            await self._on_topic_change()
+            await self.topics.on_change()
         elif isinstance(event, ev.PartitionModifications):
-            await self._on_partition_modifications(event.topic)
+            await self.topics.on_modified(event.topic)
         elif isinstance(event, ev.TopicDeletion):
             await self.deletion.on_marked()
         elif isinstance(event, ev.IsrChange):
@@ -247,7 +238,7 @@ class Controller:
         for t in self._timers:
             t.cancel()
         self._timers.clear()
-        await self._hook("on_resign")
+        await self.listeners.on_resign()
         await self.channel.close()
         self.ctx = ControllerContext()
         self.active_id = -1
@@ -256,7 +247,8 @@ class Controller:
         gen = self.generation
         self._watches.append(self.zk.watch_children(path, lambda _c: self.post(event, gen)))
 
-    def _watch_topic(self, topic: str) -> None:
+    def watch_topic(self, topic: str) -> None:
+        """Watch a topic's assignment znode for this term (blocking: call through zk_call)."""
         gen = self.generation
         self._watches.append(self.zk.watch_data(
             paths.topic(topic), lambda d, s: self.post(ev.PartitionModifications(topic), gen) if d else None))
@@ -278,7 +270,7 @@ class Controller:
             ctx.live[bid] = LiveBroker(reg, bepoch)
             self.open_channel(bid)
         topics = await self.zk_call(self.ops.topics)
-        await self._load_topics(topics)
+        await self.topics.load(topics)
         states = await self.zk_call(self.ops.partition_states, list(ctx.assignments))
         ctx.leaders.update(states)
         ctx.initialize_states()
@@ -289,35 +281,21 @@ class Controller:
                  len(ctx.topic_ids), len(ctx.assignments))
         await self.deletion.on_marked()
         await self.partitions.trigger_online()
-        await self._hook("on_failover")
+        await self.listeners.on_failover()
         await self.notifications.on_isr_change()
         # Kafka's rule of thumb for this step is ~2 ms per partition; scripts/bench replication_controller
         # reads this line.
         log.info("Controller %d ready at epoch %d: %d partitions in %.0f ms", self.broker_id, epoch,
                  len(ctx.assignments), (time.monotonic() - t0) * 1000)
 
-    async def _load_topics(self, topics: Iterable[str]) -> list[TP]:
-        """Read assignments of topics new to the context; returns their partitions."""
-        ctx = self.ctx
-        assignments = await self.zk_call(self.ops.assignments, list(topics))
-        added: list[TP] = []
-        for topic, ta in assignments.items():
-            if ta.topic_id is None:
-                # Topics created by older tools lack ids: give them one, as Kafka's controller does.
-                ta = TopicAssignment(ta.partitions, random_uuid(), ta.adding_replicas, ta.removing_replicas)
-                await self.zk_call(self.ops.write_assignment, topic, ta)
-            ctx.topic_ids[topic] = ta.topic_id
-            for p, reps in ta.partitions.items():
-                ctx.assignments[(topic, p)] = Assignment(tuple(reps), ta.adding(p), ta.removing(p))
-                added.append((topic, p))
-            await self.zk_call(self._watch_topic, topic)
-        ctx.topic_configs.update(await self.zk_call(self.ops.topic_configs, list(assignments)))
-        return added
-
     def open_channel(self, bid: int) -> None:
         """Start talking to a newly registered broker."""
         ep = self.ctx.live[bid].registration.endpoint("PLAINTEXT") or self.ctx.live[bid].registration.endpoints[0]
         self.channel.add_broker(bid, ep.host or "127.0.0.1", ep.port)
+
+    def close_channel(self, bid: int) -> None:
+        """Stop talking to a broker that is gone."""
+        self.channel.remove_broker(bid)
 
     # -- requests to brokers ----------------------------------------------------------------
 
@@ -366,45 +344,3 @@ class Controller:
         """Move leadership off a broker that is about to stop; returns what it still leads."""
         return await self.call(functools.partial(self.membership.controlled_shutdown, broker_id, broker_epoch))
 
-    async def hook(self, name: str, *args: Any) -> None:
-        """Run an extension hook (see attach())."""
-        await self._hook(name, *args)
-
-    # -- topics ---------------------------------------------------------------------------
-
-    async def _on_topic_change(self) -> None:
-        ctx = self.ctx
-        topics = set(await self.zk_call(self.ops.topics))
-        gone = ctx.topics() - topics
-        for t in gone:
-            ctx.remove_topic(t)
-        new = topics - ctx.topics()
-        if not new:
-            return
-        added = await self._load_topics(sorted(new))
-        self._new_partitions(added)
-        log.info("Controller %d: new topics %s", self.broker_id, sorted(new))
-        await self.partitions.init_new(added)
-
-    def _new_partitions(self, tps: list[TP]) -> None:
-        """NON_EXISTENT -> NEW for new partitions and their replicas (onNewPartitionCreation's first steps)."""
-        self.ctx.move_partitions(tps, PS.NEW)
-        self.ctx.move_replicas([(*tp, r) for tp in tps for r in self.ctx.assignments[tp].replicas], RS.NEW)
-
-    async def _on_partition_modifications(self, topic: str) -> None:
-        ctx = self.ctx
-        if topic in ctx.topics_to_delete or topic not in ctx.topic_ids:
-            return
-        got = await self.zk_call(self.ops.assignments, [topic])
-        ta = got.get(topic)
-        if ta is None:
-            return
-        added = []
-        for p, reps in ta.partitions.items():
-            if (topic, p) not in ctx.assignments:
-                ctx.assignments[(topic, p)] = Assignment(tuple(reps), ta.adding(p), ta.removing(p))
-                added.append((topic, p))
-        self._new_partitions(added)
-        if added:
-            log.info("Controller %d: new partitions %s", self.broker_id, added)
-            await self.partitions.init_new(added)

@@ -8,15 +8,13 @@ returns instead of keeping a stray log forever.
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from pylog.controller.core import ControllerCore
 from pylog.controller.events import DeletionConfirmed
 from pylog.controller.states import PartitionState as PS
 from pylog.controller.states import ReplicaState as RS
 from pylog.zk import paths
-
-if TYPE_CHECKING:
-    from pylog.controller.controller import Controller
 
 log = logging.getLogger("pylog.controller.deletion")
 
@@ -28,12 +26,12 @@ def _truthy(value: Any) -> bool:
 class TopicDeletionManager:
     """Tracks topics queued for deletion and the replicas still to confirm."""
 
-    def __init__(self, controller: "Controller") -> None:
-        self.c = controller
+    def __init__(self, core: ControllerCore) -> None:
+        self.core = core
 
     async def on_marked(self) -> None:
         """Pick up /admin/delete_topics children."""
-        c = self.c
+        c = self.core
         ctx = c.ctx
         marked = set(await c.zk_call(c.ops.children, paths.delete_topics()))
         for topic in sorted(marked):
@@ -48,7 +46,7 @@ class TopicDeletionManager:
                 await self._start(topic)
 
     async def _start(self, topic: str) -> None:
-        c = self.c
+        c = self.core
         ctx = c.ctx
         tps = ctx.partitions_of(topic)
         log.info("Controller %d: deleting topic %s (%d partitions)", c.broker_id, topic, len(tps))
@@ -59,7 +57,7 @@ class TopicDeletionManager:
 
     async def resume(self) -> None:
         """Send deletions to live replicas still pending; finish topics with none left."""
-        c = self.c
+        c = self.core
         ctx = c.ctx
         live = ctx.live_ids
         for topic in sorted(ctx.topics_to_delete):
@@ -82,7 +80,7 @@ class TopicDeletionManager:
 
     async def on_confirmed(self, topic: str, broker_id: int, resp: Any) -> None:
         """A broker answered a deletion StopReplica."""
-        ctx = self.c.ctx
+        ctx = self.core.ctx
         pending = ctx.deletion_pending_replicas.get(topic)
         if pending is None:
             return
@@ -100,7 +98,7 @@ class TopicDeletionManager:
             await self._finish(topic)
 
     async def _finish(self, topic: str) -> None:
-        c = self.c
+        c = self.core
         await c.zk_call(c.ops.delete_topic_znodes, topic)
         ctx = c.ctx
         ctx.move_replicas([k for k in ctx.replica_states if k[0] == topic], RS.NON_EXISTENT)

@@ -8,17 +8,15 @@ shutdown moves leaderships away while the broker is still there to hand over.
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING
-
 from pylog.controller import election as elect
 from pylog.controller.context import Assignment, LiveBroker
+from pylog.controller.core import ControllerCore, ControllerListener
+from pylog.controller.deletion import TopicDeletionManager
+from pylog.controller.partitions import PartitionChanges
 from pylog.controller.states import PartitionState as PS
 from pylog.controller.states import ReplicaState as RS
 from pylog.protocol.errors import ErrorCode
 from pylog.zk.codecs import PartitionState
-
-if TYPE_CHECKING:
-    from pylog.controller.controller import Controller
 
 log = logging.getLogger("pylog.controller")
 TP = tuple[str, int]
@@ -27,13 +25,17 @@ TP = tuple[str, int]
 class BrokerMembership:
     """Reacts to /brokers/ids changes and ControlledShutdown requests."""
 
-    def __init__(self, controller: "Controller") -> None:
-        self.c = controller
+    def __init__(self, core: ControllerCore, partitions: PartitionChanges, deletion: TopicDeletionManager,
+                 listeners: ControllerListener) -> None:
+        self.core = core
+        self.partitions = partitions
+        self.deletion = deletion
+        self.listeners = listeners
 
     async def on_change(self) -> None:
         """/brokers/ids changed: diff against the live set."""
-        ctx = self.c.ctx
-        current = await self.c.zk_call(self.c.ops.live_brokers)
+        ctx = self.core.ctx
+        current = await self.core.zk_call(self.core.ops.live_brokers)
         dead = set(ctx.live) - set(current)
         bounced = {b for b in set(ctx.live) & set(current) if current[b][1] != ctx.live[b].epoch}
         new = set(current) - set(ctx.live)
@@ -41,50 +43,50 @@ class BrokerMembership:
             await self.on_failed(dead | bounced)
         for bid in new | bounced:
             ctx.live[bid] = LiveBroker(*current[bid])
-            self.c.open_channel(bid)
+            self.core.open_channel(bid)
         if new or bounced:
             await self.on_started(new | bounced)
 
     async def on_failed(self, dead: set[int]) -> None:
         """Elect new leaders for what the dead led and drop them from every ISR."""
-        ctx = self.c.ctx
-        log.info("Controller %d: brokers %s failed", self.c.broker_id, sorted(dead))
+        ctx = self.core.ctx
+        log.info("Controller %d: brokers %s failed", self.core.broker_id, sorted(dead))
         for bid in dead:
             ctx.live.pop(bid, None)
             ctx.shutting_down.discard(bid)
-            self.c.channel.remove_broker(bid)
+            self.core.close_channel(bid)
         # A replica already deleted stays DELETED until its topic's deletion completes.
         ctx.move_replicas([k for k, s in ctx.replica_states.items() if k[2] in dead and s != RS.DELETED], RS.OFFLINE)
         led = [tp for tp, st in ctx.leaders.items() if st.leader in dead and tp[0] not in ctx.topics_to_delete]
         ctx.move_partitions(led, PS.OFFLINE)
-        await self.c.partitions.elect(led, self.c.partitions.offline_strategy)
+        await self.partitions.elect(led, self.partitions.offline_strategy)
         # Every partition they host, not just those whose cached ISR names them: a leader may have
         # added one back moments ago (its ISR change notification not read yet). The fresh read in
         # remove_replicas_from_isr skips the rest, as Kafka's OfflineReplica transition does.
         hosted = [tp for tp, a in ctx.assignments.items()
                   if set(a.replicas) & dead and tp[0] not in ctx.topics_to_delete]
-        await self.c.partitions.remove_from_isr(dead, hosted)
-        self.c.send_update_metadata(ctx.live_ids, [])
-        await self.c.hook("on_broker_failure", dead)
+        await self.partitions.remove_from_isr(dead, hosted)
+        self.core.send_update_metadata(ctx.live_ids, [])
+        await self.listeners.on_broker_failure(dead)
 
     async def on_started(self, started: set[int]) -> None:
         """Tell new brokers everything, others about them, and retry what they make possible."""
-        ctx = self.c.ctx
-        log.info("Controller %d: brokers %s started", self.c.broker_id, sorted(started))
-        self.c.send_update_metadata(started, None)
-        self.c.send_update_metadata(ctx.live_ids - started, [])
+        ctx = self.core.ctx
+        log.info("Controller %d: brokers %s started", self.core.broker_id, sorted(started))
+        self.core.send_update_metadata(started, None)
+        self.core.send_update_metadata(ctx.live_ids - started, [])
         for bid in sorted(started):
             tps = [tp for tp in ctx.partitions_on(bid) if tp in ctx.leaders and tp[0] not in ctx.topics_to_delete]
             ctx.move_replicas([(*tp, bid) for tp in tps], RS.ONLINE)
-            self.c.send_leader_and_isr(bid, tps)
-        await self.c.partitions.trigger_online()
-        await self.c.deletion.resume()
-        await self.c.hook("on_broker_startup", started)
+            self.core.send_leader_and_isr(bid, tps)
+        await self.partitions.trigger_online()
+        await self.deletion.resume()
+        await self.listeners.on_broker_startup(started)
 
     async def controlled_shutdown(self, broker_id: int, broker_epoch: int) -> tuple[ErrorCode, list[TP]]:
         """Move leaderships off a stopping broker and drop it from the ISRs it follows in."""
-        ctx = self.c.ctx
-        if not self.c.is_active:
+        ctx = self.core.ctx
+        if not self.core.is_active:
             return ErrorCode.NOT_CONTROLLER, []
         lb = ctx.live.get(broker_id)
         if lb is None:
@@ -92,21 +94,21 @@ class BrokerMembership:
         if broker_epoch >= 0 and broker_epoch != lb.epoch:
             return ErrorCode.STALE_BROKER_EPOCH, []
         ctx.shutting_down.add(broker_id)
-        log.info("Controller %d: controlled shutdown of broker %d", self.c.broker_id, broker_id)
+        log.info("Controller %d: controlled shutdown of broker %d", self.core.broker_id, broker_id)
         replicated = [tp for tp in ctx.partitions_on(broker_id) if len(ctx.assignments[tp].replicas) > 1]
         led = [tp for tp in replicated if ctx.leaders.get(tp) and ctx.leaders[tp].leader == broker_id]
 
         def strategy(tp: TP, st: PartitionState, a: Assignment, live: set[int]) -> elect.Election | None:
             return elect.controlled_shutdown_leader(a.replicas, st.isr, live | {broker_id}, ctx.shutting_down)
 
-        await self.c.partitions.elect(led, strategy, ctx.live_ids)
+        await self.partitions.elect(led, strategy, ctx.live_ids)
         # Stop every replica it has that is led elsewhere now, including the ones it just handed
         # over: a replica still fetching on its way out gets added back to the ISR by its leader,
         # and acks=all then waits on a stopped broker until replica.lag.time.max.ms. (The new
         # LeaderAndIsr is not sent to it at all; see Controller.propagate.)
         followed = [tp for tp in replicated if ctx.leaders.get(tp) and ctx.leaders[tp].leader != broker_id]
-        self.c.send_stop_replica(broker_id, followed, delete=False)
-        await self.c.partitions.remove_from_isr({broker_id}, followed)
+        self.core.send_stop_replica(broker_id, followed, delete=False)
+        await self.partitions.remove_from_isr({broker_id}, followed)
         remaining = [tp for tp in replicated if ctx.leaders.get(tp) and ctx.leaders[tp].leader == broker_id]
         return ErrorCode.NONE, remaining
 

@@ -9,13 +9,10 @@ partitions that were offline for lack of an in-sync replica.
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING
-
+from pylog.controller.core import ControllerCore, ControllerListener
+from pylog.controller.partitions import PartitionChanges
 from pylog.controller.states import PartitionState as PS
 from pylog.zk import paths
-
-if TYPE_CHECKING:
-    from pylog.controller.controller import Controller
 
 log = logging.getLogger("pylog.controller")
 TP = tuple[str, int]
@@ -24,50 +21,52 @@ TP = tuple[str, int]
 class Notifications:
     """Processes /isr_change_notification and /config/changes for the controller."""
 
-    def __init__(self, controller: "Controller") -> None:
-        self.c = controller
+    def __init__(self, core: ControllerCore, partitions: PartitionChanges, listeners: ControllerListener) -> None:
+        self.core = core
+        self.partitions = partitions
+        self.listeners = listeners
         self.last_seq = -1
 
     async def start(self) -> None:
         """Skip config notifications older than this term; load the cluster-default broker config."""
-        existing = await self.c.zk_call(self.c.ops.children, paths.config_changes())
+        existing = await self.core.zk_call(self.core.ops.children, paths.config_changes())
         self.last_seq = max((paths.sequence_number(c) for c in existing), default=-1)
-        self.c.dynamic_default = await self.c.zk_call(self.c.ops.broker_config, paths.DEFAULT_ENTITY)
+        self.core.dynamic_default = await self.core.zk_call(self.core.ops.broker_config, paths.DEFAULT_ENTITY)
 
     async def on_isr_change(self) -> None:
         """Leaders changed ISRs: refresh them and tell every broker."""
-        children = await self.c.zk_call(self.c.ops.children, paths.isr_change_notifications())
+        children = await self.core.zk_call(self.core.ops.children, paths.isr_change_notifications())
         if not children:
             return
-        tps = await self.c.zk_call(self._read_isr_notifications, sorted(children))
-        tps = [tp for tp in tps if tp in self.c.ctx.assignments]
-        fresh = await self.c.zk_call(self.c.ops.partition_states, tps)
-        self.c.ctx.leaders.update(fresh)
-        self.c.send_update_metadata(self.c.ctx.live_ids, list(fresh))
-        await self.c.hook("on_isr_change", list(fresh))
+        tps = await self.core.zk_call(self._read_isr_notifications, sorted(children))
+        tps = [tp for tp in tps if tp in self.core.ctx.assignments]
+        fresh = await self.core.zk_call(self.core.ops.partition_states, tps)
+        self.core.ctx.leaders.update(fresh)
+        self.core.send_update_metadata(self.core.ctx.live_ids, list(fresh))
+        await self.listeners.on_isr_change(list(fresh))
 
     def _read_isr_notifications(self, children: list[str]) -> list[TP]:
         """Partitions named by ISR change notifications, which are deleted once read."""
-        notes = self.c.zk.get_isr_change_notifications(children)
-        self.c.zk.delete_isr_change_notifications(children, self.c.ops.epoch_zk_version)
+        notes = self.core.zk.get_isr_change_notifications(children)
+        self.core.zk.delete_isr_change_notifications(children, self.core.ops.epoch_zk_version)
         return sorted({(tp.topic, tp.partition) for n in notes.values() for tp in n.partitions})
 
     async def on_config_change(self) -> None:
         """Apply topic and cluster-default config changes the controller cares about (unclean)."""
-        children = await self.c.zk_call(self.c.ops.children, paths.config_changes())
+        children = await self.core.zk_call(self.core.ops.children, paths.config_changes())
         fresh = sorted(c for c in children if paths.sequence_number(c) > self.last_seq)
         if not fresh:
             return
         self.last_seq = paths.sequence_number(fresh[-1])
-        notes = await self.c.zk_call(self.c.zk.get_config_change_notifications, fresh)
-        topics = sorted({n.entity_name for n in notes.values() if n.entity_type == "topics"} & self.c.ctx.topics())
+        notes = await self.core.zk_call(self.core.zk.get_config_change_notifications, fresh)
+        topics = sorted({n.entity_name for n in notes.values() if n.entity_type == "topics"} & self.core.ctx.topics())
         if any(n.entity_type == "brokers" for n in notes.values()):
-            self.c.dynamic_default = await self.c.zk_call(self.c.ops.broker_config, paths.DEFAULT_ENTITY)
-            topics = sorted(self.c.ctx.topics())
-        self.c.ctx.topic_configs.update(await self.c.zk_call(self.c.ops.topic_configs, topics))
-        offline = [tp for tp, st in self.c.ctx.partition_states.items()
-                   if st == PS.OFFLINE and tp[0] in topics and self.c.partitions.unclean_enabled(tp[0])]
+            self.core.dynamic_default = await self.core.zk_call(self.core.ops.broker_config, paths.DEFAULT_ENTITY)
+            topics = sorted(self.core.ctx.topics())
+        self.core.ctx.topic_configs.update(await self.core.zk_call(self.core.ops.topic_configs, topics))
+        offline = [tp for tp, st in self.core.ctx.partition_states.items()
+                   if st == PS.OFFLINE and tp[0] in topics and self.partitions.unclean_enabled(tp[0])]
         if offline:
-            log.info("Controller %d: unclean leader election enabled for %s; electing", self.c.broker_id,
+            log.info("Controller %d: unclean leader election enabled for %s; electing", self.core.broker_id,
                      sorted({t for t, _ in offline}))
-            await self.c.partitions.elect(offline, self.c.partitions.offline_strategy)
+            await self.partitions.elect(offline, self.partitions.offline_strategy)

@@ -8,18 +8,16 @@ under it, and then tells the brokers (Controller.propagate).
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING, Any, Callable, Iterable
+from typing import Any, Callable, Iterable
 
 from pylog.controller import election as elect
 from pylog.controller.context import Assignment
+from pylog.controller.core import ControllerCore
 from pylog.controller.states import PartitionState as PS
 from pylog.controller.states import ReplicaState as RS
 from pylog.protocol.errors import ErrorCode
 from pylog.zk.codecs import PartitionState
 from pylog.zk.errors import ControllerMovedError
-
-if TYPE_CHECKING:
-    from pylog.controller.controller import Controller
 
 log = logging.getLogger("pylog.controller")
 TP = tuple[str, int]
@@ -33,20 +31,20 @@ def _truthy(value: Any) -> bool:
 class PartitionChanges:
     """The controller's partition state machine transitions that write ZooKeeper."""
 
-    def __init__(self, controller: "Controller") -> None:
-        self.c = controller
+    def __init__(self, core: ControllerCore) -> None:
+        self.core = core
 
     def unclean_enabled(self, topic: str) -> bool:
         """unclean.leader.election.enable for a topic: its override, else the broker setting."""
-        for layer in (self.c.ctx.topic_configs.get(topic, {}), self.c.dynamic_default):
+        for layer in (self.core.ctx.topic_configs.get(topic, {}), self.core.dynamic_default):
             value = layer.get("unclean.leader.election.enable")
             if value is not None:
                 return _truthy(value)
-        return _truthy(self.c.config.get("unclean.leader.election.enable"))
+        return _truthy(self.core.config.get("unclean.leader.election.enable"))
 
     def eligible(self) -> set[int]:
         """Brokers that may lead: live and not shutting down."""
-        return self.c.ctx.live_ids - self.c.ctx.shutting_down
+        return self.core.ctx.live_ids - self.core.ctx.shutting_down
 
     def offline_strategy(self, tp: TP, st: PartitionState, a: Assignment, live: set[int]) -> elect.Election | None:
         """Leader gone: first live ISR member in assignment order, unclean only if enabled."""
@@ -68,7 +66,7 @@ class PartitionChanges:
         A partition `strategy` finds no leader for goes OFFLINE unless `offline_on_failure` is
         false (a failed preferred election or reassignment step leaves a good leader in place).
         """
-        ctx = self.c.ctx
+        ctx = self.core.ctx
         live = self.eligible() if live is None else live
         remaining = [tp for tp in dict.fromkeys(tps) if tp in ctx.assignments]
         outcome: dict[TP, ErrorCode] = {}
@@ -76,7 +74,7 @@ class PartitionChanges:
         for _attempt in range(10):
             if not remaining:
                 break
-            fresh = await self.c.zk_call(self.c.ops.partition_states, remaining)
+            fresh = await self.core.zk_call(self.core.ops.partition_states, remaining)
             proposals: dict[TP, PartitionState] = {}
             for tp in remaining:
                 st = fresh.get(tp)
@@ -94,7 +92,7 @@ class PartitionChanges:
                     continue
                 proposals[tp] = PartitionState(result.leader, st.leader_epoch + 1, result.isr, ctx.epoch,
                                                partition_epoch=st.partition_epoch)
-            written = await self.c.zk_call(self.c.ops.update_partition_states, proposals) if proposals else {}
+            written = await self.core.zk_call(self.core.ops.update_partition_states, proposals) if proposals else {}
             remaining = []
             for tp, new in written.items():
                 if new is None:
@@ -106,7 +104,7 @@ class PartitionChanges:
                 changed.append(tp)
         for tp in remaining:
             outcome[tp] = ErrorCode.NOT_CONTROLLER
-        self.c.propagate(changed)
+        self.core.propagate(changed)
         return outcome
 
     async def init_new(self, tps: Iterable[TP]) -> None:
@@ -114,7 +112,7 @@ class PartitionChanges:
 
         A partition with no live replica stays NEW (tried again by trigger_online).
         """
-        ctx = self.c.ctx
+        ctx = self.core.ctx
         live = self.eligible()
         proposals = {}
         for tp in tps:
@@ -124,11 +122,11 @@ class PartitionChanges:
                 log.warning("No live replica of %s-%d among %s; it stays offline", tp[0], tp[1], list(a.replicas))
                 continue
             proposals[tp] = PartitionState(isr[0], 0, isr, ctx.epoch)
-        created = await self.c.zk_call(self.c.ops.create_partition_states, proposals) if proposals else {}
+        created = await self.core.zk_call(self.core.ops.create_partition_states, proposals) if proposals else {}
         done = []
         for tp, st in created.items():
             if st is None:  # someone created it first: adopt what is there
-                existing = await self.c.zk_call(self.c.ops.partition_states, [tp])
+                existing = await self.core.zk_call(self.core.ops.partition_states, [tp])
                 if tp in existing:
                     ctx.leaders[tp] = existing[tp]
                 continue
@@ -136,11 +134,11 @@ class PartitionChanges:
             done.append(tp)
         ctx.move_partitions(done, PS.ONLINE)
         ctx.move_replicas([(*tp, r) for tp in done for r in ctx.leaders[tp].isr], RS.ONLINE)
-        self.c.propagate(done, is_new=True)
+        self.core.propagate(done, is_new=True)
 
     async def trigger_online(self) -> None:
         """Bring every NEW and OFFLINE partition online where a leader can be found."""
-        ctx = self.c.ctx
+        ctx = self.core.ctx
         deleting = ctx.topics_to_delete
         new = [tp for tp, s in ctx.partition_states.items() if s == PS.NEW and tp[0] not in deleting]
         offline = [tp for tp, s in ctx.partition_states.items() if s == PS.OFFLINE and tp[0] not in deleting]
@@ -151,13 +149,13 @@ class PartitionChanges:
 
     async def remove_from_isr(self, gone: set[int], tps: Iterable[TP]) -> None:
         """Write ISRs without `gone` (leadership too, if they held it), bumping the leader epoch."""
-        ctx = self.c.ctx
+        ctx = self.core.ctx
         remaining = list(tps)
         changed = []
         for _attempt in range(10):
             if not remaining:
                 break
-            fresh = await self.c.zk_call(self.c.ops.partition_states, remaining)
+            fresh = await self.core.zk_call(self.core.ops.partition_states, remaining)
             proposals = {}
             for tp in remaining:
                 st = fresh.get(tp)
@@ -168,7 +166,7 @@ class PartitionChanges:
                     leader, isr = elect.remove_from_isr(leader, isr, r)
                 proposals[tp] = PartitionState(leader, st.leader_epoch + 1, isr, ctx.epoch,
                                                partition_epoch=st.partition_epoch)
-            written = await self.c.zk_call(self.c.ops.update_partition_states, proposals) if proposals else {}
+            written = await self.core.zk_call(self.core.ops.update_partition_states, proposals) if proposals else {}
             remaining = [tp for tp, new in written.items() if new is None]
             for tp, new in written.items():
                 if new is not None:
@@ -176,4 +174,4 @@ class PartitionChanges:
                     if new.leader < 0:
                         ctx.move_partitions([tp], PS.OFFLINE)
                     changed.append(tp)
-        self.c.propagate(changed)
+        self.core.propagate(changed)

@@ -16,17 +16,16 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, AbstractSet, Iterable, Mapping, Sequence
+from typing import AbstractSet, Iterable, Mapping, Sequence
 
 from pylog.controller import election as elect
 from pylog.controller.admin_znodes import CreationWatch
 from pylog.controller.context import Assignment
+from pylog.controller.core import ControllerCore, ControllerListener
+from pylog.controller.partitions import PartitionChanges
 from pylog.protocol.errors import ErrorCode
 from pylog.zk import paths
 from pylog.zk.codecs import PartitionState
-
-if TYPE_CHECKING:
-    from pylog.controller.controller import Controller
 
 log = logging.getLogger("pylog.controller")
 TP = tuple[str, int]
@@ -72,12 +71,13 @@ def classify(tps: Iterable[TP], election_type: int, assignments: Mapping[TP, Ass
     return to_elect, answered
 
 
-class PreferredLeaderElection:
+class PreferredLeaderElection(ControllerListener):
     """Controller extension for preferred and unclean elections asked for by operators."""
 
-    def __init__(self, controller: "Controller") -> None:
-        self.c = controller
-        self.watch = CreationWatch(controller, paths.preferred_replica_election(), self._on_znode)
+    def __init__(self, core: ControllerCore, partitions: PartitionChanges) -> None:
+        self.core = core
+        self.partitions = partitions
+        self.watch = CreationWatch(core, paths.preferred_replica_election(), self._on_znode)
 
     # -- hooks ------------------------------------------------------------------------------
 
@@ -94,16 +94,16 @@ class PreferredLeaderElection:
     async def elect_for_admin(self, tps: Sequence[TP], election_type: int) -> dict[TP, ElectionResult]:
         """ElectLeaders: run the election on the controller's task (NOT_CONTROLLER if not active)."""
         async def run() -> dict[TP, ElectionResult]:
-            if not self.c.is_active:
+            if not self.core.is_active:
                 return {tp: ElectionResult(ErrorCode.NOT_CONTROLLER, ErrorCode.NOT_CONTROLLER.message) for tp in tps}
             return await self.elect(tps, election_type, trigger="admin client")
-        return await self.c.call(run)
+        return await self.core.call(run)
 
     async def elect(self, tps: Iterable[TP], election_type: int, trigger: str) -> dict[TP, ElectionResult]:
         """Classify, elect what needs it, and say what happened to each partition (controller task)."""
-        c = self.c
+        c = self.core
         ctx = c.ctx
-        live = c.partitions.eligible()
+        live = self.partitions.eligible()
         leaders = {tp: st.leader for tp, st in ctx.leaders.items()}
         to_elect, results = classify(tps, election_type, ctx.assignments, leaders, ctx.topics_to_delete, live)
         if to_elect:
@@ -114,11 +114,11 @@ class PreferredLeaderElection:
 
     async def run_election(self, tps: Sequence[TP], election_type: int) -> dict[TP, ElectionResult]:
         """Elect with the PREFERRED or (operator-requested) UNCLEAN strategy; no znode involved."""
-        c = self.c
+        c = self.core
         ctx = c.ctx
         # A failed preferred election leaves a perfectly good leader in place: the partition stays ONLINE.
         strategy = self._preferred if election_type == PREFERRED else self._unclean
-        outcome = await c.partitions.elect(tps, strategy, offline_on_failure=False)
+        outcome = await self.partitions.elect(tps, strategy, offline_on_failure=False)
         results: dict[TP, ElectionResult] = {}
         for tp in tps:
             code = outcome.get(tp, ErrorCode.NONE)
@@ -151,7 +151,7 @@ class PreferredLeaderElection:
 
     async def _on_znode(self) -> None:
         """/admin/preferred_replica_election was created: elect, then delete it."""
-        c = self.c
+        c = self.core
         if not c.is_active:
             return
         try:

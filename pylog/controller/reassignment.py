@@ -18,11 +18,13 @@ live in reassignment_plan.py.
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING, Callable, Iterable, Mapping, Sequence
+from typing import Callable, Iterable, Mapping, Sequence
 
 from pylog.controller import election as elect
 from pylog.controller.admin_znodes import CreationWatch
 from pylog.controller.context import Assignment
+from pylog.controller.core import ControllerCore, ControllerListener
+from pylog.controller.partitions import PartitionChanges
 from pylog.controller.reassignment_plan import (
     Step,
     build_reassignment,
@@ -39,9 +41,6 @@ from pylog.zk.codecs import PartitionState, TopicAssignment
 from pylog.zk.codecs_admin import ReassignPartitions
 from pylog.zk.errors import ControllerMovedError
 
-if TYPE_CHECKING:
-    from pylog.controller.controller import Controller
-
 log = logging.getLogger("pylog.controller.reassignment")
 TP = tuple[str, int]
 Result = tuple[ErrorCode, "str | None"]
@@ -52,19 +51,20 @@ def _name(tp: TP) -> str:
     return f"{tp[0]}-{tp[1]}"
 
 
-class PartitionReassignments:
+class PartitionReassignments(ControllerListener):
     """Controller extension that drives reassignments to completion."""
 
-    def __init__(self, controller: "Controller") -> None:
-        self.c = controller
+    def __init__(self, core: ControllerCore, partitions: PartitionChanges) -> None:
+        self.core = core
+        self.partitions = partitions
         self.ongoing: set[TP] = set()  # partitionsBeingReassigned
-        self.watch = CreationWatch(controller, paths.reassign_partitions(), self._on_znode_created)
+        self.watch = CreationWatch(core, paths.reassign_partitions(), self._on_znode_created)
 
     # -- hooks ------------------------------------------------------------------------------
 
     async def on_failover(self) -> None:
         """Resume what the topic znodes say is in flight; pick up the legacy znode."""
-        ctx = self.c.ctx
+        ctx = self.core.ctx
         self.ongoing = {tp for tp, a in ctx.assignments.items() if a.reassigning}
         czxid, from_znode = await self._process_znode()
         for tp in sorted(self.ongoing - from_znode):
@@ -79,7 +79,7 @@ class PartitionReassignments:
 
     async def on_isr_change(self, tps: Iterable[TP]) -> None:
         """A leader changed an ISR: maybe the target replicas have all caught up."""
-        ctx = self.c.ctx
+        ctx = self.core.ctx
         for tp in sorted(set(tps) & self.ongoing):
             a = ctx.assignments.get(tp)
             st = ctx.leaders.get(tp)
@@ -93,7 +93,7 @@ class PartitionReassignments:
     async def on_broker_startup(self, ids: Iterable[int]) -> None:
         """Restarted target replicas: resend the reassignment's state (maybeResumeReassignments)."""
         started = set(ids)
-        ctx = self.c.ctx
+        ctx = self.core.ctx
         for tp in sorted(self.ongoing):
             a = ctx.assignments.get(tp)
             if a is not None and started & set(a.target) and tp[0] not in ctx.topics_to_delete:
@@ -104,23 +104,23 @@ class PartitionReassignments:
     async def alter_for_admin(self, requests: Mapping[TP, Sequence[int] | None]) -> dict[TP, Result] | None:
         """AlterPartitionReassignments on the controller's task; None when this broker is not the controller."""
         async def run() -> dict[TP, Result] | None:
-            return await self.alter(requests) if self.c.is_active else None
-        return await self.c.call(run)
+            return await self.alter(requests) if self.core.is_active else None
+        return await self.core.call(run)
 
     async def list_for_admin(self, tps: Iterable[TP] | None) -> dict[TP, Assignment] | None:
         """ListPartitionReassignments: reassigning partitions (all, or among `tps`); None if not the controller."""
         async def run() -> dict[TP, Assignment] | None:
-            if not self.c.is_active:
+            if not self.core.is_active:
                 return None
-            assignments = self.c.ctx.assignments
+            assignments = self.core.ctx.assignments
             wanted = self.ongoing if tps is None else set(tps)
             return {tp: assignments[tp] for tp in sorted(wanted) if tp in assignments and assignments[tp].reassigning}
-        return await self.c.call(run)
+        return await self.core.call(run)
 
     async def alter(self, requests: Mapping[TP, Sequence[int] | None]) -> dict[TP, Result]:
         """processApiPartitionReassignment: validate, supersede the legacy znode, start (controller task)."""
-        ctx = self.c.ctx
-        live = self.c.partitions.eligible()
+        ctx = self.core.ctx
+        live = self.partitions.eligible()
         results: dict[TP, Result] = {}
         to_apply: dict[TP, Assignment] = {}
         for tp, target in requests.items():
@@ -142,7 +142,7 @@ class PartitionReassignments:
 
     async def _trigger(self, to_apply: Mapping[TP, Assignment]) -> dict[TP, Result]:
         """maybeTriggerPartitionReassignment: start each partition, with Kafka's per-partition errors."""
-        ctx = self.c.ctx
+        ctx = self.core.ctx
         results: dict[TP, Result] = {}
         for tp, new in to_apply.items():
             if tp[0] in ctx.topics_to_delete or tp not in ctx.assignments:
@@ -162,7 +162,7 @@ class PartitionReassignments:
 
     async def _reassign(self, tp: TP, new: Assignment) -> None:
         """onPartitionReassignment: record `new`, then either replicate towards it or finish it."""
-        c = self.c
+        c = self.core
         ctx = c.ctx
         current = ctx.assignments[tp]
         if current != new:
@@ -187,12 +187,12 @@ class PartitionReassignments:
 
     async def _replicate(self, tp: TP, st: PartitionState) -> None:
         """Bump the leader epoch and tell the full replica set (new replicas start following)."""
-        c = self.c
+        c = self.core
         live = c.ctx.live_ids
         if st.leader in live:
             def same_leader(_tp: TP, fresh: PartitionState, _a: Assignment, lv: set[int]) -> elect.Election | None:
                 return elect.Election(fresh.leader, tuple(fresh.isr)) if fresh.leader in lv else None
-            outcome = await c.partitions.elect([tp], same_leader, live)
+            outcome = await self.partitions.elect([tp], same_leader, live)
             if outcome.get(tp) == ErrorCode.NONE:
                 return
         # No live leader to keep: still tell the new replicas about the partition.
@@ -200,11 +200,11 @@ class PartitionReassignments:
 
     async def _complete(self, tp: TP) -> None:
         """Every target replica is in the ISR: move the leader if needed, cut the ISR, delete the rest."""
-        c = self.c
+        c = self.core
         ctx = c.ctx
         a = ctx.assignments[tp]
         st = ctx.leaders[tp]
-        plan = next_step(a, st.leader, st.isr, c.partitions.eligible())
+        plan = next_step(a, st.leader, st.isr, self.partitions.eligible())
         if plan.step is Step.CATCH_UP:
             return
         if plan.step is Step.NO_LEADER:
@@ -217,7 +217,7 @@ class PartitionReassignments:
         def finish(_tp: TP, fresh: PartitionState, _a: Assignment, live: set[int]) -> elect.Election | None:
             return finish_state(final.replicas, fresh.leader, fresh.isr, live)
 
-        outcome = await c.partitions.elect([tp], finish, offline_on_failure=False)
+        outcome = await self.partitions.elect([tp], finish, offline_on_failure=False)
         if outcome.get(tp) != ErrorCode.NONE:
             ctx.assignments[tp] = a
             log.warning("Could not finish reassignment of %s (%s); will retry", _name(tp), outcome.get(tp))
@@ -233,17 +233,17 @@ class PartitionReassignments:
 
     async def _stop_replicas(self, tp: TP, replicas: Sequence[int]) -> None:
         """Replicas a new target no longer wants: out of the ISR, then stopped and deleted."""
-        c = self.c
+        c = self.core
         ctx = c.ctx
-        await c.partitions.remove_from_isr(set(replicas), [tp])
+        await self.partitions.remove_from_isr(set(replicas), [tp])
         st = ctx.leaders.get(tp)
         if st is not None and st.leader < 0:
-            await c.partitions.elect([tp], c.partitions.offline_strategy)
+            await self.partitions.elect([tp], self.partitions.offline_strategy)
         self._drop_replicas(tp, replicas)
 
     def _drop_replicas(self, tp: TP, replicas: Sequence[int]) -> None:
         """stopRemovedReplicasOfReassignedPartition: walk the replicas to NON_EXISTENT, delete their logs."""
-        c = self.c
+        c = self.core
         keys = [(*tp, r) for r in replicas]
         for state in (RS.OFFLINE, RS.DELETION_STARTED, RS.DELETED, RS.NON_EXISTENT):
             c.ctx.move_replicas(keys, state)
@@ -254,7 +254,7 @@ class PartitionReassignments:
 
     async def _write_assignments(self, topic: str, changes: Mapping[int, Assignment]) -> None:
         """Rewrite the topic znode with these partitions changed (others as ZooKeeper has them)."""
-        c = self.c
+        c = self.core
         got = await c.zk_call(c.ops.assignments, [topic])
         ta = got.get(topic)
         if ta is None:
@@ -268,7 +268,7 @@ class PartitionReassignments:
     # -- the legacy znode -------------------------------------------------------------------------
 
     async def _on_znode_created(self) -> None:
-        if self.c.is_active:
+        if self.core.is_active:
             await self._process_znode()
 
     async def _process_znode(self) -> tuple[int | None, set[TP]]:
@@ -278,7 +278,7 @@ class PartitionReassignments:
         targets are not validated here (the tools do that before writing); partitions that fail
         to start are removed from the znode.
         """
-        c = self.c
+        c = self.core
         got = await c.zk_call(c.zk.get_or_none, paths.reassign_partitions())
         if got is None:
             return None, set()
@@ -304,7 +304,7 @@ class PartitionReassignments:
 
     async def _remove_from_znode(self, drop: Callable[[TP, Sequence[int]], bool]) -> None:
         """maybeRemoveFromZkReassignment: rewrite the znode without some partitions; delete it when empty."""
-        c = self.c
+        c = self.core
         got = await c.zk_call(c.zk.get_reassign_partitions)
         if got is None:
             return

@@ -18,15 +18,13 @@ from __future__ import annotations
 import asyncio
 import logging
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, AbstractSet, Any, Mapping, Sequence
+from typing import AbstractSet, Any, Mapping, Sequence
 
 from pylog.controller.admin_znodes import post_call
 from pylog.controller.election import preferred_leader
-from pylog.controller.preferred import PREFERRED
-
-if TYPE_CHECKING:
-    from pylog.controller.controller import Controller
-    from pylog.controller.preferred import PreferredLeaderElection
+from pylog.controller.core import ControllerCore, ControllerListener
+from pylog.controller.partitions import PartitionChanges
+from pylog.controller.preferred import PREFERRED, PreferredLeaderElection
 
 log = logging.getLogger("pylog.controller")
 TP = tuple[str, int]
@@ -80,16 +78,18 @@ def rebalance_candidates(replicas: Mapping[TP, Sequence[int]], leaders: Mapping[
     return sorted(out)
 
 
-class AutoLeaderRebalance:
+class AutoLeaderRebalance(ControllerListener):
     """Controller extension: the periodic imbalance check while this broker is the controller."""
 
-    def __init__(self, controller: "Controller", elections: "PreferredLeaderElection") -> None:
-        self.c = controller
+    def __init__(self, core: ControllerCore, partitions: PartitionChanges,
+                 elections: PreferredLeaderElection) -> None:
+        self.core = core
+        self.partitions = partitions
         self.elections = elections
         self._task: asyncio.Task | None = None
 
     def _setting(self, key: str) -> Any:
-        return self.c.config.get(key)
+        return self.core.config.get(key)
 
     async def on_failover(self) -> None:
         """Start the periodic check if auto.leader.rebalance.enable is set."""
@@ -97,8 +97,8 @@ class AutoLeaderRebalance:
             return
         interval = float(self._setting("leader.imbalance.check.interval.seconds"))
         self._task = asyncio.get_running_loop().create_task(
-            self._schedule(self.c.generation, min(FIRST_CHECK_DELAY_S, interval), interval),
-            name=f"auto-leader-rebalance-{self.c.broker_id}")
+            self._schedule(self.core.generation, min(FIRST_CHECK_DELAY_S, interval), interval),
+            name=f"auto-leader-rebalance-{self.core.broker_id}")
 
     async def on_resign(self) -> None:
         """Stop checking."""
@@ -108,13 +108,13 @@ class AutoLeaderRebalance:
 
     async def _schedule(self, generation: int, first: float, interval: float) -> None:
         await asyncio.sleep(first)
-        while self.c.generation == generation:
-            post_call(self.c, self.check, generation)
+        while self.core.generation == generation:
+            post_call(self.core, self.check, generation)
             await asyncio.sleep(interval)
 
     async def check(self) -> list[TP]:
         """One imbalance check (controller task); returns the partitions it elected for."""
-        c = self.c
+        c = self.core
         if not c.is_active:
             return []
         ctx = c.ctx
@@ -123,7 +123,7 @@ class AutoLeaderRebalance:
             {tp: a.replicas for tp, a in ctx.assignments.items()},
             {tp: st.leader for tp, st in ctx.leaders.items()},
             {tp: st.isr for tp, st in ctx.leaders.items()},
-            c.partitions.eligible(), int(self._setting("leader.imbalance.per.broker.percentage")),
+            self.partitions.eligible(), int(self._setting("leader.imbalance.per.broker.percentage")),
             ctx.topics_to_delete, reassigning)
         candidates = [tp for tp in candidates if tp[0] in ctx.topic_ids]
         if not candidates:

@@ -110,6 +110,9 @@ class FakeCore:
                           callback: Callable[[int, Any], None] | None = None) -> None:
         self.sent.append(("stop_replica", bid, sorted(tps), delete))
 
+    def watch_topic(self, topic: str) -> None:
+        self.sent.append(("watch_topic", topic))
+
     def open_channel(self, bid: int) -> None:
         self.sent.append(("open_channel", bid))
 

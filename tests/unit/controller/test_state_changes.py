@@ -1,7 +1,7 @@
 """The controller's parts move partitions and replicas only through the state tables.
 
-Each test drives real controller code (PartitionChanges, TopicDeletionManager,
-PreferredLeaderElection) over an in-memory ZooKeeper, and checks both the states it reaches
+Each test drives real controller parts (TopicChanges, PartitionChanges, BrokerMembership,
+TopicDeletionManager, PreferredLeaderElection), each built alone from its explicit dependencies, over an in-memory ZooKeeper, and checks both the states it reaches
 and that no transition was refused; the last one provokes a refused transition on purpose.
 """
 
@@ -14,12 +14,15 @@ from types import SimpleNamespace
 import pytest
 
 from support.fake_controller import FakeCore
-from pylog.controller.context import Assignment, LiveBroker
+from pylog.controller.context import LiveBroker
+from pylog.controller.core import ControllerListener, Listeners
 from pylog.controller.deletion import TopicDeletionManager
+from pylog.controller.membership import BrokerMembership
 from pylog.controller.partitions import PartitionChanges
 from pylog.controller.preferred import PREFERRED, PreferredLeaderElection
 from pylog.controller.states import PartitionState as P
 from pylog.controller.states import ReplicaState as R
+from pylog.controller.topics import TopicChanges
 from pylog.protocol.errors import ErrorCode
 
 INVALID = "Invalid state transition"
@@ -32,17 +35,10 @@ def state_log(caplog):
 
 
 def _created(core: FakeCore, topic: str, replicas: dict[int, tuple[int, ...]]) -> PartitionChanges:
-    """A topic through the controller's new-partition path: NEW, then init_new brings it online."""
+    """A topic as the tools create it, picked up by the controller's /brokers/topics path."""
     core.add_topic(topic, replicas)
-    ctx = core.ctx
-    for p, reps in replicas.items():
-        ctx.assignments[(topic, p)] = Assignment(reps)
-    ctx.topic_ids[topic] = core.ops.topics_[topic].topic_id
-    tps = [(topic, p) for p in replicas]
-    ctx.move_partitions(tps, P.NEW)
-    ctx.move_replicas([(topic, p, r) for p, reps in replicas.items() for r in reps], R.NEW)
     changes = PartitionChanges(core)
-    asyncio.run(changes.init_new(tps))
+    asyncio.run(TopicChanges(core, changes).on_change())
     return changes
 
 
@@ -89,10 +85,33 @@ def test_failed_preferred_election_leaves_the_partition_online(state_log):
     asyncio.run(changes.remove_from_isr({1}, [("t", 0)]))  # 0 leads now, the preferred 1 is out of the ISR
     assert core.ops.states[("t", 0)].leader == 0
     core.ctx.live[1] = LiveBroker(None, 1)
-    core.partitions = changes
-    results = asyncio.run(PreferredLeaderElection(core).run_election([("t", 0)], PREFERRED))
+    results = asyncio.run(PreferredLeaderElection(core, changes).run_election([("t", 0)], PREFERRED))
     assert results[("t", 0)].error == ErrorCode.PREFERRED_LEADER_NOT_AVAILABLE
     assert core.ctx.partition_states[("t", 0)] is P.ONLINE
+    assert INVALID not in state_log.text
+
+
+class Heard(ControllerListener):
+    def __init__(self) -> None:
+        self.events: list[tuple[str, set[int]]] = []
+
+    async def on_broker_failure(self, ids: set[int]) -> None:
+        self.events.append(("failed", ids))
+
+
+def test_broker_failure_moves_leadership_and_tells_listeners(state_log):
+    core = FakeCore(live={0, 1, 2})
+    changes = _created(core, "t", {0: (0, 1), 1: (2, 0)})
+    heard, listeners = Heard(), Listeners()
+    listeners.add(heard)
+    membership = BrokerMembership(core, changes, TopicDeletionManager(core), listeners)
+    asyncio.run(membership.on_failed({0}))
+    assert (core.ops.states[("t", 0)].leader, core.ops.states[("t", 0)].isr) == (1, (1,))
+    assert core.ops.states[("t", 1)].isr == (2,)
+    assert core.ctx.partition_states == {("t", 0): P.ONLINE, ("t", 1): P.ONLINE}
+    assert core.ctx.replica_states[("t", 0, 0)] is R.OFFLINE and core.ctx.replica_states[("t", 1, 0)] is R.OFFLINE
+    assert ("close_channel", 0) in core.sent
+    assert heard.events == [("failed", {0})]
     assert INVALID not in state_log.text
 
 
