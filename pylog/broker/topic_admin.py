@@ -15,6 +15,7 @@ from typing import Any, Callable, Mapping, Sequence
 
 from pylog.common.config import ConfigError, validate_topic_config
 from pylog.planner import assignment as placement
+from pylog.common.errors import KafkaError
 from pylog.protocol.errors import ErrorCode
 from pylog.zk import admin as zk_admin
 
@@ -122,9 +123,8 @@ class TopicAdmin:
             res.topic_id = await self._run(lambda: admin.create_topic(name, assignment, dict(configs), validate=False))
             log.info("Creating topic %s with configuration %s and initial partition assignment %s", name,
                      dict(configs), assignment)
-        except (zk_admin.AdminError, placement.AssignmentError) as exc:
-            res.error = ErrorCode(exc.error_code if exc.error_code is not None else -1)
-            res.message = str(exc)
+        except KafkaError as exc:
+            res.error, res.message = exc.code, str(exc)
             return res
         except ConfigError as exc:
             res.error, res.message = ErrorCode.INVALID_CONFIG, str(exc)
@@ -175,9 +175,8 @@ class TopicAdmin:
             if validate_only:
                 return res
             await self._run(admin.add_partitions, name, count, added, [b for b, _ in brokers])
-        except (zk_admin.AdminError, placement.AssignmentError) as exc:
-            res.error = ErrorCode(exc.error_code if exc.error_code is not None else -1)
-            res.message = str(exc)
+        except KafkaError as exc:
+            res.error, res.message = exc.code, str(exc)
             return res
         if not await self.wait_until(lambda: self.topic_ready(name, count), timeout_ms / 1000):
             res.error = ErrorCode.REQUEST_TIMED_OUT
@@ -195,8 +194,8 @@ class TopicAdmin:
         try:
             await self._run(self._admin().delete_topic, name)
         except zk_admin.AdminError as exc:
-            if exc.error_code is not None:
-                res.error, res.message = ErrorCode(exc.error_code), str(exc)
+            if exc.code != ErrorCode.NONE:  # NONE: already marked for deletion, which Kafka reports as success
+                res.error, res.message = exc.code, str(exc)
                 return res
         if not await self.wait_until(lambda: name not in self.broker.metadata.topics, timeout_ms / 1000):
             res.error = ErrorCode.REQUEST_TIMED_OUT

@@ -9,6 +9,8 @@ import random
 from collections.abc import Mapping, Sequence
 from typing import Protocol
 
+from pylog.common.errors import ErrorCode, KafkaError
+
 __all__ = [
     "AdminOperationError",
     "AssignmentError",
@@ -22,34 +24,33 @@ __all__ = [
 ]
 
 
-class AssignmentError(ValueError):
-    """Base class; `error_code` is the Kafka protocol error code the broker should answer with."""
-
-    error_code = -1  # UNKNOWN_SERVER_ERROR: Kafka's AdminOperationException is not an ApiException
+class AssignmentError(KafkaError, ValueError):
+    """Base class; `code` is the Kafka error the broker should answer with (UNKNOWN_SERVER_ERROR here:
+    Kafka's AdminOperationException is not an ApiException)."""
 
 
 class InvalidPartitionsError(AssignmentError):
     """Kafka's InvalidPartitionsException."""
 
-    error_code = 37
+    code = ErrorCode.INVALID_PARTITIONS
 
 
 class InvalidReplicationFactorError(AssignmentError):
     """Kafka's InvalidReplicationFactorException."""
 
-    error_code = 38
+    code = ErrorCode.INVALID_REPLICATION_FACTOR
 
 
 class InvalidReplicaAssignmentError(AssignmentError):
     """Kafka's InvalidReplicaAssignmentException."""
 
-    error_code = 39
+    code = ErrorCode.INVALID_REPLICA_ASSIGNMENT
 
 
 class BrokerNotAvailableError(AssignmentError):
     """Kafka's BrokerNotAvailableException."""
 
-    error_code = 8
+    code = ErrorCode.BROKER_NOT_AVAILABLE
 
 
 class AdminOperationError(AssignmentError):

@@ -3,13 +3,14 @@ handlers change the cluster, by writing the znodes the controller watches (Kafka
 ZkAdminManager, with their error messages).
 
 Replica placement is not done here: callers pass the assignment (pylog.planner computes it).
-Errors carry the Kafka error code the broker should put in its response (`error_code`).
+Errors carry the Kafka error the broker should put in its response (`code`, from pylog.common.errors).
 """
 
 from __future__ import annotations
 
 from typing import Callable, Iterable, Mapping, Sequence
 
+from pylog.common.errors import ErrorCode, KafkaError
 from pylog.zk import errors, paths
 from pylog.zk.client import ZkClient
 from pylog.zk.codecs import BrokerRegistration, PartitionState, TopicAssignment, TopicPartition
@@ -26,64 +27,61 @@ REASSIGNMENT_IN_PROGRESS_MESSAGE = (
     "be used to change the throttle by resubmitting the current reassignment.")
 
 
-class AdminError(Exception):
-    """An admin operation was refused; error_code is the Kafka protocol error code (None: no API error)."""
-
-    error_code: int | None = -1  # UNKNOWN_SERVER_ERROR
+class AdminError(KafkaError):
+    """An admin operation was refused with the Kafka error `code` (UNKNOWN_SERVER_ERROR unless a subclass says)."""
 
 
 class UnknownTopicOrPartitionError(AdminError):
     """The topic does not exist (UNKNOWN_TOPIC_OR_PARTITION)."""
 
-    error_code = 3
+    code = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
 
 
 class BrokerNotAvailableError(AdminError):
     """A replica is on a broker that is not registered (BROKER_NOT_AVAILABLE)."""
 
-    error_code = 8
+    code = ErrorCode.BROKER_NOT_AVAILABLE
 
 
 class InvalidTopicError(AdminError):
     """Illegal topic name, or it collides with an existing one (INVALID_TOPIC_EXCEPTION)."""
 
-    error_code = 17
+    code = ErrorCode.INVALID_TOPIC_EXCEPTION
 
 
 class TopicExistsError(AdminError):
     """The topic exists or is being deleted (TOPIC_ALREADY_EXISTS)."""
 
-    error_code = 36
+    code = ErrorCode.TOPIC_ALREADY_EXISTS
 
 
 class InvalidPartitionsError(AdminError):
     """The partition count would not increase (INVALID_PARTITIONS)."""
 
-    error_code = 37
+    code = ErrorCode.INVALID_PARTITIONS
 
 
 class InvalidReplicaAssignmentError(AdminError):
     """The replica assignment is inconsistent (INVALID_REPLICA_ASSIGNMENT)."""
 
-    error_code = 39
+    code = ErrorCode.INVALID_REPLICA_ASSIGNMENT
 
 
 class ReassignmentInProgressError(AdminError):
     """/admin/reassign_partitions already exists (REASSIGNMENT_IN_PROGRESS)."""
 
-    error_code = 60
+    code = ErrorCode.REASSIGNMENT_IN_PROGRESS
 
 
 class TopicAlreadyMarkedForDeletionError(AdminError):
-    """Deleting a topic twice; Kafka's broker swallows this and reports success, hence no error code."""
+    """Deleting a topic twice; Kafka's broker swallows this and reports success, hence NONE."""
 
-    error_code = None
+    code = ErrorCode.NONE
 
 
 class PreferredLeaderElectionInProgressError(AdminError):
-    """/admin/preferred_replica_election already exists (an AdminOperationException in Kafka)."""
-
-    error_code = None
+    """/admin/preferred_replica_election already exists (an AdminOperationException in Kafka, not an
+    ApiException: UNKNOWN_SERVER_ERROR if it ever reached the wire)."""
 
 
 def validate_topic_name(name: str) -> None:

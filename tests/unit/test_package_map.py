@@ -13,12 +13,12 @@ PYLOG = Path(__file__).resolve().parents[2] / "pylog"
 ANY = None  # tools at the top of the map may import everything
 ALLOWED: dict[str, set[str] | None] = {
     "common": set(),
-    "protocol": set(),
+    "protocol": {"common"},  # the error registry (common/errors.py)
     "log": {"protocol", "common"},
     "zk": {"common"},
     "client": {"protocol"},
     "controller": {"protocol", "zk", "client", "common"},
-    "planner": set(),
+    "planner": {"common"},  # the error registry; common is stdlib-only too
     "spark": {"planner", "common", "client"},
     # The broker hosts the controller and places new topics' replicas with the planner's create-time rule.
     "broker": {"protocol", "log", "zk", "client", "common", "planner", "controller"},
