@@ -231,10 +231,6 @@ class ReplicaManager:
         """Current high watermarks for the replication-offset-checkpoint."""
         return {k: p.high_watermark for k, p in self.partitions.items()}
 
-    def leader_count(self) -> int:
-        """Partitions this broker leads."""
-        return sum(1 for p in self.partitions.values() if p.is_leader)
-
     async def shutdown(self) -> None:
         """Stop fetching and fail waiters."""
         for p in self.partitions.values():

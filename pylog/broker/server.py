@@ -38,7 +38,6 @@ from pylog.protocol.codec import (
 from pylog.protocol.framing import FrameDecoder, FrameTooLarge
 
 log = logging.getLogger("pylog.network")
-request_log = logging.getLogger("pylog.request")
 
 _MAX_QUEUED_BYTES = 64 * 1024 * 1024  # stop reading from a client that pipelines more than this
 # Responses a connection may owe (waiting for replication, or queued behind one that is) before it

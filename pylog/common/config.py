@@ -141,11 +141,6 @@ class BrokerConfig:
         return int(self._values["broker.id"])
 
     @property
-    def zookeeper_connect(self) -> str:
-        """zookeeper.connect (required)."""
-        return str(self._values["zookeeper.connect"])
-
-    @property
     def zookeeper_connection_timeout_ms(self) -> int:
         """zookeeper.connection.timeout.ms, defaulting to zookeeper.session.timeout.ms."""
         value = self._values["zookeeper.connection.timeout.ms"]

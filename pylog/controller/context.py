@@ -82,10 +82,6 @@ class ControllerContext:
         """Partitions with a replica on a broker."""
         return [tp for tp, a in self.assignments.items() if broker_id in a.replicas]
 
-    def partitions_led_by(self, broker_id: int) -> list[TP]:
-        """Partitions whose current leader is a broker."""
-        return [tp for tp, s in self.leaders.items() if s.leader == broker_id]
-
     def move_partitions(self, tps: Iterable[TP], target: PartitionState) -> list[TP]:
         """Partition state changes, checked against PARTITION_PREVIOUS; returns those that moved."""
         return transition(self.partition_states, tps, target, PARTITION_PREVIOUS)

@@ -50,7 +50,6 @@ class Controller:
         self.ops = ControllerZk(zk)
         self.ctx = ControllerContext()
         self.is_active = False
-        self.active_id = -1
         self.generation = 0
         self.queue: asyncio.Queue = asyncio.Queue()
         self.channel = ControllerChannel(broker_id, local=local_delivery)
@@ -200,11 +199,9 @@ class Controller:
             else:
                 return
         if current != -1:
-            self.active_id = current
             return
         won = await self.zk_call(self.ops.try_elect, self.broker_id)
         if won is None:
-            self.active_id = await self.zk_call(self.ops.controller_id)
             return
         epoch, version = won
         log.info("Broker %d is the controller at epoch %d", self.broker_id, epoch)
@@ -241,7 +238,6 @@ class Controller:
         await self.listeners.on_resign()
         await self.channel.close()
         self.ctx = ControllerContext()
-        self.active_id = -1
 
     def _watch_children(self, path: str, event: Any) -> None:
         gen = self.generation
@@ -259,7 +255,6 @@ class Controller:
         self.ctx = ctx = ControllerContext(epoch=epoch, epoch_zk_version=version)
         self.ops.epoch_zk_version = version
         self.is_active = True
-        self.active_id = self.broker_id
         for path, event in ((paths.broker_ids(), ev.BrokerChange()), (paths.topics(), ev.TopicChange()),
                             (paths.delete_topics(), ev.TopicDeletion()),
                             (paths.isr_change_notifications(), ev.IsrChange())):

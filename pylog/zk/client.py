@@ -125,14 +125,6 @@ class ZkClient(ZkAdminOps, ZkConnection):
                                      "is deleted from Zookeeper.") from None
             return existing
 
-    def generate_broker_sequence_id(self) -> int:
-        """Bump /brokers/seqid and return its new zkVersion (the broker id is this + reserved.broker.max.id)."""
-        try:
-            return self.set(paths.broker_seqid(), b"").version
-        except errors.NoNodeError:
-            self.ensure_path(paths.broker_seqid())
-            return self.set(paths.broker_seqid(), b"").version
-
     # ------------------------------------------------------------------ brokers
 
     def register_broker(self, registration: BrokerRegistration) -> int:
@@ -160,10 +152,6 @@ class ZkClient(ZkAdminOps, ZkConnection):
                         f"does not match current session '{ours}'") from None
                 return got[1].czxid
         raise errors.ZkError(f"Could not create ephemeral {path}: it kept appearing and disappearing")
-
-    def update_broker_info(self, registration: BrokerRegistration) -> None:
-        """Rewrite our registration's data (e.g. new endpoints) without changing the broker epoch."""
-        self.set(registration.path, registration.encode())
 
     def get_all_broker_ids(self) -> list[int]:
         """Ids of live brokers, sorted."""
@@ -355,25 +343,9 @@ class ZkClient(ZkAdminOps, ZkConnection):
         return self.watch_children(paths.broker_ids(),
                                    lambda ch: callback(sorted(int(c) for c in ch if c.isdigit())))
 
-    def watch_topics(self, callback: Callable[[list[str]], Any]) -> WatchHandle:
-        """callback(sorted topic names) on topic creation/deletion."""
-        return self.watch_children(paths.topics(), lambda ch: callback(sorted(ch)))
-
-    def watch_topic_deletions(self, callback: Callable[[list[str]], Any]) -> WatchHandle:
-        """callback(sorted topics marked for deletion)."""
-        return self.watch_children(paths.delete_topics(), lambda ch: callback(sorted(ch)))
-
     def watch_config_changes(self, callback: Callable[[list[str]], Any]) -> WatchHandle:
         """callback(notification child names in sequence order)."""
         return self.watch_children(paths.config_changes(), lambda ch: callback(sorted(ch)))
-
-    def watch_isr_changes(self, callback: Callable[[list[str]], Any]) -> WatchHandle:
-        """callback(ISR change notification child names in sequence order)."""
-        return self.watch_children(paths.isr_change_notifications(), lambda ch: callback(sorted(ch)))
-
-    def watch_log_dir_events(self, callback: Callable[[list[str]], Any]) -> WatchHandle:
-        """callback(log dir event notification child names in sequence order)."""
-        return self.watch_children(paths.log_dir_event_notifications(), lambda ch: callback(sorted(ch)))
 
     def watch_controller(self, callback: Callable[[ControllerInfo | None], Any]) -> WatchHandle:
         """callback(ControllerInfo or None) now and whenever /controller is created, changed or deleted."""

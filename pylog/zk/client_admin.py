@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping
 
 from pylog.zk import errors, paths
 from pylog.zk.codecs import ConfigChangeNotification, ConfigEntity, TopicPartition
-from pylog.zk.codecs_admin import (IsrChangeNotification, LogDirEventNotification, PreferredReplicaElection,
+from pylog.zk.codecs_admin import (IsrChangeNotification, PreferredReplicaElection,
                                    ProducerIdBlock, ReassignPartitions)
 from pylog.zk.ops import ANY_VERSION, DeleteOp, SetDataOp
 
@@ -113,16 +113,6 @@ class ZkAdminOps:
         """True if /admin/delete_topics/<t> exists."""
         return self.exists(paths.delete_topic(topic)) is not None
 
-    def delete_topic_deletions(self: "ZkClient", topics: Iterable[str],
-                               controller_epoch_zk_version: int | None) -> None:
-        """Remove deletion markers (the controller, when a deletion completes or is invalid)."""
-        self._delete_all((paths.delete_topic(t) for t in topics), controller_epoch_zk_version)
-
-    def delete_topic_configs(self: "ZkClient", topics: Iterable[str],
-                             controller_epoch_zk_version: int | None) -> None:
-        """Remove /config/topics/<t> of deleted topics."""
-        self._delete_all((paths.config_entity("topics", t) for t in topics), controller_epoch_zk_version)
-
     # ------------------------------------------------------------------ /admin/reassign_partitions
 
     def get_reassign_partitions(self: "ZkClient") -> tuple[ReassignPartitions, int] | None:
@@ -144,12 +134,6 @@ class ZkAdminOps:
         """Delete it once every partition is done."""
         self._delete_all([paths.reassign_partitions()], controller_epoch_zk_version)
 
-    def watch_reassign_partitions(self: "ZkClient",
-                                  callback: Callable[[ReassignPartitions | None], Any]) -> "WatchHandle":
-        """callback(request or None) now and when the znode is created/changed/deleted."""
-        path = paths.reassign_partitions()
-        return self.watch_data(path, self._decoded(path, ReassignPartitions.decode, callback))
-
     # ------------------------------------------------------------------ /admin/preferred_replica_election
 
     def get_preferred_replica_election(self: "ZkClient") -> PreferredReplicaElection | None:
@@ -164,12 +148,6 @@ class ZkAdminOps:
     def delete_preferred_replica_election(self: "ZkClient", controller_epoch_zk_version: int | None) -> None:
         """Delete it when the election is done."""
         self._delete_all([paths.preferred_replica_election()], controller_epoch_zk_version)
-
-    def watch_preferred_replica_election(
-            self: "ZkClient", callback: Callable[[PreferredReplicaElection | None], Any]) -> "WatchHandle":
-        """callback(request or None) now and when the znode is created/changed/deleted."""
-        path = paths.preferred_replica_election()
-        return self.watch_data(path, self._decoded(path, PreferredReplicaElection.decode, callback))
 
     # ------------------------------------------------------------------ ISR change / log dir notifications
 
@@ -187,22 +165,6 @@ class ZkAdminOps:
                                         controller_epoch_zk_version: int | None) -> None:
         """Delete processed ISR change notifications."""
         self._delete_all((f"{paths.isr_change_notifications()}/{n}" for n in names), controller_epoch_zk_version)
-
-    def propagate_log_dir_event(self: "ZkClient", broker_id: int) -> str:
-        """Create a log_dir_event_<seq> notification (a log dir of broker_id failed); returns its path."""
-        created, _ = self.create(paths.log_dir_event_prefix(), LogDirEventNotification(broker_id).encode(),
-                                 sequence=True, make_parents=True)
-        return created
-
-    def get_log_dir_events(self: "ZkClient", names: Iterable[str]) -> dict[str, LogDirEventNotification]:
-        """Decode log dir event notifications by child name."""
-        return self._decode_children(paths.log_dir_event_notifications(), names, LogDirEventNotification.decode)
-
-    def delete_log_dir_events(self: "ZkClient", names: Iterable[str],
-                              controller_epoch_zk_version: int | None) -> None:
-        """Delete processed log dir event notifications."""
-        self._delete_all((f"{paths.log_dir_event_notifications()}/{n}" for n in names),
-                         controller_epoch_zk_version)
 
     # ------------------------------------------------------------------ producer ids
 

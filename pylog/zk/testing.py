@@ -67,11 +67,6 @@ def free_port() -> int:
     raise RuntimeError(f"No free port found in {_PORT_RANGE}")
 
 
-def free_ports(n: int) -> list[int]:
-    """n distinct free ports."""
-    return [free_port() for _ in range(n)]
-
-
 def wait_until(predicate: Callable[[], T], timeout: float, message: str, interval: float = 0.05) -> T:
     """Poll predicate until it returns something truthy (returned); AssertionError with message on timeout."""
     deadline = time.monotonic() + timeout
