@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 
 from typing import Iterable
 
-from pylog.controller.states import PARTITION_PREVIOUS, REPLICA_PREVIOUS, PartitionState, ReplicaState, transition
+from pylog.controller.states import PARTITION_PREVIOUS, REPLICA_PREVIOUS, PartitionLifecycle, ReplicaLifecycle, transition
 from pylog.zk.codecs import BrokerRegistration, PartitionState as LeaderIsr
 
 TP = tuple[str, int]
@@ -59,8 +59,8 @@ class ControllerContext:
     topic_ids: dict[str, str | None] = field(default_factory=dict)
     assignments: dict[TP, Assignment] = field(default_factory=dict)
     leaders: dict[TP, LeaderIsr] = field(default_factory=dict)
-    partition_states: dict[TP, PartitionState] = field(default_factory=dict)
-    replica_states: dict[TPR, ReplicaState] = field(default_factory=dict)
+    partition_states: dict[TP, PartitionLifecycle] = field(default_factory=dict)
+    replica_states: dict[TPR, ReplicaLifecycle] = field(default_factory=dict)
     topics_to_delete: set[str] = field(default_factory=set)
     deletion_pending_replicas: dict[str, set[tuple[int, int]]] = field(default_factory=dict)
     topic_configs: dict[str, dict[str, str]] = field(default_factory=dict)
@@ -82,11 +82,11 @@ class ControllerContext:
         """Partitions with a replica on a broker."""
         return [tp for tp, a in self.assignments.items() if broker_id in a.replicas]
 
-    def move_partitions(self, tps: Iterable[TP], target: PartitionState) -> list[TP]:
+    def move_partitions(self, tps: Iterable[TP], target: PartitionLifecycle) -> list[TP]:
         """Partition state changes, checked against PARTITION_PREVIOUS; returns those that moved."""
         return transition(self.partition_states, tps, target, PARTITION_PREVIOUS)
 
-    def move_replicas(self, replicas: Iterable[TPR], target: ReplicaState) -> list[TPR]:
+    def move_replicas(self, replicas: Iterable[TPR], target: ReplicaLifecycle) -> list[TPR]:
         """Replica state changes, checked against REPLICA_PREVIOUS; returns those that moved."""
         return transition(self.replica_states, replicas, target, REPLICA_PREVIOUS)
 
@@ -96,10 +96,10 @@ class ControllerContext:
         live = self.live_ids
         for tp, a in self.assignments.items():
             for r in a.replicas:
-                self.replica_states[(*tp, r)] = ReplicaState.ONLINE if r in live else ReplicaState.OFFLINE
+                self.replica_states[(*tp, r)] = ReplicaLifecycle.ONLINE if r in live else ReplicaLifecycle.OFFLINE
             st = self.leaders.get(tp)
-            self.partition_states[tp] = (PartitionState.NEW if st is None else
-                                         PartitionState.ONLINE if st.leader in live else PartitionState.OFFLINE)
+            self.partition_states[tp] = (PartitionLifecycle.NEW if st is None else
+                                         PartitionLifecycle.ONLINE if st.leader in live else PartitionLifecycle.OFFLINE)
 
     def remove_topic(self, topic: str) -> None:
         """Forget a topic that is gone from ZooKeeper (whatever state its partitions were in)."""

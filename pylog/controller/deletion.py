@@ -12,8 +12,8 @@ from typing import Any
 
 from pylog.controller.core import ControllerCore
 from pylog.controller.events import DeletionConfirmed
-from pylog.controller.states import PartitionState as PS
-from pylog.controller.states import ReplicaState as RS
+from pylog.controller.states import PartitionLifecycle as PS
+from pylog.controller.states import ReplicaLifecycle as RS
 from pylog.zk import paths
 
 log = logging.getLogger("pylog.controller.deletion")

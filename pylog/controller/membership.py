@@ -13,8 +13,8 @@ from pylog.controller.context import Assignment, LiveBroker
 from pylog.controller.core import ControllerCore, ControllerListener
 from pylog.controller.deletion import TopicDeletionManager
 from pylog.controller.partitions import PartitionChanges
-from pylog.controller.states import PartitionState as PS
-from pylog.controller.states import ReplicaState as RS
+from pylog.controller.states import PartitionLifecycle as PS
+from pylog.controller.states import ReplicaLifecycle as RS
 from pylog.protocol.errors import ErrorCode
 from pylog.zk.codecs import PartitionState
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import logging
 from pylog.controller.core import ControllerCore, ControllerListener
 from pylog.controller.partitions import PartitionChanges
-from pylog.controller.states import PartitionState as PS
+from pylog.controller.states import PartitionLifecycle as PS
 from pylog.zk import paths
 
 log = logging.getLogger("pylog.controller")

@@ -13,8 +13,8 @@ from typing import Any, Callable, Iterable
 from pylog.controller import election as elect
 from pylog.controller.context import Assignment
 from pylog.controller.core import ControllerCore
-from pylog.controller.states import PartitionState as PS
-from pylog.controller.states import ReplicaState as RS
+from pylog.controller.states import PartitionLifecycle as PS
+from pylog.controller.states import ReplicaLifecycle as RS
 from pylog.protocol.errors import ErrorCode
 from pylog.zk.codecs import PartitionState
 from pylog.zk.errors import ControllerMovedError

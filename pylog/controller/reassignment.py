@@ -34,7 +34,7 @@ from pylog.controller.reassignment_plan import (
     unneeded_replicas,
     validate_target,
 )
-from pylog.controller.states import ReplicaState as RS
+from pylog.controller.states import ReplicaLifecycle as RS
 from pylog.protocol.errors import ErrorCode
 from pylog.zk import paths
 from pylog.zk.codecs import PartitionState, TopicAssignment

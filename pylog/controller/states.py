@@ -1,5 +1,8 @@
 """Partition and replica state machines as data: each state lists the states it may follow.
 
+Kafka calls these PartitionState and ReplicaState; here they are PartitionLifecycle and
+ReplicaLifecycle, because zk.codecs.PartitionState is the partition state znode (leader, ISR).
+
 Transitions (partitions):
   NON_EXISTENT -> NEW            topic or partitions created (assignment known, no leader yet)
   NEW -> ONLINE                  first leader = first live replica, ISR = live replicas
@@ -22,7 +25,7 @@ from typing import Callable, Hashable, Iterable, MutableMapping, TypeVar
 log = logging.getLogger("pylog.state.change")
 
 
-class PartitionState(enum.Enum):
+class PartitionLifecycle(enum.Enum):
     """Where a partition is in its life, as the controller sees it."""
 
     NON_EXISTENT = 0
@@ -31,7 +34,7 @@ class PartitionState(enum.Enum):
     OFFLINE = 3
 
 
-class ReplicaState(enum.Enum):
+class ReplicaLifecycle(enum.Enum):
     """Where one replica is in its life, as the controller sees it."""
 
     NON_EXISTENT = 0
@@ -42,16 +45,16 @@ class ReplicaState(enum.Enum):
     DELETED = 5
 
 
-P, R = PartitionState, ReplicaState
+P, R = PartitionLifecycle, ReplicaLifecycle
 
-PARTITION_PREVIOUS: dict[PartitionState, frozenset[PartitionState]] = {
+PARTITION_PREVIOUS: dict[PartitionLifecycle, frozenset[PartitionLifecycle]] = {
     P.NEW: frozenset({P.NON_EXISTENT}),
     P.ONLINE: frozenset({P.NEW, P.ONLINE, P.OFFLINE}),
     P.OFFLINE: frozenset({P.NEW, P.ONLINE, P.OFFLINE}),
     P.NON_EXISTENT: frozenset({P.OFFLINE, P.NEW}),
 }
 
-REPLICA_PREVIOUS: dict[ReplicaState, frozenset[ReplicaState]] = {
+REPLICA_PREVIOUS: dict[ReplicaLifecycle, frozenset[ReplicaLifecycle]] = {
     R.NEW: frozenset({R.NON_EXISTENT}),
     R.ONLINE: frozenset({R.NEW, R.ONLINE, R.OFFLINE}),
     R.OFFLINE: frozenset({R.NEW, R.ONLINE, R.OFFLINE, R.DELETION_STARTED}),
@@ -61,7 +64,7 @@ REPLICA_PREVIOUS: dict[ReplicaState, frozenset[ReplicaState]] = {
 }
 
 K = TypeVar("K", bound=Hashable)
-S = TypeVar("S", PartitionState, ReplicaState)
+S = TypeVar("S", PartitionLifecycle, ReplicaLifecycle)
 
 
 def split_valid(items: Iterable[K], current: Callable[[K], S], target: S,

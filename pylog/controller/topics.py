@@ -13,8 +13,8 @@ from typing import Iterable
 from pylog.controller.context import Assignment
 from pylog.controller.core import ControllerCore
 from pylog.controller.partitions import PartitionChanges
-from pylog.controller.states import PartitionState as PS
-from pylog.controller.states import ReplicaState as RS
+from pylog.controller.states import PartitionLifecycle as PS
+from pylog.controller.states import ReplicaLifecycle as RS
 from pylog.zk.codecs import TopicAssignment
 from pylog.zk.uuids import random_uuid
 

@@ -20,8 +20,8 @@ from pylog.controller.deletion import TopicDeletionManager
 from pylog.controller.membership import BrokerMembership
 from pylog.controller.partitions import PartitionChanges
 from pylog.controller.preferred import PREFERRED, PreferredLeaderElection
-from pylog.controller.states import PartitionState as P
-from pylog.controller.states import ReplicaState as R
+from pylog.controller.states import PartitionLifecycle as P
+from pylog.controller.states import ReplicaLifecycle as R
 from pylog.controller.topics import TopicChanges
 from pylog.protocol.errors import ErrorCode
 

@@ -7,8 +7,8 @@ import pytest
 from pylog.controller.states import (
     PARTITION_PREVIOUS,
     REPLICA_PREVIOUS,
-    PartitionState as P,
-    ReplicaState as R,
+    PartitionLifecycle as P,
+    ReplicaLifecycle as R,
     split_valid,
 )
 
