@@ -67,3 +67,9 @@ def test_imports_follow_the_map(pkg, path):
         elif pkg == "protocol" and top in NO_IO:
             bad.append(name)
     assert bad == [], f"{path.relative_to(PYLOG)} imports {bad}, which README.md's package map does not allow"
+
+
+def test_benchmarks_live_in_bench():
+    # A benchmark elsewhere is missed by `scripts/bench` and drags its harness into a runtime package.
+    stray = [p.relative_to(PYLOG) for p in PYLOG.rglob("*.py") if "bench" in p.stem and p.parent.name != "bench"]
+    assert stray == []

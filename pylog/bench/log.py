@@ -1,4 +1,4 @@
-"""Microbenchmark of the log's hot paths (not a test): `python -m pylog.log.bench [--dir DIR]`.
+"""Microbenchmark of the log's hot paths (not a test): `scripts/bench log [--dir DIR]`.
 
 Prints per-call costs of validate_batches, append_as_leader and read for small and 1 MB batches,
 the number of write() calls per append, and recovery throughput.
@@ -11,7 +11,7 @@ import os
 import shutil
 import tempfile
 import time
-from typing import Callable
+from typing import Callable, Sequence
 
 from pylog.log import Log, LogConfig
 from pylog.protocol.records import build_batch, validate_batches
@@ -89,19 +89,20 @@ def run(root: str, n_small: int = 50_000) -> None:
     again.close()
 
 
-def main() -> None:
+def main(argv: Sequence[str] | None = None) -> int:
     """Command line entry."""
-    p = argparse.ArgumentParser(description=__doc__)
+    p = argparse.ArgumentParser(prog="scripts/bench log", description=__doc__)
     p.add_argument("--dir", help="scratch directory (default: a temp dir, removed afterwards)")
     p.add_argument("--small", type=int, default=50_000, help="number of small appends")
-    args = p.parse_args()
+    args = p.parse_args(argv)
     root = args.dir or tempfile.mkdtemp(prefix="pylog-bench-")
     try:
         run(root, args.small)
     finally:
         if not args.dir:
             shutil.rmtree(root, ignore_errors=True)
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    raise SystemExit(main())
