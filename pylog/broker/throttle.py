@@ -24,12 +24,11 @@ import time
 import weakref
 from typing import Any, Callable, Iterable
 
+from pylog.common.throttle_keys import FOLLOWER_RATE, FOLLOWER_REPLICAS, LEADER_RATE, LEADER_REPLICAS
+
 UNLIMITED = (1 << 63) - 1  # Long.MaxValue: the default rate, meaning no throttle
 ALL_PARTITIONS = None  # parse_throttled_replicas' answer for "*"
 BURST_SECONDS = 1.0  # Kafka's quota sample window (replication.quota.window.size.seconds)
-LEADER_RATE, FOLLOWER_RATE = "leader.replication.throttled.rate", "follower.replication.throttled.rate"
-LEADER_REPLICAS = "leader.replication.throttled.replicas"
-FOLLOWER_REPLICAS = "follower.replication.throttled.replicas"
 
 
 def parse_throttled_replicas(value: str, broker_id: int) -> frozenset[int] | None:

@@ -16,12 +16,11 @@ from typing import Any, Callable, Mapping, Sequence
 from pylog.common.config import ConfigError, validate_topic_config
 from pylog.planner import assignment as placement
 from pylog.common.errors import KafkaError
+from pylog.common.metrics_format import METRICS_TOPIC
 from pylog.protocol.errors import ErrorCode
 from pylog.zk import admin as zk_admin
 
 log = logging.getLogger("pylog.admin")
-
-METRICS_TOPIC = "__pylog_metrics"
 
 
 @dataclass(slots=True)

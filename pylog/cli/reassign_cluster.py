@@ -15,7 +15,7 @@ from collections.abc import Iterable, Mapping, Sequence
 
 from pylog.cli.admin_client import BROKER_RESOURCE, PREFERRED, TOPIC_RESOURCE, ApiError, BrokerAdmin
 from pylog.cli.common import OperationError
-from pylog.broker.throttle import FOLLOWER_RATE, FOLLOWER_REPLICAS, LEADER_RATE, LEADER_REPLICAS
+from pylog.common.throttle_keys import FOLLOWER_RATE, FOLLOWER_REPLICAS, LEADER_RATE, LEADER_REPLICAS
 from pylog.cli.reassign_logic import TP, Ongoing, name
 from pylog.client.sync import ClientError
 from pylog.common.topic_config import validate_topic_config

@@ -10,7 +10,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Iterable, Sequence
 
-from pylog.broker.topic_admin import METRICS_TOPIC
+from pylog.common.metrics_format import METRICS_TOPIC
 from pylog.cli.common import OperationError
 from pylog.common.config import TOPIC_CONFIGS, ConfigError, validate_topic_config
 
