@@ -33,7 +33,8 @@ def kcat(bootstrap: str, *args: str, input: str | bytes | None = None, timeout: 
 
 
 def wait_for(cond, timeout: float = 30, what: str = "condition", interval: float = 0.1):
-    """Poll until cond() is truthy; AssertionError after timeout."""
+    """Poll until cond() is truthy; AssertionError after timeout, naming (and chained to) the last exception
+    cond() raised, so a wait that failed for a reason says which."""
     deadline = time.monotonic() + timeout
     last = None
     while time.monotonic() < deadline:
@@ -41,7 +42,9 @@ def wait_for(cond, timeout: float = 30, what: str = "condition", interval: float
             got = cond()
             if got:
                 return got
+            last = None
         except Exception as exc:
             last = exc
         time.sleep(interval)
-    raise AssertionError(f"timed out waiting for {what}" + (f": {last}" if last else ""))
+    detail = f"; last attempt raised {type(last).__name__}: {last}" if last is not None else ""
+    raise AssertionError(f"timed out waiting for {what}{detail}") from last

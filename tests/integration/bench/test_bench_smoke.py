@@ -1,6 +1,10 @@
 """The produce/consume benchmarks run end to end with tiny sizes (figures are not checked: no timing here)."""
 
+import pytest
+
 from pylog.bench import consume, produce
+
+pytestmark = pytest.mark.integration
 
 
 def _cells(row):

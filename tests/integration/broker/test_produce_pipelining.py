@@ -117,10 +117,11 @@ def test_requests_behind_a_waiting_acks_all_produce_are_handled_and_answered_in_
         with follower_stopped(pair):
             s.sendall(produce(1, "slow", b"s0", acks=-1) + produce(2, "fast", b"f0", acks=1) +
                       produce(3, "fast", b"f1", acks=0) + produce(4, "fast", b"f2", acks=1) +
-                      fetch(5, "fast", 0) + api_versions(6))
-            # the requests after the waiting one were appended: a consumer sees them already ...
-            wait_for(lambda: end_offset(pair, "fast") == 3, 20, "fast's three records appended")
-            time.sleep(0.5)  # (time for the fetch and ApiVersions to be answered, were they not held)
+                      fetch(5, "fast", 0) + api_versions(6) + produce(7, "fast", b"f3", acks=1))
+            # the requests after the waiting one were appended: a consumer sees them already. The last
+            # one (7) comes after the Fetch and ApiVersions, and a connection's requests are handled in
+            # order, so once it is appended their responses, were they not held, would be on the socket ...
+            wait_for(lambda: end_offset(pair, "fast") == 4, 20, "fast's four records appended")
             # ... but no response may overtake the acks=all one (correlation ids are matched in order)
             assert nothing_received(s)
         assert produced(s) == (1, ErrorCode.NONE, 0)
@@ -134,6 +135,7 @@ def test_requests_behind_a_waiting_acks_all_produce_are_handled_and_answered_in_
         assert got == [b"f0", b"f1", b"f2"]
         frame = read_frame(s)
         assert struct.unpack_from(">ih", frame) == (6, 0)  # ApiVersions keeps its v0 response header
+        assert produced(s) == (7, ErrorCode.NONE, 3)
     assert values(pair, "slow") == ["s0"]
 
 

@@ -127,7 +127,11 @@ def test_children_and_data_watches(zk: ZkClient) -> None:
     assert seen.get(timeout=5) == ("data", None)
     handle.cancel()
     zk.create(paths.broker_ids() + "/2", b"{}", ephemeral=True)
-    time.sleep(0.5)
+    # Proof of absence without a sleep: kazoo runs watch callbacks one at a time in the order
+    # ZooKeeper sent the events, so once this later data event arrives, a children event for /2
+    # would already be in the queue ahead of it.
+    zk.create("/watched", b"v2")
+    assert seen.get(timeout=5) == ("data", b"v2")
     assert seen.empty()
 
 
