@@ -62,6 +62,12 @@ class Partition:
         """Whether this broker currently leads the partition."""
         return self.leader == self.broker_id
 
+    def check_leader_epoch(self, requested: int) -> ErrorCode:
+        """KIP-320 fencing of a client's current_leader_epoch (-1: not checked): NONE, or why it is refused."""
+        if requested < 0 or requested == self.leader_epoch:
+            return ErrorCode.NONE
+        return ErrorCode.FENCED_LEADER_EPOCH if requested < self.leader_epoch else ErrorCode.UNKNOWN_LEADER_EPOCH
+
     @property
     def high_watermark(self) -> int:
         """The offset below which every record is committed (on every ISR member)."""

@@ -43,15 +43,18 @@ class ReplicaManager:
         """The local replica of a partition, if hosted here."""
         return self.partitions.get((topic, partition))
 
-    def leader_partition(self, topic: str, partition: int) -> tuple[Partition | None, ErrorCode]:
-        """The partition if this broker leads it, else the error a client should see."""
+    def leader_partition(self, topic: str, partition: int,
+                         current_leader_epoch: int = -1) -> tuple[Partition | None, ErrorCode]:
+        """The partition if this broker leads it (at `current_leader_epoch`, when the client names one),
+        else the error a client should see."""
         p = self.partitions.get((topic, partition))
         if p is None:
             known = self.broker.metadata.partition(topic, partition)
             return None, ErrorCode.NOT_LEADER_OR_FOLLOWER if known else ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
         if not p.is_leader:
             return None, ErrorCode.NOT_LEADER_OR_FOLLOWER
-        return p, ErrorCode.NONE
+        err = p.check_leader_epoch(current_leader_epoch)
+        return (p, err) if err == ErrorCode.NONE else (None, err)
 
     # -- LeaderAndIsr ---------------------------------------------------------------------
 

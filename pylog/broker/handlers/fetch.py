@@ -23,12 +23,6 @@ from pylog.protocol.errors import ErrorCode
 from pylog.protocol.fetch import FetchPartitionData, encode_fetch_response
 
 
-def _check_epoch(p, requested: int) -> ErrorCode:
-    if requested < 0 or requested == p.leader_epoch:
-        return ErrorCode.NONE
-    return ErrorCode.FENCED_LEADER_EPOCH if requested < p.leader_epoch else ErrorCode.UNKNOWN_LEADER_EPOCH
-
-
 def _read_all(ctx, req, follower: bool, first_pass: bool) -> tuple[list, int, list]:
     """One pass over the requested partitions: (topics for the response, bytes found, partitions)."""
     rm = ctx.broker.replicas
@@ -40,11 +34,9 @@ def _read_all(ctx, req, follower: bool, first_pass: bool) -> tuple[list, int, li
     for ft in req.topics:
         parts = []
         for fp in ft.partitions:
-            p, err = rm.leader_partition(ft.topic, fp.partition)
+            p, err = rm.leader_partition(ft.topic, fp.partition, fp.current_leader_epoch)
             data = FetchPartitionData(fp.partition)
-            if p is not None:
-                err = _check_epoch(p, fp.current_leader_epoch)
-            if p is None or err != ErrorCode.NONE:
+            if p is None:
                 data.error_code = int(err)
                 parts.append(data)
                 continue

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 from pylog.broker.handlers import handler
 from pylog.protocol.api import ApiKey, response_class
-from pylog.protocol.errors import ErrorCode
 
 LATEST, EARLIEST, MAX_TIMESTAMP = -1, -2, -3
 
@@ -38,11 +37,7 @@ async def handle_list_offsets(ctx, req):
         for pr in t.partitions:
             resp = cls.ListOffsetsTopicResponse.ListOffsetsPartitionResponse(
                 partition_index=pr.partition_index, error_code=0, timestamp=-1, offset=-1, leader_epoch=-1)
-            p, err = rm.leader_partition(t.name, pr.partition_index)
-            if p is not None and pr.current_leader_epoch >= 0 and pr.current_leader_epoch != p.leader_epoch:
-                err = (ErrorCode.FENCED_LEADER_EPOCH if pr.current_leader_epoch < p.leader_epoch
-                       else ErrorCode.UNKNOWN_LEADER_EPOCH)
-                p = None
+            p, err = rm.leader_partition(t.name, pr.partition_index, pr.current_leader_epoch)
             if p is None:
                 resp.error_code = int(err)
                 parts.append(resp)

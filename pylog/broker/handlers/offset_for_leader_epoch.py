@@ -11,7 +11,6 @@ from __future__ import annotations
 
 from pylog.broker.handlers import handler
 from pylog.protocol.api import ApiKey, response_class
-from pylog.protocol.errors import ErrorCode
 
 
 @handler(ApiKey.OffsetForLeaderEpoch, 2, 4)
@@ -25,11 +24,7 @@ async def handle_offset_for_leader_epoch(ctx, req):
         for pr in t.partitions:
             res = cls.OffsetForLeaderTopicResult.EpochEndOffset(
                 error_code=0, partition=pr.partition, leader_epoch=-1, end_offset=-1)
-            p, err = rm.leader_partition(t.topic, pr.partition)
-            if p is not None and pr.current_leader_epoch >= 0 and pr.current_leader_epoch != p.leader_epoch:
-                err = (ErrorCode.FENCED_LEADER_EPOCH if pr.current_leader_epoch < p.leader_epoch
-                       else ErrorCode.UNKNOWN_LEADER_EPOCH)
-                p = None
+            p, err = rm.leader_partition(t.topic, pr.partition, pr.current_leader_epoch)
             if p is None:
                 res.error_code = int(err)
             else:

@@ -86,3 +86,12 @@ def test_new_leader_records_its_epoch_start(make_log):
     assert p.leader_epoch_start_offset == 2
     assert p.log.epoch_cache.end_offset_for(5) == (5, 2)
     assert p.log.epoch_cache.end_offset_for(0) == (0, 2)
+
+
+def test_current_leader_epoch_is_fenced_in_one_place(make_log):
+    # The one check Fetch, ListOffsets and OffsetForLeaderEpoch share (KIP-320).
+    p = Partition("t", 0, 1, make_log())
+    p.apply_state(1, 5, [1], [1], 0, 1, [], [])
+    table = {-1: ErrorCode.NONE, 5: ErrorCode.NONE, 4: ErrorCode.FENCED_LEADER_EPOCH,
+             0: ErrorCode.FENCED_LEADER_EPOCH, 6: ErrorCode.UNKNOWN_LEADER_EPOCH}
+    assert {epoch: p.check_leader_epoch(epoch) for epoch in table} == table
