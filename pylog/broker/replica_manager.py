@@ -195,6 +195,13 @@ class ReplicaManager:
                     log.info("Expanding ISR of %s from %s to %s", p, p.isr, new_isr)
                 await self.update_isr(p, new_isr)
 
+    def on_follower_fetch(self, p: Partition, replica_id: int, fetch_offset: int, now: int) -> None:
+        """A follower fetched from `fetch_offset` (its log end offset): track its position (which may
+        advance the high watermark) and, once it caught up, add it to the ISR in the background."""
+        p.update_follower(replica_id, fetch_offset, now)
+        if p.caught_up_replicas():
+            self.broker.spawn(self.maybe_expand_isr(p))
+
     async def maybe_expand_isr(self, p: Partition) -> None:
         """Called after a follower fetch: add it to the ISR as soon as it caught up."""
         if p.is_leader and not p.fenced and not p.isr_update_pending and p.caught_up_replicas():

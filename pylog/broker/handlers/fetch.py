@@ -44,9 +44,7 @@ def _read_all(ctx, req, follower: bool, first_pass: bool) -> tuple[list, int, li
             plog = p.log
             if follower:
                 if first_pass:
-                    p.update_follower(req.replica_id, fp.fetch_offset, t)
-                    if p.caught_up_replicas():
-                        ctx.broker.spawn(rm.maybe_expand_isr(p))
+                    rm.on_follower_fetch(p, req.replica_id, fp.fetch_offset, t)
                 max_offset = plog.log_end_offset
             else:
                 max_offset = p.high_watermark
