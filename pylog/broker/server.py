@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from pylog.broker.handlers import HANDLERS, Later, advertised_ranges, load_all
+from pylog.broker.services import BrokerServices
 from pylog.protocol.api import ApiKey, api_name
 from pylog.protocol.codec import (
     MalformedRequest,
@@ -60,9 +61,9 @@ class _Owed:
 
 @dataclass(slots=True)
 class RequestContext:
-    """What a handler may know about the request it serves."""
+    """What a handler may know about the request it serves (a services.HandlerContext)."""
 
-    broker: Any
+    broker: BrokerServices
     header: RequestHeader
     peer: str
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 import logging
 
 from pylog.broker.handlers import active_controller, handler
+from pylog.broker.services import HandlerContext
 from pylog.protocol.api import ApiKey, response_class
 from pylog.protocol.errors import ErrorCode
 
@@ -22,7 +23,7 @@ log = logging.getLogger("pylog.admin")
 
 
 @handler(ApiKey.AlterPartitionReassignments, 0, 0)
-async def handle_alter_partition_reassignments(ctx, req):
+async def handle_alter_partition_reassignments(ctx: HandlerContext, req):
     """Start or cancel reassignments on the controller."""
     cls = response_class(ApiKey.AlterPartitionReassignments)[ctx.header.api_version]
     requests = {}

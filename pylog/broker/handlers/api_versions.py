@@ -7,11 +7,12 @@ Version notes: v3 is flexible and carries the client software name/version, whic
 """
 
 from pylog.broker.handlers import advertised_ranges, handler
+from pylog.broker.services import HandlerContext
 from pylog.protocol.api import ApiKey, response_class
 
 
 @handler(ApiKey.ApiVersions, 0, 3)
-async def handle_api_versions(ctx, req):
+async def handle_api_versions(ctx: HandlerContext, req):
     """Answer with the registry's ranges."""
     cls = response_class(ApiKey.ApiVersions)[ctx.header.api_version]
     return cls(error_code=0, throttle_time_ms=0, api_keys=[

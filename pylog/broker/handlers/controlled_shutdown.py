@@ -8,12 +8,13 @@ A stale broker epoch is refused with STALE_BROKER_EPOCH.
 from __future__ import annotations
 
 from pylog.broker.handlers import active_controller, handler
+from pylog.broker.services import HandlerContext
 from pylog.protocol.api import ApiKey, response_class
 from pylog.protocol.errors import ErrorCode
 
 
 @handler(ApiKey.ControlledShutdown, 3, 3)
-async def handle_controlled_shutdown(ctx, req):
+async def handle_controlled_shutdown(ctx: HandlerContext, req):
     """Ask the local controller (if active) to move leaders away from the broker."""
     cls = response_class(ApiKey.ControlledShutdown)[ctx.header.api_version]
     controller = active_controller(ctx)

@@ -10,11 +10,12 @@ from __future__ import annotations
 import asyncio
 
 from pylog.broker.handlers import handler
+from pylog.broker.services import HandlerContext
 from pylog.protocol.api import ApiKey, response_class
 
 
 @handler(ApiKey.CreatePartitions, 0, 3)
-async def handle_create_partitions(ctx, req):
+async def handle_create_partitions(ctx: HandlerContext, req):
     """Add partitions through ZooKeeper."""
     admin = ctx.broker.topic_admin
     cls = response_class(ApiKey.CreatePartitions)[ctx.header.api_version]

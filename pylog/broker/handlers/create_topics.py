@@ -15,6 +15,7 @@ import base64
 import uuid
 
 from pylog.broker.handlers import handler
+from pylog.broker.services import HandlerContext
 from pylog.broker.topic_admin import TopicResult
 from pylog.common.config import describe_topic_config
 from pylog.protocol.api import ApiKey, response_class
@@ -24,7 +25,7 @@ _ZERO = uuid.UUID(int=0)
 
 
 @handler(ApiKey.CreateTopics, 0, 7)
-async def handle_create_topics(ctx, req):
+async def handle_create_topics(ctx: HandlerContext, req):
     """Create topics through ZooKeeper, like a ZK-mode Kafka broker."""
     admin = ctx.broker.topic_admin
     version = ctx.header.api_version

@@ -11,12 +11,13 @@ from __future__ import annotations
 import asyncio
 
 from pylog.broker.handlers import handler
+from pylog.broker.services import HandlerContext
 from pylog.protocol.api import ApiKey, response_class
 from pylog.protocol.errors import ErrorCode
 
 
 @handler(ApiKey.DeleteTopics, 0, 6)
-async def handle_delete_topics(ctx, req):
+async def handle_delete_topics(ctx: HandlerContext, req):
     """Delete topics through ZooKeeper."""
     broker = ctx.broker
     version = ctx.header.api_version

@@ -12,6 +12,7 @@ UNSUPPORTED_ENDPOINT_TYPE otherwise, as Kafka 3.7+ does.
 from __future__ import annotations
 
 from pylog.broker.handlers import handler
+from pylog.broker.services import HandlerContext
 from pylog.protocol.api import ApiKey, response_class
 
 # The codec carries authorized operations as the set of allowed bit positions; None encodes Kafka's
@@ -25,7 +26,7 @@ CLUSTER_OPERATIONS = frozenset((5, 7, 8, 9, 10, 11, 12))
 
 
 @handler(ApiKey.DescribeCluster, 0, 1)
-async def handle_describe_cluster(ctx, req):
+async def handle_describe_cluster(ctx: HandlerContext, req):
     """Describe the cluster's brokers and controller."""
     broker = ctx.broker
     version = ctx.header.api_version

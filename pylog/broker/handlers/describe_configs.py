@@ -10,6 +10,7 @@ Version notes: v0 has is_default instead of a source; v1+ synonyms; v3+ types an
 from __future__ import annotations
 
 from pylog.broker.handlers import handler
+from pylog.broker.services import HandlerContext
 from pylog.common.config import describe_broker_config, describe_topic_config
 from pylog.protocol.api import ApiKey, response_class
 from pylog.protocol.errors import ErrorCode
@@ -18,7 +19,7 @@ TOPIC, BROKER, BROKER_LOGGER = 2, 4, 8
 
 
 @handler(ApiKey.DescribeConfigs, 0, 4)
-async def handle_describe_configs(ctx, req):
+async def handle_describe_configs(ctx: HandlerContext, req):
     """Describe topic and broker configs."""
     broker = ctx.broker
     version = ctx.header.api_version

@@ -12,6 +12,7 @@ from __future__ import annotations
 import shutil
 
 from pylog.broker.handlers import handler
+from pylog.broker.services import HandlerContext
 from pylog.protocol.api import ApiKey, response_class
 
 
@@ -24,7 +25,7 @@ def _volume(path: str) -> tuple[int, int]:
 
 
 @handler(ApiKey.DescribeLogDirs, 1, 4)
-async def handle_describe_log_dirs(ctx, req):
+async def handle_describe_log_dirs(ctx: HandlerContext, req):
     """Sizes and lags of this broker's replicas, per log dir."""
     cls = response_class(ApiKey.DescribeLogDirs)[ctx.header.api_version]
     logs = ctx.broker.logs

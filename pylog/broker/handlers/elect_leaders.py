@@ -18,6 +18,7 @@ from __future__ import annotations
 import logging
 
 from pylog.broker.handlers import active_controller, handler
+from pylog.broker.services import HandlerContext
 from pylog.controller.preferred import ELECTION_TYPES, PREFERRED, ElectionResult
 from pylog.protocol.api import ApiKey, response_class
 from pylog.protocol.errors import ErrorCode
@@ -33,7 +34,7 @@ def _requested(req, cache) -> list[TP]:
 
 
 @handler(ApiKey.ElectLeaders, 0, 2)
-async def handle_elect_leaders(ctx, req):
+async def handle_elect_leaders(ctx: HandlerContext, req):
     """Ask the controller for preferred or unclean leader elections."""
     broker = ctx.broker
     version = ctx.header.api_version

@@ -18,6 +18,7 @@ import time
 
 from pylog.broker.handlers import handler
 from pylog.broker.replica_manager import now_ms
+from pylog.broker.services import HandlerContext
 from pylog.protocol.api import ApiKey
 from pylog.protocol.errors import ErrorCode
 from pylog.protocol.fetch import FetchPartitionData, encode_fetch_response
@@ -70,7 +71,7 @@ def _read_all(ctx, req, follower: bool, first_pass: bool) -> tuple[list, int, li
 
 
 @handler(ApiKey.Fetch, 4, 11)
-async def handle_fetch(ctx, req):
+async def handle_fetch(ctx: HandlerContext, req):
     """Serve records from the leader's log, long-polling for min_bytes."""
     follower = req.replica_id >= 0
     deadline = time.monotonic() + max(req.max_wait_ms, 0) / 1000

@@ -18,6 +18,7 @@ import logging
 from typing import Any, Mapping, Sequence
 
 from pylog.broker.handlers import handler
+from pylog.broker.services import HandlerContext
 from pylog.common.broker_keys import BROKER_CONFIGS
 from pylog.common.configdef import ConfigError, Type, to_string
 from pylog.common.dynamic import validate_dynamic_broker_config
@@ -140,7 +141,7 @@ class _Alterer:
 
 
 @handler(ApiKey.IncrementalAlterConfigs, 0, 1)
-async def handle_incremental_alter_configs(ctx, req):
+async def handle_incremental_alter_configs(ctx: HandlerContext, req):
     """Change topic and broker configs through ZooKeeper."""
     cls = response_class(ApiKey.IncrementalAlterConfigs)[ctx.header.api_version]
     log.info("IncrementalAlterConfigs v%d for %d resources from %s (validate_only=%s)", ctx.header.api_version,

@@ -9,12 +9,13 @@ this broker (an older broker epoch) with STALE_BROKER_EPOCH. Followers truncate 
 from __future__ import annotations
 
 from pylog.broker.handlers import handler
+from pylog.broker.services import HandlerContext
 from pylog.protocol.api import ApiKey, response_class
 from pylog.protocol.errors import ErrorCode
 
 
 @handler(ApiKey.LeaderAndIsr, 6, 6)
-async def handle_leader_and_isr(ctx, req):
+async def handle_leader_and_isr(ctx: HandlerContext, req):
     """Apply the controller's leader/ISR decisions."""
     cls = response_class(ApiKey.LeaderAndIsr)[ctx.header.api_version]
     if ctx.broker.is_broker_epoch_stale(req.broker_epoch):

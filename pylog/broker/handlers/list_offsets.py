@@ -10,6 +10,7 @@ Version notes: v0 (multiple "old style" offsets) is not supported.
 from __future__ import annotations
 
 from pylog.broker.handlers import handler
+from pylog.broker.services import HandlerContext
 from pylog.protocol.api import ApiKey, response_class
 
 LATEST, EARLIEST, MAX_TIMESTAMP = -1, -2, -3
@@ -27,7 +28,7 @@ def epoch_for_offset(plog, offset: int) -> int:
 
 
 @handler(ApiKey.ListOffsets, 1, 7)
-async def handle_list_offsets(ctx, req):
+async def handle_list_offsets(ctx: HandlerContext, req):
     """Answer offset lookups on the partitions this broker leads."""
     rm = ctx.broker.replicas
     cls = response_class(ApiKey.ListOffsets)[ctx.header.api_version]

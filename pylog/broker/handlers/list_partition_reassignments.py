@@ -9,12 +9,13 @@ unknown) are simply left out, as in Kafka.
 from __future__ import annotations
 
 from pylog.broker.handlers import active_controller, handler
+from pylog.broker.services import HandlerContext
 from pylog.protocol.api import ApiKey, response_class
 from pylog.protocol.errors import ErrorCode
 
 
 @handler(ApiKey.ListPartitionReassignments, 0, 0)
-async def handle_list_partition_reassignments(ctx, req):
+async def handle_list_partition_reassignments(ctx: HandlerContext, req):
     """Report in-flight reassignments from the controller's context."""
     cls = response_class(ApiKey.ListPartitionReassignments)[ctx.header.api_version]
     controller = active_controller(ctx)

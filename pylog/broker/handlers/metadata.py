@@ -14,6 +14,7 @@ from __future__ import annotations
 import uuid
 
 from pylog.broker.handlers import handler
+from pylog.broker.services import HandlerContext
 from pylog.protocol.api import ApiKey, response_class
 from pylog.protocol.errors import ErrorCode
 
@@ -21,7 +22,7 @@ _ZERO_UUID = uuid.UUID(int=0)
 
 
 @handler(ApiKey.Metadata, 0, 12)
-async def handle_metadata(ctx, req):
+async def handle_metadata(ctx: HandlerContext, req):
     """Describe brokers and the requested topics."""
     broker = ctx.broker
     cache = broker.metadata

@@ -10,11 +10,12 @@ broker does not advertise it). current_leader_epoch is checked for fencing.
 from __future__ import annotations
 
 from pylog.broker.handlers import handler
+from pylog.broker.services import HandlerContext
 from pylog.protocol.api import ApiKey, response_class
 
 
 @handler(ApiKey.OffsetForLeaderEpoch, 2, 4)
-async def handle_offset_for_leader_epoch(ctx, req):
+async def handle_offset_for_leader_epoch(ctx: HandlerContext, req):
     """Look requested epochs up in the leader's epoch cache."""
     rm = ctx.broker.replicas
     cls = response_class(ApiKey.OffsetForLeaderEpoch)[ctx.header.api_version]

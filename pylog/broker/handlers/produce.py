@@ -17,13 +17,14 @@ from __future__ import annotations
 import asyncio
 
 from pylog.broker.handlers import Later, handler
+from pylog.broker.services import HandlerContext
 from pylog.protocol.api import ApiKey
 from pylog.protocol.errors import ErrorCode
 from pylog.protocol.produce import PartitionProduceResult, decode_produce_request, encode_produce_response
 
 
 @handler(ApiKey.Produce, 0, 10, decode=decode_produce_request)
-async def handle_produce(ctx, req):
+async def handle_produce(ctx: HandlerContext, req):
     """Append to the partitions this broker leads."""
     rm = ctx.broker.replicas
     acks = req.acks

@@ -9,12 +9,13 @@ registration of this broker.
 from __future__ import annotations
 
 from pylog.broker.handlers import handler
+from pylog.broker.services import HandlerContext
 from pylog.protocol.api import ApiKey, response_class
 from pylog.protocol.errors import ErrorCode
 
 
 @handler(ApiKey.StopReplica, 3, 3)
-async def handle_stop_replica(ctx, req):
+async def handle_stop_replica(ctx: HandlerContext, req):
     """Stop and possibly delete replicas."""
     cls = response_class(ApiKey.StopReplica)[ctx.header.api_version]
     if ctx.broker.is_broker_epoch_stale(req.broker_epoch):

@@ -9,12 +9,13 @@ registration of this broker.
 from __future__ import annotations
 
 from pylog.broker.handlers import handler
+from pylog.broker.services import HandlerContext
 from pylog.protocol.api import ApiKey, response_class
 from pylog.protocol.errors import ErrorCode
 
 
 @handler(ApiKey.UpdateMetadata, 7, 7)
-async def handle_update_metadata(ctx, req):
+async def handle_update_metadata(ctx: HandlerContext, req):
     """Refresh the metadata cache."""
     cls = response_class(ApiKey.UpdateMetadata)[ctx.header.api_version]
     broker = ctx.broker

@@ -1,0 +1,63 @@
+"""The typed seam between the broker and its request handlers: what a handler may use.
+
+Handlers are `async def handle_x(ctx: HandlerContext, req)`. They reach the broker only through
+BrokerServices, a Protocol the Broker satisfies, so a reader sees a handler's whole world here,
+and a new subsystem (the group and transaction coordinators) adds its attribute here first.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import TYPE_CHECKING, Any, Coroutine, Protocol
+
+if TYPE_CHECKING:
+    from pylog.broker.metadata_cache import MetadataCache
+    from pylog.broker.replica_manager import ReplicaManager
+    from pylog.broker.stats import PartitionStats
+    from pylog.broker.throttle import ReplicationThrottle
+    from pylog.broker.topic_admin import TopicAdmin
+    from pylog.broker.topic_configs import TopicConfigs
+    from pylog.common.config import BrokerConfig
+    from pylog.controller.controller import Controller
+    from pylog.log.manager import LogManager
+    from pylog.protocol.codec import RequestHeader
+    from pylog.zk.client import ZkClient
+
+
+class BrokerServices(Protocol):
+    """The broker as request handlers see it (attributes set once the broker started serving)."""
+
+    broker_id: int
+    cluster_id: str | None
+    rack: str | None
+    config: BrokerConfig
+    zk: ZkClient | None
+    logs: LogManager | None
+    metadata: MetadataCache  # what UpdateMetadata told us: topics, partitions, live brokers
+    replicas: ReplicaManager | None  # partitions hosted here: leaders, followers, appends, ISR
+    topic_admin: TopicAdmin  # CreateTopics / CreatePartitions / DeleteTopics
+    topic_configs: TopicConfigs  # dynamic topic and broker configs
+    throttle: ReplicationThrottle  # KIP-73 replication quotas
+    stats: PartitionStats  # bytes in/out per partition
+    controller: Controller | None  # hosted here; acts only while active
+
+    @property
+    def advertised_endpoint(self) -> tuple[str, int]:
+        """Host and port clients are told to use."""
+
+    def spawn(self, coro: Coroutine[Any, Any, Any]) -> asyncio.Task:
+        """Run a coroutine in the background, keeping a reference until it ends."""
+
+    def is_broker_epoch_stale(self, request_epoch: int) -> bool:
+        """KIP-380: a control request addressed to an earlier registration of this broker."""
+
+    def on_metadata_updated(self) -> None:
+        """Hook after UpdateMetadata."""
+
+
+class HandlerContext(Protocol):
+    """What a handler may know about the request it serves."""
+
+    broker: BrokerServices
+    header: RequestHeader
+    peer: str
