@@ -12,6 +12,7 @@ import logging
 from dataclasses import dataclass
 from typing import Callable
 
+from pylog.broker.services import BrokerServices
 from pylog.client.aio import AsyncBrokerConnection, BrokerUnavailable
 from pylog.client.versions import INTER_BROKER
 from pylog.protocol import records
@@ -249,7 +250,7 @@ class ReplicaFetcher:
 class ReplicaFetcherManager:
     """Assigns followed partitions to per-source-broker fetchers."""
 
-    def __init__(self, broker) -> None:
+    def __init__(self, broker: BrokerServices) -> None:
         self.broker = broker
         self.broker_id = broker.broker_id
         self.config = broker.config

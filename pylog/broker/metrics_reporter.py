@@ -11,8 +11,8 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from typing import Any
 
+from pylog.broker.services import BrokerServices
 from pylog.client.aio import AsyncBrokerConnection, BrokerUnavailable
 from pylog.protocol import records
 from pylog.protocol.api import ApiKey, request_class
@@ -25,7 +25,7 @@ PRODUCE_VERSION = 8
 class MetricsReporter:
     """Samples replicas and produces the samples to the metrics topic."""
 
-    def __init__(self, broker: Any, interval_ms: int) -> None:
+    def __init__(self, broker: BrokerServices, interval_ms: int) -> None:
         self.broker = broker
         self.interval_s = interval_ms / 1000
         self._last: dict[tuple[str, int], tuple[int, int, int]] = {}

@@ -11,6 +11,7 @@ import time
 from typing import Callable
 
 from pylog.broker.partition import Partition
+from pylog.broker.services import BrokerServices
 from pylog.protocol.errors import ErrorCode
 from pylog.protocol import records
 
@@ -26,7 +27,7 @@ def now_ms() -> int:
 class ReplicaManager:
     """Owns the Partition objects and everything that changes them."""
 
-    def __init__(self, broker, log_manager, zk_store, fetchers, topic_configs) -> None:
+    def __init__(self, broker: BrokerServices, log_manager, zk_store, fetchers, topic_configs) -> None:
         self.broker = broker
         self.broker_id: int = broker.broker_id
         self.config = broker.config

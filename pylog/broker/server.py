@@ -343,7 +343,7 @@ def _output(header: RequestHeader, resp: Any) -> Any:
 class SocketServer:
     """Accepts client connections on the broker's listener."""
 
-    def __init__(self, broker: Any, host: str, port: int, max_request_size: int) -> None:
+    def __init__(self, broker: BrokerServices, host: str, port: int, max_request_size: int) -> None:
         self.broker = broker
         self.host, self.port = host, port
         self.max_request_size = max_request_size

@@ -24,6 +24,7 @@ import time
 import weakref
 from typing import Any, Callable, Iterable
 
+from pylog.broker.services import BrokerServices
 from pylog.common.throttle_keys import FOLLOWER_RATE, FOLLOWER_REPLICAS, LEADER_RATE, LEADER_REPLICAS
 
 UNLIMITED = (1 << 63) - 1  # Long.MaxValue: the default rate, meaning no throttle
@@ -120,7 +121,7 @@ class Quota:
 class ReplicationThrottle:
     """The broker's leader- and follower-side replication quotas."""
 
-    def __init__(self, broker: Any, clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(self, broker: BrokerServices, clock: Callable[[], float] = time.monotonic) -> None:
         self.broker = broker
         self.leader = Quota(LEADER_RATE, LEADER_REPLICAS, clock)
         self.follower = Quota(FOLLOWER_RATE, FOLLOWER_REPLICAS, clock)

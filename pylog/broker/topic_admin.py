@@ -13,10 +13,11 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, Sequence
 
+from pylog.broker.services import BrokerServices
 from pylog.common.config import ConfigError, validate_topic_config
-from pylog.planner import assignment as placement
 from pylog.common.errors import KafkaError
 from pylog.common.metrics_format import METRICS_TOPIC
+from pylog.planner import assignment as placement
 from pylog.protocol.errors import ErrorCode
 from pylog.zk import admin as zk_admin
 
@@ -43,7 +44,7 @@ def _validator(config: Mapping[str, str]) -> None:
 class TopicAdmin:
     """Admin operations that go through ZooKeeper, run off the event loop."""
 
-    def __init__(self, broker: Any) -> None:
+    def __init__(self, broker: BrokerServices) -> None:
         self.broker = broker
         self._changed = asyncio.Event()
 

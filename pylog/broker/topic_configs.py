@@ -12,6 +12,7 @@ import logging
 import time
 from typing import Any
 
+from pylog.broker.services import BrokerServices
 from pylog.common import config as common_config
 from pylog.log.config import LogConfig
 from pylog.zk import paths
@@ -24,7 +25,7 @@ NOTIFICATION_EXPIRY_MS = 15 * 60 * 1000  # Kafka's changeExpirationMs
 class TopicConfigs:
     """The broker's view of per-topic overrides and dynamic broker configs."""
 
-    def __init__(self, broker: Any) -> None:
+    def __init__(self, broker: BrokerServices) -> None:
         self.broker = broker
         self.overrides: dict[str, dict[str, str]] = {}
         self.dynamic_broker: dict[str, str] = {}

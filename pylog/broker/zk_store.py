@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from typing import Any
 
+from pylog.broker.services import BrokerServices
 from pylog.zk import paths
 from pylog.zk.codecs import PartitionState, TopicPartition
 from pylog.zk.errors import BadVersionError, NoNodeError
@@ -22,7 +22,7 @@ log = logging.getLogger("pylog.replica")
 class BrokerZkStore:
     """ISR writes and batched change notifications for one broker."""
 
-    def __init__(self, broker: Any) -> None:
+    def __init__(self, broker: BrokerServices) -> None:
         self.broker = broker
         self._changed: set[tuple[str, int]] = set()
 
