@@ -19,7 +19,7 @@ from pylog.broker.fetcher import ReplicaFetcherManager
 from pylog.broker.handlers import HANDLERS
 from pylog.broker.metadata_cache import MetadataCache
 from pylog.broker.metrics_reporter import MetricsReporter
-from pylog.broker.replica_manager import ReplicaManager, now_ms
+from pylog.broker.replica_manager import ReplicaManager
 from pylog.broker.server import RequestContext, SocketServer
 from pylog.broker.shutdown_request import ShutdownRequests
 from pylog.broker.stats import PartitionStats
@@ -29,6 +29,7 @@ from pylog.broker.topic_configs import TopicConfigs
 from pylog.broker.zk_store import BrokerZkStore
 from pylog.client.aio import AsyncBrokerConnection, BrokerUnavailable
 from pylog.client.versions import INTER_BROKER
+from pylog.common.clock import now_ms
 from pylog.controller.controller import Controller
 from pylog.log.config import LogConfig
 from pylog.log.manager import LogManager

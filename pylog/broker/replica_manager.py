@@ -7,21 +7,16 @@ executor so a slow ZooKeeper never stalls produce and fetch traffic.
 from __future__ import annotations
 
 import logging
-import time
 from typing import Callable
 
 from pylog.broker.partition import Partition
 from pylog.broker.services import BrokerServices
+from pylog.common.clock import now_ms
 from pylog.protocol.errors import ErrorCode
 from pylog.protocol import records
 
 log = logging.getLogger("pylog.replica")
 state_log = logging.getLogger("pylog.state.change")
-
-
-def now_ms() -> int:
-    """Wall-clock milliseconds (what Kafka stamps and compares)."""
-    return int(time.time() * 1000)
 
 
 class ReplicaManager:

@@ -17,13 +17,12 @@ from dataclasses import dataclass
 from pylog.cli.common import OperationError
 from pylog.cli.reassign_cluster import ClusterView
 from pylog.cli.reassign_results import GeneratedPlan, SnapshotExported
+from pylog.common.types import TP
 from pylog.planner.formats import dump_snapshot, load_snapshot, parse_broker_list, parse_topics_to_move_json
 from pylog.planner.kafka_generate import broker_metadata, calculate_assignment
 from pylog.planner.model import PlanError, PlanOptions, Snapshot
 from pylog.planner.plan import Plan, plan_reassignment, prepare
 from pylog.planner.report import build_report
-
-TP = tuple[str, int]
 
 
 @dataclass(frozen=True)

@@ -8,9 +8,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from pylog.cli.common import OperationError
+from pylog.common.types import TP
 from pylog.planner.formats import parse_reassignment_json
 
-TP = tuple[str, int]
 ANY_LOG_DIR = "any"
 
 # ReassignPartitionsCommand's fixed texts.

@@ -9,10 +9,10 @@ from dataclasses import dataclass, field
 
 from typing import Iterable
 
+from pylog.common.types import TP
 from pylog.controller.states import PARTITION_PREVIOUS, REPLICA_PREVIOUS, PartitionLifecycle, ReplicaLifecycle, transition
 from pylog.zk.codecs import BrokerRegistration, PartitionState as LeaderIsr
 
-TP = tuple[str, int]
 TPR = tuple[str, int, int]  # a partition's replica: topic, partition, broker
 
 

@@ -15,6 +15,7 @@ import logging
 import time
 from typing import Any, Awaitable, Callable, Iterable
 
+from pylog.common.types import TP
 from pylog.controller import events as ev
 from pylog.controller import requests as rq
 from pylog.controller.channel import ControllerChannel, LocalDelivery
@@ -36,7 +37,6 @@ from pylog.zk.core import SessionEvent, ZkConnection
 from pylog.zk.errors import ControllerMovedError, SessionExpiredError
 
 log = logging.getLogger("pylog.controller")
-TP = tuple[str, int]
 
 
 class Controller:

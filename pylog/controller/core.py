@@ -10,11 +10,10 @@ from __future__ import annotations
 
 from typing import Any, Awaitable, Callable, Iterable, Protocol
 
+from pylog.common.types import TP
 from pylog.controller.context import ControllerContext
 from pylog.controller.zk_ops import ControllerZk
 from pylog.zk.core import ZkConnection
-
-TP = tuple[str, int]
 
 
 class ControllerCore(Protocol):

@@ -8,6 +8,7 @@ shutdown moves leaderships away while the broker is still there to hand over.
 from __future__ import annotations
 
 import logging
+from pylog.common.types import TP
 from pylog.controller import election as elect
 from pylog.controller.context import Assignment, LiveBroker
 from pylog.controller.core import ControllerCore, ControllerListener
@@ -19,7 +20,6 @@ from pylog.protocol.errors import ErrorCode
 from pylog.zk.codecs import PartitionState
 
 log = logging.getLogger("pylog.controller")
-TP = tuple[str, int]
 
 
 class BrokerMembership:

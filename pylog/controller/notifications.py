@@ -9,13 +9,13 @@ partitions that were offline for lack of an in-sync replica.
 from __future__ import annotations
 
 import logging
+from pylog.common.types import TP
 from pylog.controller.core import ControllerCore, ControllerListener
 from pylog.controller.partitions import PartitionChanges
 from pylog.controller.states import PartitionLifecycle as PS
 from pylog.zk import paths
 
 log = logging.getLogger("pylog.controller")
-TP = tuple[str, int]
 
 
 class Notifications:

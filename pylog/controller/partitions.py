@@ -10,6 +10,7 @@ from __future__ import annotations
 import logging
 from typing import Any, Callable, Iterable
 
+from pylog.common.types import TP
 from pylog.controller import election as elect
 from pylog.controller.context import Assignment
 from pylog.controller.core import ControllerCore
@@ -20,7 +21,6 @@ from pylog.zk.codecs import PartitionState
 from pylog.zk.errors import ControllerMovedError
 
 log = logging.getLogger("pylog.controller")
-TP = tuple[str, int]
 Strategy = Callable[[TP, PartitionState, Assignment, set[int]], "elect.Election | None"]
 
 

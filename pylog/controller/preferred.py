@@ -18,6 +18,7 @@ import logging
 from dataclasses import dataclass
 from typing import AbstractSet, Iterable, Mapping, Sequence
 
+from pylog.common.types import TP
 from pylog.controller import election as elect
 from pylog.controller.admin_znodes import CreationWatch
 from pylog.controller.context import Assignment
@@ -28,7 +29,6 @@ from pylog.zk import paths
 from pylog.zk.codecs import PartitionState
 
 log = logging.getLogger("pylog.controller")
-TP = tuple[str, int]
 
 PREFERRED, UNCLEAN = 0, 1
 ELECTION_TYPES = {PREFERRED: "PREFERRED", UNCLEAN: "UNCLEAN"}

@@ -20,6 +20,7 @@ from __future__ import annotations
 import logging
 from typing import Callable, Iterable, Mapping, Sequence
 
+from pylog.common.types import TP
 from pylog.controller import election as elect
 from pylog.controller.admin_znodes import CreationWatch
 from pylog.controller.context import Assignment
@@ -42,7 +43,6 @@ from pylog.zk.codecs_admin import ReassignPartitions
 from pylog.zk.errors import ControllerMovedError
 
 log = logging.getLogger("pylog.controller.reassignment")
-TP = tuple[str, int]
 Result = tuple[ErrorCode, "str | None"]
 _UNKNOWN = (ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, "The partition does not exist.")
 

@@ -20,6 +20,7 @@ import logging
 from dataclasses import dataclass
 from typing import AbstractSet, Any, Mapping, Sequence
 
+from pylog.common.types import TP
 from pylog.controller.admin_znodes import post_call
 from pylog.controller.election import preferred_leader
 from pylog.controller.core import ControllerCore, ControllerListener
@@ -27,7 +28,6 @@ from pylog.controller.partitions import PartitionChanges
 from pylog.controller.preferred import PREFERRED, PreferredLeaderElection
 
 log = logging.getLogger("pylog.controller")
-TP = tuple[str, int]
 FIRST_CHECK_DELAY_S = 5.0  # Kafka schedules the first check 5 s after failover
 
 

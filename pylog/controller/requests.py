@@ -7,10 +7,10 @@ import uuid
 from typing import Iterable
 
 from pylog.client.versions import INTER_BROKER
+from pylog.common.types import TP
 from pylog.controller.context import ControllerContext
 from pylog.protocol.api import ApiKey, ApiMessage, request_class
 
-TP = tuple[str, int]
 LEADER_DURING_DELETE = -2
 EPOCH_DURING_DELETE = -2
 _SECURITY_PROTOCOL_IDS = {"PLAINTEXT": 0, "SSL": 1, "SASL_PLAINTEXT": 2, "SASL_SSL": 3}

@@ -10,6 +10,7 @@ from __future__ import annotations
 import logging
 from typing import Iterable
 
+from pylog.common.types import TP
 from pylog.controller.context import Assignment
 from pylog.controller.core import ControllerCore
 from pylog.controller.partitions import PartitionChanges
@@ -19,7 +20,6 @@ from pylog.zk.codecs import TopicAssignment
 from pylog.zk.uuids import random_uuid
 
 log = logging.getLogger("pylog.controller")
-TP = tuple[str, int]
 
 
 class TopicChanges:

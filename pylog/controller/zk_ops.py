@@ -10,6 +10,7 @@ from __future__ import annotations
 import logging
 from typing import Iterable, Mapping
 
+from pylog.common.types import TP
 from pylog.zk import paths
 from pylog.zk.codecs import BrokerRegistration, ConfigEntity, ControllerInfo, PartitionState, TopicAssignment
 from pylog.zk.codecs import decode_controller_epoch, encode_controller_epoch
@@ -18,7 +19,6 @@ from pylog.zk.ops import CheckOp, CreateOp, SetDataOp
 from pylog.zk.errors import BadVersionError, ControllerMovedError, NoNodeError, NodeExistsError
 
 log = logging.getLogger("pylog.controller")
-TP = tuple[str, int]
 
 
 class ControllerZk:

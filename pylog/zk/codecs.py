@@ -11,10 +11,10 @@ functions instead of classes. Admin/notification znodes live in codecs_admin.py.
 from __future__ import annotations
 
 import re
-import time
 from dataclasses import dataclass, field
 from typing import Any, Mapping, NamedTuple, Sequence
 
+from pylog.common.clock import now_ms
 from pylog.zk import paths
 from pylog.zk._json import JsonReader, dumps, is_int
 from pylog.zk.uuids import base64_to_uuid
@@ -42,11 +42,6 @@ class TopicPartition(NamedTuple):
 
     def __str__(self) -> str:
         return f"{self.topic}-{self.partition}"
-
-
-def _now_ms() -> int:
-    """Wall-clock milliseconds, what Kafka stamps into registrations."""
-    return int(time.time() * 1000)
 
 
 def _int_tuple(values: Sequence[int], what: str) -> tuple[int, ...]:
@@ -136,7 +131,7 @@ class BrokerRegistration:
             "port": plain.port if plain else -1,
             "endpoints": [e.connection_string() for e in self.endpoints],
             "jmx_port": self.jmx_port,
-            "timestamp": str(self.timestamp_ms if self.timestamp_ms is not None else _now_ms()),
+            "timestamp": str(self.timestamp_ms if self.timestamp_ms is not None else now_ms()),
             "listener_security_protocol_map": {e.listener: e.security_protocol for e in self.endpoints},
         }
         if self.rack is not None:
@@ -185,7 +180,7 @@ class ControllerInfo:
 
     def encode(self) -> bytes:
         """{"version":1,"brokerid":N,"timestamp":"<ms>"}; the timestamp is a string."""
-        ts = self.timestamp_ms if self.timestamp_ms is not None else _now_ms()
+        ts = self.timestamp_ms if self.timestamp_ms is not None else now_ms()
         return dumps({"version": 1, "brokerid": self.broker_id, "timestamp": str(ts)})
 
     @classmethod

@@ -10,12 +10,11 @@ from __future__ import annotations
 import dataclasses
 from typing import Any, Callable, Iterable, Mapping
 
+from pylog.common.types import TP
 from pylog.controller.context import ControllerContext, LiveBroker
 from pylog.zk import paths
 from pylog.zk.codecs import PartitionState, TopicAssignment
 from pylog.zk.uuids import random_uuid
-
-TP = tuple[str, int]
 
 
 class FakeZk:

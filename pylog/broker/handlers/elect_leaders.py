@@ -19,12 +19,12 @@ import logging
 
 from pylog.broker.handlers import active_controller, handler
 from pylog.broker.services import HandlerContext
+from pylog.common.types import TP
 from pylog.controller.preferred import ELECTION_TYPES, PREFERRED, ElectionResult
 from pylog.protocol.api import ApiKey, response_class
 from pylog.protocol.errors import ErrorCode
 
 log = logging.getLogger("pylog.admin")
-TP = tuple[str, int]
 
 
 def _requested(req, cache) -> list[TP]:

@@ -17,8 +17,8 @@ import asyncio
 import time
 
 from pylog.broker.handlers import handler
-from pylog.broker.replica_manager import now_ms
 from pylog.broker.services import HandlerContext
+from pylog.common.clock import now_ms
 from pylog.protocol.api import ApiKey
 from pylog.protocol.errors import ErrorCode
 from pylog.protocol.fetch import FetchPartitionData, encode_fetch_response
