@@ -17,6 +17,7 @@ from typing import Any, Coroutine
 
 from pylog.broker.fetcher import ReplicaFetcherManager
 from pylog.broker.handlers import HANDLERS
+from pylog.broker.log_cleaner_task import LogCleanerTask
 from pylog.broker.metadata_cache import MetadataCache
 from pylog.broker.metrics_reporter import MetricsReporter
 from pylog.broker.replica_manager import ReplicaManager
@@ -200,6 +201,9 @@ class Broker:
                                self._checkpoint_recovery_points))
         self.spawn(self._every(int(cfg.get("log.retention.check.interval.ms")) / 1000, self._retention))
         self.spawn(self._every(1.0, self._flush_due))
+        if cfg.get("log.cleaner.enable"):
+            cleaner = LogCleanerTask(self.logs, cfg, self._blocking, now_ms)
+            self.spawn(self._every(max(int(cfg.get("log.cleaner.backoff.ms")), 50) / 1000, cleaner.run_once))
         self.spawn(self._every(0.5, self.zk_store.flush_isr_changes))
         interval = int(cfg.get("metrics.sample.interval.ms"))
         if interval > 0:

@@ -363,12 +363,15 @@ class SocketServer:
     async def send_file_chunk(self, transport: asyncio.Transport, chunk: Any) -> None:
         """Send part of a segment file: sendfile when the loop can, else read and write.
 
-        If the file shrank since the read was planned (truncation, retention), the response can't
-        be completed; the connection is dropped so the client never sees a short frame.
+        If the file shrank since the read was planned (truncation, retention) or was swapped for a
+        compacted one, the response can't be completed; the connection is dropped so the client
+        never sees a short or wrong frame.
         """
         loop = asyncio.get_running_loop()
         try:
             with open(chunk.path, "rb") as f:
+                if getattr(chunk, "inode", 0) and os.fstat(f.fileno()).st_ino != chunk.inode:
+                    raise ConnectionError(f"{chunk.path} was replaced by the log cleaner while being sent")
                 if self._sendfile_ok:
                     try:
                         sent = await loop.sendfile(transport, f, chunk.position, chunk.size, fallback=False)

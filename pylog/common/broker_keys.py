@@ -125,16 +125,27 @@ _k("log.message.timestamp.difference.max.ms", Type.LONG, LONG_MAX, "With CreateT
    "difference between a batch's timestamp and the broker's clock; beyond it the produce fails with "
    "INVALID_TIMESTAMP. Topic override: message.timestamp.difference.max.ms.", at_least(0), dynamic=CLUSTER)
 _k("log.cleanup.policy", Type.LIST, ["delete"], "The default cleanup policy of topics: `delete` removes old "
-   "segments by time and size. pylog does not compact; `compact` is accepted and stored but only `delete` "
-   "retention runs. Topic override: cleanup.policy.", ValidList(("compact", "delete")), dynamic=CLUSTER)
-_k("log.cleaner.delete.retention.ms", Type.LONG, 86400000, "Kafka's tombstone retention for compacted topics. "
-   "Topic override: delete.retention.ms.", at_least(0), dynamic=CLUSTER, used=False)
-_k("log.cleaner.min.compaction.lag.ms", Type.LONG, 0, "Kafka's minimum age before a record may be compacted. "
-   "Topic override: min.compaction.lag.ms.", at_least(0), dynamic=CLUSTER, used=False)
-_k("log.cleaner.max.compaction.lag.ms", Type.LONG, LONG_MAX, "Kafka's maximum time a record stays uncompacted. "
-   "Topic override: max.compaction.lag.ms.", at_least(1), dynamic=CLUSTER, used=False)
-_k("log.cleaner.min.cleanable.ratio", Type.DOUBLE, 0.5, "Kafka's dirty ratio that triggers compaction. "
-   "Topic override: min.cleanable.dirty.ratio.", between(0, 1), dynamic=CLUSTER, used=False)
+   "segments by time and size; `compact` keeps the latest record per key (the log cleaner); both may be "
+   "set. Topic override: cleanup.policy.", ValidList(("compact", "delete")), dynamic=CLUSTER)
+_k("log.cleaner.enable", Type.BOOLEAN, True, "Run the log cleaner, which compacts topics with "
+   "cleanup.policy=compact (including the internal offsets topic).", importance=MEDIUM)
+_k("log.cleaner.backoff.ms", Type.LONG, 15000, "How long the cleaner sleeps when no log needs cleaning.",
+   at_least(0), dynamic=CLUSTER)
+_k("log.cleaner.dedupe.buffer.size", Type.LONG, 128 * 1024 * 1024, "Memory budget of the cleaner's key map "
+   "(24 bytes per key, as in Kafka); a dirty section with more keys is cleaned in several passes.",
+   at_least(0), dynamic=CLUSTER)
+_k("log.cleaner.io.buffer.load.factor", Type.DOUBLE, 0.9, "How full the cleaner's key map may get.",
+   between(0, 1), dynamic=CLUSTER)
+_k("log.cleaner.delete.retention.ms", Type.LONG, 86400000, "How long tombstones (null values) of compacted "
+   "topics are kept after the first clean that sees them. Topic override: delete.retention.ms.", at_least(0),
+   dynamic=CLUSTER)
+_k("log.cleaner.min.compaction.lag.ms", Type.LONG, 0, "The minimum age of a record before it may be compacted. "
+   "Topic override: min.compaction.lag.ms.", at_least(0), dynamic=CLUSTER)
+_k("log.cleaner.max.compaction.lag.ms", Type.LONG, LONG_MAX, "The maximum time a record stays uncompacted: "
+   "older dirty data is cleaned whatever the dirty ratio. Topic override: max.compaction.lag.ms.", at_least(1),
+   dynamic=CLUSTER)
+_k("log.cleaner.min.cleanable.ratio", Type.DOUBLE, 0.5, "The dirty share of a compacted log above which it is "
+   "cleaned. Topic override: min.cleanable.dirty.ratio.", between(0, 1), dynamic=CLUSTER)
 _k("log.message.format.version", Type.STRING, "3.0-IV1", "Deprecated in Kafka 3.0 and ignored there with "
    "inter-broker protocol 3.0 or later. pylog always writes record batch format v2.",
    METADATA_VERSION_VALIDATOR, used=False)

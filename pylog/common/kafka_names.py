@@ -24,8 +24,7 @@ KAFKA_ONLY_BROKER_KEYS: frozenset[str] = frozenset((
     "delete.records.purgatory.purge.interval.requests", "early.start.listeners", "fetch.max.bytes",
     "fetch.purgatory.purge.interval.requests", "group.max.size", "initial.broker.registration.timeout.ms",
     "inter.broker.protocol.version", "kafka.metrics.polling.interval.secs", "kafka.metrics.reporters",
-    "log.cleaner.backoff.ms", "log.cleaner.dedupe.buffer.size", "log.cleaner.enable",
-    "log.cleaner.io.buffer.load.factor", "log.cleaner.io.buffer.size", "log.cleaner.io.max.bytes.per.second",
+    "log.cleaner.io.buffer.size", "log.cleaner.io.max.bytes.per.second",
     "log.cleaner.threads", "max.connection.creation.rate", "max.connections", "max.connections.per.ip",
     "max.connections.per.ip.overrides", "max.incremental.fetch.session.cache.slots", "metadata.log.dir",
     "metadata.log.max.record.bytes.between.snapshots", "metadata.log.segment.bytes",
@@ -80,8 +79,7 @@ KAFKA_ONLY_BROKER_KEYS: frozenset[str] = frozenset((
 # Of those, the ones Kafka lets you change dynamically (DynamicBrokerConfig.AllDynamicConfigs), so a
 # dynamic update naming them is not refused as "Cannot update these configs dynamically".
 KAFKA_ONLY_DYNAMIC_CLUSTER: frozenset[str] = frozenset((
-    "log.cleaner.threads", "log.cleaner.dedupe.buffer.size", "log.cleaner.io.buffer.load.factor",
-    "log.cleaner.io.buffer.size", "log.cleaner.io.max.bytes.per.second", "log.cleaner.backoff.ms",
+    "log.cleaner.threads", "log.cleaner.io.buffer.size", "log.cleaner.io.max.bytes.per.second",
     "background.threads", "metric.reporters", "max.connections.per.ip", "max.connections.per.ip.overrides",
     "max.connections", "max.connection.creation.rate",
 ))

@@ -75,22 +75,22 @@ _T: list[tuple[ConfigKey, tuple[Synonym, ...]]] = [
     (ConfigKey("index.interval.bytes", Type.INT, _b("log.index.interval.bytes"), at_least(0), "Bytes of batches "
                "between two offset index entries.", M), (Synonym("log.index.interval.bytes"),)),
     (ConfigKey("delete.retention.ms", Type.LONG, _b("log.cleaner.delete.retention.ms"), at_least(0), "Tombstone "
-               "retention for compacted topics (no effect in pylog).", M, used=False),
+               "retention for compacted topics, counted from the first clean that sees the tombstone.", M),
      (Synonym("log.cleaner.delete.retention.ms"),)),
     (ConfigKey("min.compaction.lag.ms", Type.LONG, _b("log.cleaner.min.compaction.lag.ms"), at_least(0), "Minimum "
-               "age before compaction (no effect in pylog).", M, used=False),
+               "age of a record before it may be compacted.", M),
      (Synonym("log.cleaner.min.compaction.lag.ms"),)),
     (ConfigKey("max.compaction.lag.ms", Type.LONG, _b("log.cleaner.max.compaction.lag.ms"), at_least(1), "Maximum "
-               "time a record stays uncompacted (no effect in pylog).", M, used=False),
+               "time a record stays uncompacted, whatever the dirty ratio.", M),
      (Synonym("log.cleaner.max.compaction.lag.ms"),)),
     (ConfigKey("file.delete.delay.ms", Type.LONG, _b("log.segment.delete.delay.ms"), at_least(0), "How long a "
                "segment removed by retention stays on disk before the file is deleted.", M),
      (Synonym("log.segment.delete.delay.ms"),)),
     (ConfigKey("min.cleanable.dirty.ratio", Type.DOUBLE, _b("log.cleaner.min.cleanable.ratio"), between(0, 1),
-               "Dirty ratio that triggers compaction (no effect in pylog).", M, used=False),
+               "Dirty ratio that triggers compaction.", M),
      (Synonym("log.cleaner.min.cleanable.ratio"),)),
     (ConfigKey("cleanup.policy", Type.LIST, _b("log.cleanup.policy"), ValidList(("compact", "delete")), "`delete` "
-               "removes old segments by time and size; `compact` is accepted but pylog does not compact.", M),
+               "removes old segments by time and size; `compact` keeps the latest record per key.", M),
      (Synonym("log.cleanup.policy"),)),
     (ConfigKey("unclean.leader.election.enable", Type.BOOLEAN, _b("unclean.leader.election.enable"), None,
                "Whether an out-of-sync replica may become leader when no ISR member is alive (loses data).", M),

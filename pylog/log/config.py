@@ -43,6 +43,10 @@ class LogConfig:
     min_insync_replicas: int = _default("min.insync.replicas")
     unclean_leader_election_enable: bool = _default("unclean.leader.election.enable")
     cleanup_policy: tuple[str, ...] = _default("cleanup.policy")
+    delete_retention_ms: int = _default("delete.retention.ms")
+    min_compaction_lag_ms: int = _default("min.compaction.lag.ms")
+    max_compaction_lag_ms: int = _default("max.compaction.lag.ms")
+    min_cleanable_dirty_ratio: float = _default("min.cleanable.dirty.ratio")
     compression_type: str = _default("compression.type")
     preallocate: bool = _default("preallocate")
     originals: Mapping[str, str] = field(default_factory=dict, compare=False)
@@ -71,6 +75,11 @@ class LogConfig:
     def log_append_time(self) -> bool:
         """Whether the broker stamps batches with its own clock (message.timestamp.type)."""
         return self.message_timestamp_type == "LogAppendTime"
+
+    @property
+    def compact(self) -> bool:
+        """Whether the log cleaner compacts this log (cleanup.policy holds `compact`)."""
+        return "compact" in self.cleanup_policy
 
     @property
     def max_index_entries(self) -> int:

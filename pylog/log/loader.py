@@ -1,10 +1,11 @@
 """Loading a partition directory: leftover files, segments, recovery of the unflushed tail.
 
-Kafka's LogLoader, simplified to what pylog writes: temp files are removed, orphaned indexes
-deleted, and -- unless the log dir was shut down cleanly -- every batch at or after the recovery
-point is re-validated (CRC, sizes, offsets) while the indexes are rebuilt. A torn or corrupt tail
-is cut off at the last valid batch and later segments are deleted, with a warning in the
-"pylog.log" logger. Data before the recovery point was fsynced: it is trusted, never cut.
+Kafka's LogLoader, simplified to what pylog writes: a cleaner swap cut short by a crash is
+completed (cleaner_swap), temp files are removed, orphaned indexes deleted, and -- unless the
+log dir was shut down cleanly -- every batch at or after the recovery point is re-validated
+(CRC, sizes, offsets) while the indexes are rebuilt. A torn or corrupt tail is cut off at the
+last valid batch and later segments are deleted, with a warning in the "pylog.log" logger.
+Data before the recovery point was fsynced: it is trusted, never cut.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import random
 import re
 from typing import NamedTuple
 
+from pylog.log.cleaner_swap import complete_swaps
 from pylog.log.config import LogConfig
 from pylog.log.errors import KafkaStorageError
 from pylog.log.segment import INDEX_SUFFIX, LOG_SUFFIX, TIME_INDEX_SUFFIX, LogSegment
@@ -97,7 +99,7 @@ def load_segments(
     now_ms: int | None = None,
 ) -> LoadedSegments:
     """Open every segment of `dir`, recovering from `recovery_point` unless `clean_shutdown`."""
-    changed = False
+    changed = complete_swaps(dir, name)
     bases = _remove_leftovers(dir, name)
     segments = [new_segment(dir, b, config, now_ms) for b in bases]
     if not segments:

@@ -341,7 +341,7 @@ class Log:
             seg = segments[i]
             pos, size, limit_hit = seg.read(start_offset, remaining, max_offset, min_one and not slices)
             if size:
-                slices.append(FileSlice(seg.path, pos, size))
+                slices.append(FileSlice(seg.path, pos, size, seg.inode))
                 remaining -= size
             if limit_hit or remaining <= 0:
                 break

@@ -16,6 +16,7 @@ class FileSlice(NamedTuple):
     path: str
     position: int
     size: int
+    inode: int = 0  # of the segment file read; a different inode at `path` means the file was swapped
 
     def read(self) -> bytes:
         """The bytes of the slice (for tests and tools; the broker uses sendfile)."""

@@ -87,15 +87,19 @@ class LogSegment:
         max_index_entries: int = 10 * 1024 * 1024 // 8,
         max_time_index_entries: int = 10 * 1024 * 1024 // 12,
         now_ms: int | None = None,
+        file_suffix: str = "",
     ) -> None:
         self.dir = dir
         self.base_offset = base_offset
         prefix = os.path.join(dir, segment_name(base_offset))
-        self.path = prefix + LOG_SUFFIX
+        # A suffix (the cleaner's ".cleaned") names a segment that is not part of the log yet.
+        self.path = prefix + LOG_SUFFIX + file_suffix
         self._fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_APPEND, 0o644)
-        self.size = os.fstat(self._fd).st_size
-        self.index = OffsetIndex(prefix + INDEX_SUFFIX, base_offset, max_index_entries)
-        self.time_index = TimeIndex(prefix + TIME_INDEX_SUFFIX, base_offset, max_time_index_entries)
+        st = os.fstat(self._fd)
+        self.size = st.st_size
+        self.inode = st.st_ino  # lets a sender notice the file at `path` was swapped (compaction)
+        self.index = OffsetIndex(prefix + INDEX_SUFFIX + file_suffix, base_offset, max_index_entries)
+        self.time_index = TimeIndex(prefix + TIME_INDEX_SUFFIX + file_suffix, base_offset, max_time_index_entries)
         # Index files are created with the segment, so a missing one means it was lost.
         self.had_index_files = self.index.exists() and self.time_index.exists()
         for idx in (self.index, self.time_index):

@@ -352,6 +352,11 @@ _ENCODERS = {
 }
 
 
+def compress(codec: int, body: bytes) -> bytes:
+    """The records section compressed with codec id `codec` (1 gzip, 2 snappy, 3 lz4, 4 zstd)."""
+    return _ENCODERS[codec](body)
+
+
 def build_batch(
     records: Sequence[tuple[bytes | None, bytes | None, Sequence[tuple[str, bytes | None]], int | None]],
     base_offset: int = 0,
@@ -384,7 +389,7 @@ def build_batch(
     plain = _HEADER.unpack_from(raw, 0)
     body = bytes(raw[BATCH_OVERHEAD:])
     if compression:
-        body = _ENCODERS[compression](body)
+        body = compress(compression, body)
     attributes = compression
     if timestamp_type:
         attributes |= TIMESTAMP_TYPE_MASK
