@@ -7,16 +7,27 @@ executor so a slow ZooKeeper never stalls produce and fetch traffic.
 from __future__ import annotations
 
 import logging
-from typing import Callable
+from typing import Callable, NamedTuple, Sequence
 
 from pylog.broker.partition import Partition
 from pylog.broker.services import BrokerServices
 from pylog.common.clock import now_ms
+from pylog.log.errors import RecordValidationError
 from pylog.protocol.errors import ErrorCode
 from pylog.protocol import records
 
 log = logging.getLogger("pylog.replica")
 state_log = logging.getLogger("pylog.state.change")
+
+
+class AppendOutcome(NamedTuple):
+    """A leader append's result for the Produce response."""
+
+    error: ErrorCode
+    base_offset: int = -1
+    last_offset: int = -1
+    record_errors: Sequence[tuple[int, str]] = ()  # (index in batch, message), INVALID_RECORD only
+    message: str | None = None
 
 
 class ReplicaManager:
@@ -149,28 +160,31 @@ class ReplicaManager:
 
     # -- produce --------------------------------------------------------------------------
 
-    def append(self, p: Partition, buf: bytearray, acks: int) -> tuple[ErrorCode, int, int]:
-        """Validate and append one partition's records as leader: (error, base offset, last offset)."""
+    def append(self, p: Partition, buf: bytearray, acks: int) -> AppendOutcome:
+        """Validate and append one partition's records as leader."""
         try:
             headers = records.validate_batches(buf)
         except records.RecordError as exc:
             log.info("Rejecting produce to %s: %s", p, exc)
-            return ErrorCode(exc.error_code), -1, -1
+            return AppendOutcome(ErrorCode(exc.error_code))
         if not headers:
-            return ErrorCode.CORRUPT_MESSAGE, -1, -1
+            return AppendOutcome(ErrorCode.CORRUPT_MESSAGE)
         max_bytes = p.log.config.max_message_bytes
         if any(h.size > max_bytes for h in headers):
-            return ErrorCode.MESSAGE_TOO_LARGE, -1, -1
+            return AppendOutcome(ErrorCode.MESSAGE_TOO_LARGE)
         if acks == -1 and len(p.isr) < p.min_insync_replicas:
-            return ErrorCode.NOT_ENOUGH_REPLICAS, -1, -1
+            return AppendOutcome(ErrorCode.NOT_ENOUGH_REPLICAS)
         try:
             info = p.log.append_as_leader(buf, headers, p.leader_epoch, now_ms())
+        except RecordValidationError as exc:  # Kafka answers these with per-record errors and its message
+            log.info("Rejecting produce to %s: %s", p, exc)
+            return AppendOutcome(ErrorCode(exc.error_code), record_errors=exc.record_errors, message=str(exc))
         except records.CodedError as exc:  # segment.bytes, timestamps, storage: a per-partition error, as in Kafka
             log.info("Rejecting produce to %s: %s", p, exc)
-            return ErrorCode(exc.error_code), -1, -1
+            return AppendOutcome(ErrorCode(exc.error_code))
         if not p.maybe_increment_high_watermark():
             p.notify_fetchers()  # followers long-poll on the LEO, not the HW
-        return ErrorCode.NONE, info.first_offset, info.last_offset
+        return AppendOutcome(ErrorCode.NONE, info.first_offset, info.last_offset)
 
     # -- ISR maintenance ------------------------------------------------------------------
 

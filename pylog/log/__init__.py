@@ -22,6 +22,7 @@ from pylog.log.errors import (
     OffsetOutOfRangeError,
     RecordBatchTooLargeError,
     RecordTooLargeError,
+    RecordValidationError,
     UnexpectedAppendOffsetError,
 )
 from pylog.log.log import AppendInfo, FileSlice, Log, OffsetTimestamp, parse_partition_dir
@@ -49,6 +50,7 @@ __all__ = [
     "PartitionMetadataFile",
     "RecordBatchTooLargeError",
     "RecordTooLargeError",
+    "RecordValidationError",
     "UnexpectedAppendOffsetError",
     "parse_partition_dir",
 ]

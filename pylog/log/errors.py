@@ -55,3 +55,20 @@ class CorruptIndexError(LogError):
 
 class CheckpointError(LogError, OSError):
     """A malformed checkpoint file (Kafka: IOException with the same message)."""
+
+
+class RecordValidationError(RecordError):
+    """Records refused one by one (INVALID_RECORD, 87): Kafka's RecordValidationException.
+
+    `record_errors` holds (index of the record in its batch, message) for the produce response.
+    """
+
+    code = ErrorCode.INVALID_RECORD
+
+    def __init__(self, record_errors: list[tuple[int, str]]) -> None:
+        shown = ", ".join(f"RecordError(batchIndex={i}, message='{m}')" for i, m in record_errors[:3])
+        super().__init__(
+            f"One or more records have been rejected due to {len(record_errors)} record errors in total, "
+            f"and only showing the first three errors at most: [{shown}]"
+        )
+        self.record_errors = record_errors

@@ -18,7 +18,6 @@ from pylog.log.checkpoint import LEADER_EPOCH_CHECKPOINT, PARTITION_METADATA, Pa
 from pylog.log.config import LONG_MAX, LogConfig
 from pylog.log.epoch_cache import LeaderEpochCache
 from pylog.log.errors import (
-    InvalidTimestampError,
     LogError,
     OffsetOutOfRangeError,
     RecordBatchTooLargeError,
@@ -29,6 +28,7 @@ from pylog.log.loader import load_segments, new_segment, parse_partition_dir
 from pylog.log.results import AppendInfo, FileSlice, OffsetTimestamp
 from pylog.log.retention import apply_retention
 from pylog.log.segment import LogSegment
+from pylog.log.validation import check_keys, check_timestamps
 from pylog.protocol.records import BatchHeader, assign_offsets, set_log_append_time
 
 log = logging.getLogger("pylog.log")
@@ -174,7 +174,8 @@ class Log:
     ) -> AppendInfo:
         """Assign offsets from the LEO, stamp `leader_epoch`, append; `headers` from validate_batches.
 
-        Raises RecordTooLargeError (a batch over max.message.bytes) or RecordBatchTooLargeError
+        Raises RecordTooLargeError (a batch over max.message.bytes), InvalidTimestampError,
+        RecordValidationError (a keyless record on a compacted topic) or RecordBatchTooLargeError
         (the append is larger than segment.bytes) before writing anything.
         """
         if not headers:
@@ -189,7 +190,10 @@ class Log:
                     f"which exceeds the maximum configured value of {max_bytes}."
                 )
         if config.message_timestamp_difference_max_ms < LONG_MAX and config.message_timestamp_type == "CreateTime":
-            self._check_timestamps(headers, _now_ms() if now_ms is None else now_ms)
+            now = _now_ms() if now_ms is None else now_ms
+            check_timestamps(headers, now, config.message_timestamp_difference_max_ms)
+        if config.compact:
+            check_keys(buf, headers, self.name)
         if size > config.segment_bytes:
             raise RecordBatchTooLargeError(
                 f"Message batch size is {size} bytes in append to partition {self.name}, which "
@@ -205,19 +209,6 @@ class Log:
         if leader_epoch >= 0 and leader_epoch != self.epoch_cache.latest_epoch:
             self.epoch_cache.assign(leader_epoch, first)
         return self._append(buf, headers, first, last, now_ms, append_time)
-
-    def _check_timestamps(self, headers: Sequence[BatchHeader], now: int) -> None:
-        """message.timestamp.difference.max.ms, checked on the batch's first and max timestamps
-        (Kafka checks every record; the batch bounds catch a skewed producer clock without
-        decoding records)."""
-        limit = self.config.message_timestamp_difference_max_ms
-        for h in headers:
-            for ts in (h.base_timestamp, h.max_timestamp):
-                if ts != -1 and abs(ts - now) > limit:
-                    raise InvalidTimestampError(
-                        f"Timestamp {ts} of message with offset {h.base_offset} is out of range. The "
-                        f"timestamp should be within [{now - limit}, {now + limit}]"
-                    )
 
     def append_as_follower(self, buf: bytearray | memoryview, headers: Sequence[BatchHeader]) -> AppendInfo:
         """Append batches with the leader's offsets; they must start at the LEO and increase."""

@@ -61,6 +61,8 @@ class PartitionProduceResult:
     base_offset: int = -1
     log_append_time_ms: int = -1
     log_start_offset: int = -1
+    record_errors: Sequence[tuple[int, str | None]] = ()  # v8+: (batch index, message) per bad record
+    error_message: str | None = None  # v8+
 
 
 def decode_produce_request(header: RequestHeader, frame: bytes | bytearray | memoryview) -> ProduceRequest:
@@ -152,12 +154,30 @@ def _uvarint_bytes(n: int) -> bytes:
     return bytes(out)
 
 
+def _nullable_string(value: str | None, flexible: bool) -> bytes:
+    if value is None:
+        return b"\x00" if flexible else b"\xff\xff"
+    raw = value.encode()
+    return (_uvarint_bytes(len(raw) + 1) if flexible else _I16.pack(len(raw))) + raw
+
+
+def _error_details(p: PartitionProduceResult, flexible: bool) -> bytes:
+    """record_errors (batch index + message, each with tagged fields when flexible) and error_message."""
+    out = bytearray(_uvarint_bytes(len(p.record_errors) + 1) if flexible else _I32.pack(len(p.record_errors)))
+    for index, message in p.record_errors:
+        out += _I32.pack(index) + _nullable_string(message, flexible)
+        if flexible:
+            out.append(0)
+    out += _nullable_string(p.error_message, flexible)
+    return bytes(out)
+
+
 def encode_produce_response(
     header: RequestHeader,
     topics: Sequence[tuple[str, Sequence[PartitionProduceResult]]],
     throttle_time_ms: int = 0,
 ) -> bytes:
-    """A framed Produce response at the request's version (no record errors, no error messages)."""
+    """A framed Produce response at the request's version (record errors and messages from v8)."""
     version = header.api_version
     if not 0 <= version <= MAX_VERSION:
         raise ValueError(f"Produce v{version} is not encodable here")
@@ -178,7 +198,10 @@ def encode_produce_response(
                 out += part.pack(p.index, p.error_code, p.base_offset, p.log_append_time_ms)
             else:
                 out += part.pack(p.index, p.error_code, p.base_offset, p.log_append_time_ms, p.log_start_offset)
-            out += tail
+            if version >= 8 and (p.record_errors or p.error_message is not None):
+                out += _error_details(p, flexible)
+            else:
+                out += tail
             if flexible:
                 out.append(0)  # partition tagged fields
         if flexible:

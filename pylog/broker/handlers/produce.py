@@ -1,7 +1,8 @@
 """Produce: v0-10 (advertised from v0; only RecordBatch v2 is accepted).
 
-Behavior: per partition, the leader validates the batches (magic 2, CRC32C, sizes), stamps
-offsets and its leader epoch in place and appends them as sent. acks=0 gets no response, acks=1
+Behavior: per partition, the leader validates the batches (magic 2, CRC32C, sizes; on a
+compacted topic every record needs a key, else INVALID_RECORD with Kafka's per-record errors and
+message from v8), stamps offsets and its leader epoch in place and appends them as sent. acks=0 gets no response, acks=1
 answers after the local append, acks=-1 after every ISR member has the records (the high
 watermark passed them), failing with NOT_ENOUGH_REPLICAS before the append when the ISR is below
 min.insync.replicas and with REQUEST_TIMED_OUT after timeout_ms. That wait is a Later: the appends
@@ -34,21 +35,21 @@ async def handle_produce(ctx: HandlerContext, req):
         for pd in td.partition_data:
             key = (td.name, pd.index)
             if acks not in (0, 1, -1):
-                results[key] = [ErrorCode.INVALID_REQUIRED_ACKS, -1]
+                results[key] = [ErrorCode.INVALID_REQUIRED_ACKS, -1, (), None]
                 continue
             p, err = rm.leader_partition(td.name, pd.index)
             if p is None:
-                results[key] = [err, -1]
+                results[key] = [err, -1, (), None]
                 continue
             buf = pd.records
             if buf is None or buf.readonly:  # offsets are stamped in place: the frame must be writable
                 buf = bytearray(buf or b"")
-            err, base, last = rm.append(p, buf, acks)
-            results[key] = [err, base]
-            if err == ErrorCode.NONE:
-                ctx.broker.stats.record_in(p, len(buf), last - base + 1)
+            out = rm.append(p, buf, acks)
+            results[key] = [out.error, out.base_offset, out.record_errors, out.message]
+            if out.error == ErrorCode.NONE:
+                ctx.broker.stats.record_in(p, len(buf), out.last_offset - out.base_offset + 1)
                 if acks == -1:
-                    waits[key] = p.add_produce_waiter(last + 1)
+                    waits[key] = p.add_produce_waiter(out.last_offset + 1)
     if acks == 0:
         return None
     if any(not f.done() for f in waits.values()):
@@ -76,8 +77,8 @@ def _response(ctx, results: dict[tuple[str, int], list], waits: dict[tuple[str, 
         if results[key][0] != ErrorCode.NONE:
             results[key][1] = -1
     topics: dict[str, list[PartitionProduceResult]] = {}
-    for (topic, idx), (err, base) in results.items():
+    for (topic, idx), (err, base, record_errors, message) in results.items():
         p = rm.get(topic, idx)
         topics.setdefault(topic, []).append(PartitionProduceResult(
-            idx, int(err), base, -1, p.log.log_start_offset if p is not None else -1))
+            idx, int(err), base, -1, p.log.log_start_offset if p is not None else -1, record_errors, message))
     return encode_produce_response(ctx.header, list(topics.items()))

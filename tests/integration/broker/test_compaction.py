@@ -8,6 +8,10 @@ import time
 import pytest
 from support.clients import create_topic, kcat, wait_for
 
+from pylog.client.sync import KafkaClient
+from pylog.protocol.api import ApiKey
+from pylog.protocol.records import build_batch
+
 confluent_kafka = pytest.importorskip("confluent_kafka")
 
 FAST_CLEANER = {"log.cleaner.backoff.ms": "200"}
@@ -80,3 +84,36 @@ def test_a_compacted_topic_keeps_the_latest_value_per_key_then_drops_tombstones(
         assert seen == [r["offset"] for r in records]
     finally:
         c.close()
+
+
+KEY_ERROR = "Compacted topic cannot accept message without key in topic partition {}-0"
+
+
+@pytest.mark.parametrize("policy", ["compact", "compact,delete"])
+def test_a_record_without_a_key_is_refused_by_a_compacted_topic(cluster, policy):
+    topic = "keys-" + policy.replace(",", "-")
+    create_topic(cluster.bootstrap, topic, configs={"cleanup.policy": policy})
+    create_topic(cluster.bootstrap, "plain")
+    p = confluent_kafka.Producer({"bootstrap.servers": cluster.bootstrap})
+    reports = []
+    for t, key in ((topic, None), (topic, b"k"), ("plain", None)):
+        p.produce(t, value=b"v", key=key, partition=0, on_delivery=lambda err, msg: reports.append((msg.topic(), err)))
+        assert p.flush(30) == 0
+    (t1, keyless), (t2, keyed), (t3, plain) = reports
+    assert keyless is not None and keyless.code() == confluent_kafka.KafkaError.INVALID_RECORD  # 87, not retried
+    assert not keyless.retriable()
+    assert (keyed, plain) == (None, None)
+    assert [r["key"] for r in read_all(cluster.bootstrap, topic)] == ["k"]  # nothing of the refused batch stored
+
+    # Kafka's texts, as a client sees them in the Produce response (v8+: record errors and message).
+    with KafkaClient(cluster.bootstrap) as k:
+        resp = k.call(ApiKey.Produce, lambda cls, v: cls(transactional_id=None, acks=1, timeout_ms=5000, topic_data=[
+            cls.TopicProduceData(name=topic, partition_data=[cls.TopicProduceData.PartitionProduceData(
+                index=0, records=build_batch([(b"a", b"1", [], None), (None, b"2", [], None)]))])]))
+    part = resp.responses[0].partition_responses[0]
+    message = KEY_ERROR.format(topic)
+    assert (part.error_code, part.base_offset) == (87, -1)
+    assert [(e.batch_index, e.batch_index_error_message) for e in part.record_errors] == [(1, message)]
+    assert part.error_message == (
+        "One or more records have been rejected due to 1 record errors in total, and only showing the first "
+        f"three errors at most: [RecordError(batchIndex=1, message='{message}')]")

@@ -17,9 +17,9 @@ def make_batch(n: int = 1, ts: int = BASE_TS, value: bytes = b"v" * 10, key: byt
 
 
 def append(log: Log, n: int = 1, ts: int = BASE_TS, epoch: int = 0, value: bytes = b"v" * 10,
-           now_ms: int | None = None):
+           now_ms: int | None = None, key: bytes | None = None):
     """Validate and append one batch of `n` records as leader."""
-    buf = make_batch(n, ts, value)
+    buf = make_batch(n, ts, value, key)
     return log.append_as_leader(buf, validate_batches(buf), epoch, now_ms=BASE_TS if now_ms is None else now_ms)
 
 

@@ -8,7 +8,7 @@ import pytest
 from kafka.record.memory_records import MemoryRecords
 from logtest import BASE_TS, offsets_in, slice_bytes
 
-from pylog.log import Log, LogConfig, LogManager
+from pylog.log import Log, LogConfig, LogManager, RecordValidationError
 from pylog.log.checkpoint import OffsetCheckpoint
 from pylog.log.cleaner import CleaningAborted, finish_clean, plan_clean, run_clean
 from pylog.log.cleaner_manager import CLEANER_OFFSET_CHECKPOINT, LogCleanerManager, log_to_clean
@@ -253,3 +253,18 @@ def test_manager_picks_the_filthiest_due_log_and_checkpoints_it(log_dir):
     compacted.truncate_to(10)
     assert fresh.checkpoint_of(compacted) is None  # truncated since: everything is dirty again
     logs.shutdown()
+
+
+def test_a_compacted_log_refuses_records_without_a_key(open_log):
+    plog = open_log(**COMPACT)
+    buf = bytearray(build_batch([(b"a", b"1", [], BASE_TS), (None, b"2", [], BASE_TS), (None, b"3", [], BASE_TS)]))
+    with pytest.raises(RecordValidationError) as e:
+        plog.append_as_leader(buf, validate_batches(buf), 0, now_ms=BASE_TS)
+    msg = "Compacted topic cannot accept message without key in topic partition foo-0"
+    assert e.value.error_code == 87
+    assert e.value.record_errors == [(1, msg), (2, msg)]
+    assert str(e.value).startswith("One or more records have been rejected due to 2 record errors in total")
+    assert plog.log_end_offset == 0 and plog.segments[0].size == 0
+    plain = open_log(name="plain-0")
+    plain.append_as_leader(buf, validate_batches(buf), 0, now_ms=BASE_TS)
+    assert plain.log_end_offset == 3

@@ -11,11 +11,11 @@ from logtest import BASE_TS, append, offsets_in, slice_bytes
 HOUR = 3600 * 1000
 
 
-def four_segments(open_log, **cfg):
+def four_segments(open_log, key=None, **cfg):
     """Segments [0,1] [2,3] [4,5] [6] with timestamps BASE_TS + i hours for batch i."""
     log = open_log(segment_bytes=250, **cfg)
     for i in range(7):
-        append(log, 1, ts=BASE_TS + i * HOUR, value=b"x" * 50)
+        append(log, 1, ts=BASE_TS + i * HOUR, value=b"x" * 50, key=key)
     assert [s.base_offset for s in log.segments] == [0, 2, 4, 6]
     return log
 
@@ -101,6 +101,6 @@ def test_log_start_offset_moves_then_retention_deletes_below_it(open_log):
 
 
 def test_compact_policy_keeps_time_and_size_retention_off(open_log):
-    log = four_segments(open_log, retention_ms=1, cleanup_policy="compact")
+    log = four_segments(open_log, key=b"k", retention_ms=1, cleanup_policy="compact")  # compacted: keys required
     log.high_watermark = 7
     assert log.apply_retention(BASE_TS + 100 * HOUR) == 0

@@ -99,3 +99,23 @@ def test_response_matches_the_schema_codec_byte_for_byte(version):
     assert corr == 11
     assert [(t.name, p.index, p.error_code, p.base_offset) for t in decoded.responses for p in t.partition_responses] \
         == [("tópic-a", 0, 0, 100), ("tópic-a", 7, 6, -1), ("b", 3, 0, 2**40)]
+
+
+@pytest.mark.parametrize("version", range(8, 11))
+def test_record_errors_and_error_message_match_the_schema_codec(version):
+    frame = produce_frame(version)
+    hdr = parse_request_header(frame)
+    bad = PartitionProduceResult(0, 87, -1, -1, 0, record_errors=[(0, "no key in tópic-a-0"), (2, None)],
+                                 error_message="One or more records have been rejected")
+    ours = encode_produce_response(hdr, [("tópic-a", [bad, PartitionProduceResult(7, 6)])])
+    cls = api.response_class(0)[version]
+    tpr = cls.TopicProduceResponse
+    ppr = tpr.PartitionProduceResponse
+    theirs = encode_response(hdr, cls(throttle_time_ms=0, responses=[tpr(name="tópic-a", partition_responses=[
+        ppr(index=0, error_code=87, base_offset=-1, log_append_time_ms=-1, log_start_offset=0,
+            record_errors=[ppr.BatchIndexAndErrorMessage(batch_index=0, batch_index_error_message="no key in tópic-a-0"),
+                           ppr.BatchIndexAndErrorMessage(batch_index=2, batch_index_error_message=None)],
+            error_message="One or more records have been rejected"),
+        ppr(index=7, error_code=6, base_offset=-1, log_append_time_ms=-1, log_start_offset=-1, record_errors=[],
+            error_message=None)])]))
+    assert ours == theirs
