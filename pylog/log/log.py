@@ -211,14 +211,18 @@ class Log:
         return self._append(buf, headers, first, last, now_ms, append_time)
 
     def append_as_follower(self, buf: bytearray | memoryview, headers: Sequence[BatchHeader]) -> AppendInfo:
-        """Append batches with the leader's offsets; they must start at the LEO and increase."""
+        """Append batches with the leader's offsets; they must start at or after the LEO and increase.
+
+        Starting after the LEO is normal on a compacted topic: the leader's cleaner removed the
+        records in between (Kafka only refuses a first offset below the LEO).
+        """
         if not headers:
             raise ValueError("append_as_follower needs at least one batch")
         first = headers[0].base_offset
         last = headers[-1].base_offset + headers[-1].last_offset_delta
-        if first != self.next_offset:
+        if first < self.next_offset:
             raise UnexpectedAppendOffsetError(
-                f"Unexpected offset in append to {self.name}. First offset {first} is not the next "
+                f"Unexpected offset in append to {self.name}. First offset {first} is less than the next "
                 f"offset {self.next_offset}. Last offset in append: {last}. Log start offset = "
                 f"{self.log_start_offset}",
                 first, last,

@@ -10,7 +10,7 @@ from support.clients import create_topic, kcat, wait_for
 
 from pylog.client.sync import KafkaClient
 from pylog.protocol.api import ApiKey
-from pylog.protocol.records import build_batch
+from pylog.protocol.records import build_batch, iter_batches, read_records
 
 confluent_kafka = pytest.importorskip("confluent_kafka")
 
@@ -117,3 +117,40 @@ def test_a_record_without_a_key_is_refused_by_a_compacted_topic(cluster, policy)
     assert part.error_message == (
         "One or more records have been rejected due to 1 record errors in total, and only showing the first "
         f"three errors at most: [RecordError(batchIndex=1, message='{message}')]")
+
+
+def _records_on_disk(partition_dir) -> list[tuple[int, str, str | None]]:
+    """(offset, key, value) of every record in a partition directory's segments, as stored."""
+    out = []
+    for seg in sorted(partition_dir.glob("*.log")):
+        data = seg.read_bytes()
+        for h in iter_batches(data):
+            out += [(r.offset, r.key.decode(), None if r.value is None else r.value.decode())
+                    for r in read_records(data[h.position: h.position + h.size])]
+    return out
+
+
+def test_a_follower_catches_up_across_a_compacted_range(cluster_factory):
+    cluster = cluster_factory(2, overrides=FAST_CLEANER)
+    topic = "replicated"
+    create_topic(cluster.bootstrap, topic, rf=2, configs=COMPACTED)
+
+    def leader() -> int | None:
+        with KafkaClient(cluster.bootstrap) as k:
+            part = k.refresh_metadata([topic]).topics[0].partitions[0]
+            return part.leader_id if part.leader_id >= 0 and len(part.isr_nodes) == 2 else None
+
+    lead = wait_for(leader, what="both replicas in sync")
+    follower = 1 - lead
+    cluster.stop([follower])
+    updates = [(b"k%d" % (i % 10), b"value-%03d" % i) for i in range(300)]
+    produce(cluster.brokers[lead].address, topic, updates + [(b"filler", b"x" * 100) for _ in range(40)])
+    wait_for(lambda: len(read_all(cluster.brokers[lead].address, topic)) < 100, what="the leader to compact")
+    cluster.restart(follower)  # it fetches from offset 0, inside the range the leader compacted
+    wait_for(leader, timeout=60, what="the restarted follower back in the ISR")
+    on_disk = _records_on_disk(cluster.brokers[follower].data_dir / "logs" / f"{topic}-0")
+    latest = {}
+    for offset, key, value in on_disk:
+        latest[key] = value
+    assert latest == {**{k.decode(): v.decode() for k, v in updates}, "filler": "x" * 100}
+    assert on_disk[-1][0] == 339 and [o for o, _, _ in on_disk] == sorted({o for o, _, _ in on_disk})

@@ -268,3 +268,15 @@ def test_a_compacted_log_refuses_records_without_a_key(open_log):
     plain = open_log(name="plain-0")
     plain.append_as_leader(buf, validate_batches(buf), 0, now_ms=BASE_TS)
     assert plain.log_end_offset == 3
+
+
+def test_a_follower_appends_a_compacted_range_with_its_gaps(open_log):
+    leader = twenty_updates(open_log)
+    clean(leader)
+    data = bytearray(slice_bytes(leader.read(0, 10**6)))
+    headers = validate_batches(data, check_offsets=False)
+    assert headers[0].base_offset == 13  # offsets 0..12 were compacted away
+    follower = open_log(name="foo-1", cleanup_policy=("compact",))
+    info = follower.append_as_follower(data, headers)
+    assert (info.first_offset, info.last_offset, follower.log_end_offset) == (13, 19, 20)
+    assert contents(follower, 0) == contents(leader)
