@@ -40,8 +40,11 @@ class LogCleanerTask:
             ok = False
             try:
                 await self._blocking(run_clean, plan)
-                finish_clean(plan)
-                ok = True
+                if self.logs.get(plan.log.topic, plan.log.partition) is not plan.log:
+                    discard(plan)  # the partition was deleted or replaced while it was being cleaned
+                else:
+                    finish_clean(plan)
+                    ok = True
             except CleaningAborted as e:
                 log.info("Cleaning of %s aborted: %s", plan.log.name, e)
             except Exception:

@@ -234,14 +234,14 @@ def _clean_group(plan: CleanPlan, group: list[int], omap: OffsetMap, producers: 
 def run_clean(plan: CleanPlan) -> CleanPlan:
     """Step 2 (worker thread): write the cleaned segments; fills plan.result and plan.end_offset."""
     started = time.monotonic()
-    omap = build_offset_map(plan)
-    plan.end_offset = omap.latest_offset + 1
-    producers = _producer_last_offsets(plan)
     try:
+        omap = build_offset_map(plan)
+        plan.end_offset = omap.latest_offset + 1
+        producers = _producer_last_offsets(plan)
         for group in group_segments(plan, plan.end_offset):
             _clean_group(plan, group, omap, producers)
             plan.result.append((plan.segments[group[0]].base_offset, [plan.segments[i] for i in group]))
-    except FileNotFoundError as e:  # the partition was deleted meanwhile
+    except FileNotFoundError as e:  # retention or a partition deletion removed files meanwhile
         discard(plan)
         raise CleaningAborted(str(e)) from e
     log.info(

@@ -280,3 +280,17 @@ def test_a_follower_appends_a_compacted_range_with_its_gaps(open_log):
     info = follower.append_as_follower(data, headers)
     assert (info.first_offset, info.last_offset, follower.log_end_offset) == (13, 19, 20)
     assert contents(follower, 0) == contents(leader)
+
+
+def test_retention_during_a_clean_aborts_its_swap(open_log):
+    plog = twenty_updates(open_log, cleanup_policy=("compact", "delete"))
+    ltc = log_to_clean(plog, None, BASE_TS)
+    plan = plan_clean(plog, ltc.first_dirty, ltc.first_uncleanable, BASE_TS, 10**6)
+    run_clean(plan)
+    plog.maybe_increment_log_start_offset(4)  # DeleteRecords; retention then drops segment 0
+    assert plog.apply_retention(BASE_TS) == 1
+    before = contents(plog)
+    with pytest.raises(CleaningAborted):
+        finish_clean(plan)
+    assert contents(plog) == before and before[0][0] == 4
+    assert not [n for n in os.listdir(plog.dir) if n.endswith(CLEANED_SUFFIX)]
