@@ -135,19 +135,20 @@ def test_a_follower_catches_up_across_a_compacted_range(cluster_factory):
     topic = "replicated"
     create_topic(cluster.bootstrap, topic, rf=2, configs=COMPACTED)
 
-    def leader() -> int | None:
+    def in_sync() -> tuple[int] | None:
+        """(leader,) once both replicas are in the ISR (a tuple: leader 0 must count as found)."""
         with KafkaClient(cluster.bootstrap) as k:
             part = k.refresh_metadata([topic]).topics[0].partitions[0]
-            return part.leader_id if part.leader_id >= 0 and len(part.isr_nodes) == 2 else None
+            return (part.leader_id,) if part.leader_id >= 0 and len(part.isr_nodes) == 2 else None
 
-    lead = wait_for(leader, what="both replicas in sync")
+    (lead,) = wait_for(in_sync, what="both replicas in sync")
     follower = 1 - lead
     cluster.stop([follower])
     updates = [(b"k%d" % (i % 10), b"value-%03d" % i) for i in range(300)]
     produce(cluster.brokers[lead].address, topic, updates + [(b"filler", b"x" * 100) for _ in range(40)])
     wait_for(lambda: len(read_all(cluster.brokers[lead].address, topic)) < 100, what="the leader to compact")
     cluster.restart(follower)  # it fetches from offset 0, inside the range the leader compacted
-    wait_for(leader, timeout=60, what="the restarted follower back in the ISR")
+    wait_for(in_sync, timeout=60, what="the restarted follower back in the ISR")
     on_disk = _records_on_disk(cluster.brokers[follower].data_dir / "logs" / f"{topic}-0")
     latest = {}
     for offset, key, value in on_disk:
