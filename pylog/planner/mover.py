@@ -15,7 +15,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import chain
 
-__all__ = ["TopicContext", "TopicStats", "plan_topic", "spread_ok"]
+__all__ = ["TopicContext", "TopicMover", "TopicStats", "plan_topic", "spread_ok"]
 
 
 def spread_ok(reps: Sequence[int], src: int, rack: int, rack_index: Mapping[int, int], n_racks: int) -> bool:
@@ -93,141 +93,187 @@ def plan_topic(parts: Sequence[tuple[int, Sequence[int], int]], levels: Sequence
     `departures` = (partition index, broker, destination rack): replicas that change rack. A moved replica keeps
     its position in the list (the leader pass reorders later).
     """
-    rack_index = ctx.rack_index
-    member_rack = ctx.member_rack
-    stats = TopicStats()
-    pos = {i: j for j, (i, _, _) in enumerate(parts)}
-    new = [list(reps) for _, reps, _ in parts]
-    sizes = [size for _, _, size in parts]
-    count: Counter[int] = Counter(chain.from_iterable(new))
-    on_broker: dict[int, list[int]] = {b: [] for b in count}
-    for j, reps in enumerate(new):
-        for b in reps:
-            on_broker[b].append(j)
-    # Targets of the brokers that have one (every other broker's is 0).
-    targets: dict[int, int] = {}
-    for k, bs in enumerate(ctx.rack_brokers):
-        if levels[k]:
-            targets.update((b, levels[k]) for b in bs)
-    for b in extras:
-        targets[b] = levels[rack_index[b]] + 1
-    target = targets.get
+    mover = TopicMover(parts, levels, extras, ctx)
+    mover.land_all(mover.arrivals(departures))
+    mover.land_all(mover.members(departures))
+    mover.shed_excess()
+    mover.flag_lost()
+    return mover.new, mover.stats
 
-    needs = [_Needs() for _ in ctx.rack_brokers]
-    for b, t in targets.items():
-        needs[rack_index[b]].set(b, t - count.get(b, 0))
 
-    def move(j: int, src: int, dst: int) -> None:
-        reps = new[j]
+class TopicMover:
+    """One group's replica lists while phase B changes them, and the steps that do (`plan_topic` runs them).
+
+    Steps, in order: `land_all(arrivals())` (replicas changing rack), `land_all(members(...))` (replicas of removed
+    brokers whose rack stays), `shed_excess()` (brokers above target give to the neediest of their rack),
+    `flag_lost()` (replicas left with no destination, reported)."""
+
+    def __init__(self, parts: Sequence[tuple[int, Sequence[int], int]], levels: Sequence[int],
+                 extras: Sequence[int], ctx: TopicContext) -> None:
+        self.ctx = ctx
+        self.parts = parts
+        self.stats = TopicStats()
+        self.pos = {i: j for j, (i, _, _) in enumerate(parts)}
+        self.new = [list(reps) for _, reps, _ in parts]
+        self.sizes = [size for _, _, size in parts]
+        self.count: Counter[int] = Counter(chain.from_iterable(self.new))
+        self.on_broker: dict[int, list[int]] = {b: [] for b in self.count}
+        for j, reps in enumerate(self.new):
+            for b in reps:
+                self.on_broker[b].append(j)
+        # Targets of the brokers that have one (every other broker's is 0).
+        self.targets: dict[int, int] = {}
+        for k, bs in enumerate(ctx.rack_brokers):
+            if levels[k]:
+                self.targets.update((b, levels[k]) for b in bs)
+        for b in extras:
+            self.targets[b] = levels[ctx.rack_index[b]] + 1
+        self.needs = [_Needs() for _ in ctx.rack_brokers]
+        for b, t in self.targets.items():
+            self.needs[ctx.rack_index[b]].set(b, t - self.count.get(b, 0))
+        self.placed: dict[int, list[int]] = {}   # broker -> partitions landed on it by the landing steps
+
+    def target(self, b: int) -> int:
+        """b's target count of the group (0 for brokers without one)."""
+        return self.targets.get(b, 0)
+
+    def move(self, j: int, src: int, dst: int) -> None:
+        """Move partition j's replica from src to dst (same list position) and update the counts."""
+        reps = self.new[j]
         reps[reps.index(src)] = dst
-        count[src] -= 1
-        count[dst] += 1
-        on_broker.setdefault(dst, []).append(j)
+        self.count[src] -= 1
+        self.count[dst] += 1
+        self.on_broker.setdefault(dst, []).append(j)
         for b in (src, dst):
-            k = rack_index.get(b)
+            k = self.ctx.rack_index.get(b)
             if k is not None:
-                needs[k].set(b, targets.get(b, 0) - count[b])
+                self.needs[k].set(b, self.target(b) - self.count[b])
 
-    def fallback(j: int, k: int) -> int | None:
-        # No broker below target fits: the least loaded valid one (costs a second move later).
-        valid = [b for b in ctx.rack_brokers[k] if b not in new[j]]
-        return min(valid, key=lambda b: (count.get(b, 0) - target(b, 0), b)) if valid else None
+    def fallback(self, j: int, k: int) -> int | None:
+        """No broker below target fits: the least loaded valid one (costs a second move later)."""
+        valid = [b for b in self.ctx.rack_brokers[k] if b not in self.new[j]]
+        return min(valid, key=lambda b: (self.count.get(b, 0) - self.target(b), b)) if valid else None
 
     # Replicas that must land in a rack: those changing rack, and those of removed brokers of the rack. Most fit
     # any broker of the rack (the partition has no other replica there); the others ("constrained": RF above
     # the number of racks, or no racks at all) go first, along augmenting paths when the neediest are taken.
-    def split(units: list[tuple[int, int, int]]) -> list[tuple[int, int, int]]:
-        constrained = [u for u in units if any(rack_index.get(b) == u[2] for b in new[u[0]] if b != u[1])]
+    def constrained_first(self, units: list[tuple[int, int, int]]) -> list[tuple[int, int, int]]:
+        """`units` (j, src, rack) with those whose partition already has another replica in the rack first."""
+        rack_index = self.ctx.rack_index
+        constrained = [u for u in units if any(rack_index.get(b) == u[2] for b in self.new[u[0]] if b != u[1])]
         return constrained + [u for u in units if u not in set(constrained)]
 
-    leaving = {(pos[i], src) for i, src, _ in departures}
-    arriving = [(pos[i], src, rack) for i, src, rack in sorted(departures)]
+    def arrivals(self, departures: Sequence[tuple[int, int, int]]) -> list[tuple[int, int, int]]:
+        """The replicas changing rack as (j, src, destination rack), in partition order."""
+        return [(self.pos[i], src, rack) for i, src, rack in sorted(departures)]
 
-    def members() -> list[tuple[int, int, int]]:
+    def members(self, departures: Sequence[tuple[int, int, int]]) -> list[tuple[int, int, int]]:
+        """Replicas of removed brokers whose rack keeps target brokers (not already leaving the rack)."""
+        leaving = {(self.pos[i], src) for i, src, _ in departures}
+        member_rack = self.ctx.member_rack
         units = []
         for b in sorted(member_rack):
-            for j in sorted(set(on_broker.get(b, ())), key=lambda j: (sizes[j], parts[j][0])):
-                if (j, b) not in leaving and b in new[j]:
+            for j in sorted(set(self.on_broker.get(b, ())), key=self._unit_order):
+                if (j, b) not in leaving and b in self.new[j]:
                     units.append((j, b, member_rack[b]))
         return units
-    placed: dict[int, list[int]] = {}   # broker -> partitions landed on it by this step
 
-    def land(j: int, src: int, k: int) -> bool:
-        dst = needs[k].best(new[j])
+    def _unit_order(self, j: int) -> tuple[int, int]:
+        return (self.sizes[j], self.parts[j][0])
+
+    def land_all(self, units: list[tuple[int, int, int]]) -> None:
+        """Land every unit (j, src, rack), the constrained ones first."""
+        for j, src, k in self.constrained_first(units):
+            self.land(j, src, k)
+
+    def land(self, j: int, src: int, k: int) -> bool:
+        """Move partition j's replica on src to the neediest broker of rack k that may take it."""
+        dst = self.needs[k].best(self.new[j])
         if dst is None:
-            dst = _reroute(j, k)
+            dst = self.reroute(j, k)
         if dst is None:
-            dst = fallback(j, k)
+            dst = self.fallback(j, k)
             if dst is None:
-                stats.unbalanced += 1
-                stats.details.append(f"partition {parts[j][0]}: no broker of rack {k} can take the replica on {src}")
+                self.stats.unbalanced += 1
+                self.stats.details.append(f"partition {self.parts[j][0]}: no broker of rack {k} can take the "
+                                          f"replica on {src}")
                 return False
-            stats.detour_moves += 1
-        move(j, src, dst)
-        placed.setdefault(dst, []).append(j)
+            self.stats.detour_moves += 1
+        self.move(j, src, dst)
+        self.placed.setdefault(dst, []).append(j)
         return True
 
-    def _reroute(j: int, k: int) -> int | None:
-        # Augmenting path: partitions landed earlier on brokers of the rack move on, each to a broker it may use,
-        # until one reaches a broker still below target; the first freed broker takes j. Every replica still
-        # moves once from where it was.
+    def reroute(self, j: int, k: int) -> int | None:
+        """A broker of rack k freed for partition j along an augmenting path, or None.
+
+        Partitions landed earlier on brokers of the rack move on, each to a broker it may use, until one reaches
+        a broker still below target; the first freed broker takes j. Every replica still moves once from where
+        it was."""
+        rack = self.ctx.rack_brokers[k]
         parent: dict[int, tuple[int, int] | None] = {}
         queue: list[int] = []
-        for b in ctx.rack_brokers[k]:
-            if b not in new[j]:
+        for b in rack:
+            if b not in self.new[j]:
                 parent[b] = None
                 queue.append(b)
         for b in queue:
-            for j2 in placed.get(b, ()):
-                if b not in new[j2]:
+            for j2 in self.placed.get(b, ()):
+                if b not in self.new[j2]:
                     continue
-                for c in ctx.rack_brokers[k]:
-                    if c in parent or c in new[j2]:
+                for c in rack:
+                    if c in parent or c in self.new[j2]:
                         continue
                     parent[c] = (j2, b)
-                    if needs[k].deficit.get(c, 0) > 0:
-                        node = c
-                        while parent[node] is not None:
-                            j3, prev = parent[node]
-                            move(j3, prev, node)
-                            placed[prev].remove(j3)
-                            placed.setdefault(node, []).append(j3)
-                            node = prev
-                        return node
+                    if self.needs[k].deficit.get(c, 0) > 0:
+                        return self._shift_along(parent, c)
                     queue.append(c)
         return None
 
-    for j, src, k in split(arriving):
-        land(j, src, k)
-    for j, src, k in split(members()):
-        land(j, src, k)
+    def _shift_along(self, parent: Mapping[int, tuple[int, int] | None], end: int) -> int:
+        node = end
+        while parent[node] is not None:
+            j3, prev = parent[node]
+            self.move(j3, prev, node)
+            self.placed[prev].remove(j3)
+            self.placed.setdefault(node, []).append(j3)
+            node = prev
+        return node
 
-    over_by_rack: dict[int, list[int]] = {}
-    for b, c in count.items():
-        k = rack_index.get(b, member_rack.get(b))
-        if k is not None and c > target(b, 0):
-            over_by_rack.setdefault(k, []).append(b)
-    for k in sorted(over_by_rack):
-        for a in sorted((b for b in over_by_rack[k] if b in rack_index),
-                        key=lambda b: (target(b, 0) - count[b], b)):
-            for j in sorted(set(on_broker.get(a, ())), key=lambda j: (sizes[j], parts[j][0])):
-                if count[a] <= target(a, 0):
-                    break
-                if a not in new[j]:
-                    continue
-                dst = needs[k].best(new[j])
-                if dst is None:
-                    continue
-                move(j, a, dst)
-            left = count[a] - target(a, 0)
-            if left > 0:
-                stats.unbalanced += left
-                stats.details.append(f"broker {a}: {left} replica(s) above target with no valid destination")
-    # Replicas left on brokers of no target rack that phase A gave no destination (it always gives one).
-    lost = {b for b, c in count.items() if c and b not in rack_index and b not in member_rack}
-    if lost:
-        for j, reps in enumerate(new):
-            for src in [b for b in reps if b in lost]:
-                stats.unbalanced += 1
-                stats.details.append(f"partition {parts[j][0]}: replica on {src} has no destination")
-    return new, stats
+    def shed_excess(self) -> None:
+        """Rack by rack, brokers above target give their smallest partitions to the neediest brokers."""
+        rack_index, member_rack, count = self.ctx.rack_index, self.ctx.member_rack, self.count
+        over_by_rack: dict[int, list[int]] = {}
+        for b, c in count.items():
+            k = rack_index.get(b, member_rack.get(b))
+            if k is not None and c > self.target(b):
+                over_by_rack.setdefault(k, []).append(b)
+        for k in sorted(over_by_rack):
+            for a in sorted((b for b in over_by_rack[k] if b in rack_index),
+                            key=lambda b: (self.target(b) - count[b], b)):
+                self._shed(a, k)
+
+    def _shed(self, a: int, k: int) -> None:
+        count = self.count
+        for j in sorted(set(self.on_broker.get(a, ())), key=self._unit_order):
+            if count[a] <= self.target(a):
+                break
+            if a not in self.new[j]:
+                continue
+            dst = self.needs[k].best(self.new[j])
+            if dst is None:
+                continue
+            self.move(j, a, dst)
+        left = count[a] - self.target(a)
+        if left > 0:
+            self.stats.unbalanced += left
+            self.stats.details.append(f"broker {a}: {left} replica(s) above target with no valid destination")
+
+    def flag_lost(self) -> None:
+        """Report replicas left on brokers of no target rack that phase A gave no destination (it always gives one)."""
+        ctx = self.ctx
+        lost = {b for b, c in self.count.items() if c and b not in ctx.rack_index and b not in ctx.member_rack}
+        if lost:
+            for j, reps in enumerate(self.new):
+                for src in [b for b in reps if b in lost]:
+                    self.stats.unbalanced += 1
+                    self.stats.details.append(f"partition {self.parts[j][0]}: replica on {src} has no destination")
