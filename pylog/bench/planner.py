@@ -121,12 +121,14 @@ def _random_cluster(rng: random.Random, layout: str) -> tuple[Snapshot, list[int
 
 
 def oracle_rows(samples: int, seed: int = 0) -> list[tuple]:
-    """Per layout: how often the plan is balanced when it can be, and takes the oracle's fewest moves."""
-    from pylog.planner.oracle import balanced_bounds, optimum, topic_bounds
+    """Per layout: how often the plan is balanced when it can be, takes the oracle's fewest moves, and changes
+    the fewest leaders (for its replica sets; and against the fewest of any plan with the fewest moves)."""
+    from pylog.planner.oracle import balanced_bounds, fewest_orphans, leader_optimum, optimum, topic_bounds
     rng = random.Random(seed)
     rows = []
     for layout in ("no racks", "kafka racks", "any racks"):
         feasible = balanced = optimal = bound_reached = reachable = extra = 0
+        leader_best = leader_floor = 0
         for _ in range(samples):
             case = _random_cluster(rng, layout)
             if case is None:
@@ -135,8 +137,9 @@ def oracle_rows(samples: int, seed: int = 0) -> list[tuple]:
             racks = {b.id: b.rack for b in snap.brokers}
             racks.update(new_racks)
             plan = plan_reassignment(snap, None, targets, broker_racks=new_racks)
-            best = optimum(snap.partitions, targets, {b: racks.get(b) for b in targets},
-                           balanced_bounds(snap.partitions, targets), topic_bounds(snap.partitions, targets))
+            bounds = (snap.partitions, targets, {b: racks.get(b) for b in targets},
+                      balanced_bounds(snap.partitions, targets), topic_bounds(snap.partitions, targets))
+            best = optimum(*bounds)
             if best is None:
                 continue
             r = plan.report
@@ -147,7 +150,13 @@ def oracle_rows(samples: int, seed: int = 0) -> list[tuple]:
             if best == r.topic_lower_bound:
                 reachable += 1
                 bound_reached += r.replicas_moved == best
-        rows.append((layout, feasible, balanced, optimal, extra, reachable, bound_reached))
+            parts = snap.partitions
+            fewest = leader_optimum([p.topic for p in parts], [p.replicas[0] for p in parts],
+                                    [plan.proposed[p.tp] for p in parts], targets)
+            leader_best += fewest is not None and r.leader_changes == fewest
+            leader_floor += r.leader_changes == max(r.leader_bound, fewest_orphans(*bounds) or 0)
+        rows.append((layout, feasible, balanced, optimal, extra, reachable, bound_reached, leader_best,
+                     leader_floor))
     return rows
 
 
@@ -168,7 +177,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = ap.parse_args(argv)
     if args.oracle:
         header = ("layout", "balanced within one possible", "plan balanced", "plan optimal", "extra moves",
-                  "bound reachable", "bound reached")
+                  "bound reachable", "bound reached", "fewest leader changes", "leader floor reached")
         print(_fmt(header))
         print("|" + "---|" * len(header))
         for row in oracle_rows(args.oracle):

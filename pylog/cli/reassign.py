@@ -18,7 +18,7 @@ from pylog.planner.model import PlanOptions
 
 ACTIONS = ("generate", "execute", "verify", "cancel", "list", "export-snapshot")
 CONNECTION = ("bootstrap-server", "zookeeper")
-PLANNER_OPTIONS = ("balance-by", "max-moves", "max-bytes", "no-topic-balance")
+PLANNER_OPTIONS = ("balance-by", "max-moves", "max-bytes", "leader-changes", "no-topic-balance")
 # validateAndParseArgs' requiredArgs and permittedArgs, extended with pylog's options.
 REQUIRED = {"generate": ("topics-to-move-json-file", "broker-list"), "execute": ("reassignment-json-file",),
             "verify": ("reassignment-json-file",), "cancel": ("reassignment-json-file",), "list": (),
@@ -126,6 +126,8 @@ def _cluster(zookeeper: str | None, bootstrap_server: str | None) -> ClusterView
               help="Balance replica counts, or bytes on disk.")
 @click.option("--max-moves", type=click.IntRange(min=0), help="At most this many replica moves.")
 @click.option("--max-bytes", type=click.IntRange(min=0), help="At most this many bytes moved.")
+@click.option("--leader-changes", type=click.IntRange(min=0),
+              help="At most this many preferred-leader changes (the rest wait for a later plan).")
 @click.option("--no-topic-balance", is_flag=True, help="Balance the brokers overall only, not each topic.")
 @click.option("--changed-only", is_flag=True, help="Propose only the partitions whose replicas change (by default "
                                                    "every partition of the topics, as Kafka does).")
@@ -142,7 +144,8 @@ def reassign_command(zookeeper: str | None, bootstrap_server: str | None, **opts
     if action == "generate":
         gen_opts = gen.GenerateOptions(
             opts["planner"], PlanOptions(opts["balance_by"], not opts["no_topic_balance"],
-                                         not opts["disable_rack_aware"], True, opts["max_moves"], opts["max_bytes"]),
+                                         not opts["disable_rack_aware"], True, opts["max_moves"], opts["max_bytes"],
+                                         opts["leader_changes"]),
             gen.parse_broker_racks(opts["broker_racks"]) or None, opts["spark"], opts["spark_master"],
             opts["changed_only"])
         cluster = None if opts["cluster_snapshot"] else _cluster(zookeeper, bootstrap_server)

@@ -239,7 +239,7 @@ def _changes_table(current: dict, proposed: dict) -> Any:
 def report_tables(report: dict) -> list[Any]:
     """The plan report: a summary and the per-broker counts before and after."""
     summary = [["replicas moved", f"{report['replicas_moved']} (lower bound {report['lower_bound']})"],
-               ["bytes moved", str(report["bytes_moved"])], ["leader changes", str(report["leader_changes"])],
+               ["bytes moved", str(report["bytes_moved"])], ["leader changes", f"{report['leader_changes']} (bound {report['leader_bound']})"],
                ["partitions changed", str(report["partitions_changed"])],
                ["spread after", f"replicas {report['replica_spread']}, leaders {report['leader_spread']}"]]
     summary += [["note", reason] for reason in report.get("gap_reasons", [])]

@@ -1,4 +1,5 @@
-"""--max-moves / --max-bytes: keep the most useful part of a plan that fits the caps (like Yelp's caps).
+"""--max-moves / --max-bytes / --leader-changes: keep the most useful part of a plan that fits the caps (like
+Yelp's caps).
 
 Moves are kept per partition (all of a partition's moves or none, so the partition stays valid): first those
 that empty removed brokers, then balance moves round-robin over the most overloaded source brokers, each
@@ -12,7 +13,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from pylog.planner.plan import Prepared
 
-__all__ = ["CapResult", "apply_caps"]
+__all__ = ["CapResult", "LeaderCapResult", "apply_caps", "apply_leader_cap"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,3 +74,48 @@ def apply_caps(prep: "Prepared", proposed: list[list[int]]) -> CapResult | None:
         else:
             proposed[i] = list(parts[i].replicas)
     return CapResult(total_moves, total_bytes, total_moves - kept_moves, total_bytes - kept_bytes)
+
+
+@dataclass(frozen=True, slots=True)
+class LeaderCapResult:
+    """What --leader-changes cut: preferred-leader changes of the full plan dropped, and partitions reverted."""
+
+    planned: int
+    dropped: int
+    reverted_partitions: int     # partitions put back as they are (their replica moves dropped too)
+
+
+def apply_leader_cap(prep: "Prepared", proposed: list[list[int]]) -> LeaderCapResult | None:
+    """Undo preferred-leader changes (in place) beyond --leader-changes; None when no budget is set.
+
+    The changes a replica move forces (the old leader's replica moves away) are kept first, in partition order;
+    beyond the budget those partitions are put back as they are. Then reorders are kept round-robin over the
+    brokers taking leaderships, those leading the fewest before the plan first, so the partial plan still evens
+    out the leaders; the others get their old leader back (a reorder, no data moves)."""
+    budget = prep.options.max_leader_changes
+    if budget is None:
+        return None
+    parts = prep.partitions
+    changed = [i for i, p in enumerate(parts) if proposed[i][0] != p.replicas[0]]
+    forced = [i for i in changed if parts[i].replicas[0] not in proposed[i]]
+    reorders = [i for i in changed if parts[i].replicas[0] in proposed[i]]
+    for i in forced[budget:]:
+        proposed[i] = list(parts[i].replicas)
+    left = max(0, budget - len(forced))
+    before: dict[int, int] = {}
+    for p in parts:
+        before[p.replicas[0]] = before.get(p.replicas[0], 0) + 1
+    queues: dict[int, list[int]] = {}
+    for i in reversed(reorders):
+        queues.setdefault(proposed[i][0], []).append(i)
+    ordered = []
+    while queues:
+        for b in sorted(queues, key=lambda b: (before.get(b, 0), b)):
+            ordered.append(queues[b].pop())
+            if not queues[b]:
+                del queues[b]
+    for i in ordered[left:]:
+        old = parts[i].replicas[0]
+        proposed[i] = [old] + [b for b in proposed[i] if b != old]
+    dropped = max(0, len(forced) - budget) + max(0, len(reorders) - left)
+    return LeaderCapResult(len(changed), dropped, max(0, len(forced) - budget))

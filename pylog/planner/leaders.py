@@ -1,12 +1,19 @@
-"""Preferred-leader balance by reordering replicas only (moves no data).
+"""Preferred-leader balance by reordering replicas only (moves no data), with the fewest leader changes.
 
-Per topic each broker leads floor(P/n) or ceil(P/n) of its P partitions (exactly P mod n brokers the ceil), and
-overall floor or ceil of all partitions over the n brokers. Topics are assigned largest first: each partition
-keeps its leader while that broker has room in the topic and overall, else takes the replica with the fewest
-leaderships overall; a partition whose replicas are all full in its topic gets one through an augmenting path
-inside the topic. Then brokers above the overall ceil (or below the floor) hand leaderships along paths
-broker -> partition it leads -> another replica, each step moving a topic's ceil slot from one broker to another,
-so every topic stays within one. Where a topic or the whole cannot be balanced, the counts say how far off.
+Per group (a topic; the whole selection when per-topic balance is off) each target broker leads floor(P/n) or
+ceil(P/n) of the group's P partitions; overall floor or ceil of all partitions over the n brokers. Changing a
+partition's preferred leader (its first replica before the plan) costs one; a partition whose leader's replica
+moves away costs one whatever it gets. Steps (`LeaderStage`):
+
+1. `balance_group`, per group, largest first: a min-cost flow (costflow.py) from the partitions that must or may
+   hand their leadership on (orphans, brokers above the group's ceil or with a ceil slot to spare) to brokers
+   below the floor or with room under the ceil, through partitions whose replicas allow it. It is exact for the
+   group; which brokers take the group's ceil slots leans towards brokers behind overall (ties only).
+2. `repair_overall`: brokers above the overall ceil (or below the floor) hand leaderships along paths
+   broker -> partition it leads -> another replica, each step moving a group's ceil slot, so groups stay within one.
+3. `restore`: partitions get their old leader back where the counts allow it, directly or by a swap.
+
+`leader_bound` is the proven lower bound on changes the report shows beside the plan's count.
 """
 from __future__ import annotations
 
@@ -14,7 +21,9 @@ from collections import deque
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-__all__ = ["LeaderResult", "balance_leaders"]
+from pylog.planner.costflow import CostFlow
+
+__all__ = ["LeaderResult", "LeaderStage", "balance_leaders", "leader_bound", "plan_leader_bound"]
 
 
 @dataclass(slots=True)
@@ -23,31 +32,34 @@ class LeaderResult:
 
     overall_left: int = 0                              # leaderships beyond the overall floor/ceil bounds
     topics_unbalanced: list[str] = field(default_factory=list)  # topics whose replicas allow no within-one spread
+    changes: int = 0                                   # partitions whose preferred leader changes
+    bound: int | None = 0                              # proven lower bound on `changes` (see leader_bound)
 
 
 class _Topic:
-    __slots__ = ("lo", "r", "at_hi", "cnt", "loose")
+    """One group's leaderships per broker and its within-one bounds."""
 
-    def __init__(self, n_parts: int, n: int) -> None:
+    __slots__ = ("lo", "r", "cnt", "loose", "free")
+
+    def __init__(self, n_parts: int, n: int, free: bool = False) -> None:
         self.lo, self.r = divmod(n_parts, n)
-        self.at_hi = 0
         self.cnt: dict[int, int] = {}
         self.loose = False  # within one is impossible: any shift that does not widen the spread is allowed
+        self.free = free    # no per-group bound (per-topic balance off): any shift is allowed
 
-    def room(self, b: int) -> bool:
-        """May b lead one more (up to the ceil; brokers left below the floor are filled afterwards)?"""
-        return self.cnt.get(b, 0) < self.lo + (self.r > 0)
+    @property
+    def hi(self) -> int:
+        """The group's ceil per broker."""
+        return self.lo + (self.r > 0)
 
     def add(self, b: int, delta: int) -> None:
-        c = self.cnt.get(b, 0)
-        if delta > 0 and c == self.lo:
-            self.at_hi += 1
-        elif delta < 0 and c == self.lo + 1:
-            self.at_hi -= 1
-        self.cnt[b] = c + delta
+        """Count delta more leaderships on b."""
+        self.cnt[b] = self.cnt.get(b, 0) + delta
 
     def may_shift(self, a: int, c: int) -> bool:
         """May one leadership move from a to c keeping the topic within one (or not wider, when loose)?"""
+        if self.free:
+            return True
         ca, cc = self.cnt.get(a, 0), self.cnt.get(c, 0)
         if self.loose:
             return ca > cc + 1
@@ -55,151 +67,338 @@ class _Topic:
 
 
 def balance_leaders(topic_parts: Mapping[str, Sequence[int]], replicas: Sequence[list[int]],
-                    brokers: Sequence[int]) -> LeaderResult:
-    """Reorder `replicas` in place so preferred leaders are balanced per topic and overall."""
-    n = len(brokers)
-    targets = set(brokers)
-    total = sum(len(idx) for idx in topic_parts.values())
-    floor, extra = divmod(total, n)
-    cap = floor + (extra > 0)
-    overall = {b: 0 for b in brokers}
-    topic_of: dict[int, str] = {}
-    state: dict[str, _Topic] = {}
-    led_by: dict[int, list[int]] = {b: [] for b in brokers}   # filled after the topic phase, then lazily
-    result = LeaderResult()
-    base = {i: list(replicas[i]) for idx in topic_parts.values() for i in idx}  # order to keep for followers
+                    brokers: Sequence[int], old_leaders: Mapping[int, int] | None = None,
+                    topic_balance: bool = True) -> LeaderResult:
+    """Reorder `replicas` in place: balanced preferred leaders with the fewest changes from `old_leaders`.
 
-    def lead(i: int, b: int) -> None:
-        reps = replicas[i]
+    `old_leaders` maps partition index -> leader before the plan (default: each list's first replica now)."""
+    stage = LeaderStage(topic_parts, replicas, brokers, old_leaders, topic_balance)
+    stage.balance_all(_LeaderFlow.TIES)
+    stage.repair_overall()
+    if stage.off_overall():
+        stage.balance_all(_LeaderFlow.STRONG)
+        stage.repair_overall()
+    stage.restore()
+    return stage.result()
+
+
+class LeaderStage:
+    """The leadership counts while the steps of `balance_leaders` change them (see the module doc)."""
+
+    def __init__(self, topic_parts: Mapping[str, Sequence[int]], replicas: Sequence[list[int]],
+                 brokers: Sequence[int], old_leaders: Mapping[int, int] | None, topic_balance: bool) -> None:
+        self.replicas = replicas
+        self.brokers = list(brokers)
+        self.targets = set(brokers)
+        self.n = len(brokers)
+        self.topic_balance = topic_balance
+        self.groups = dict(topic_parts)
+        self.total = sum(len(idx) for idx in self.groups.values())
+        self.floor, extra = divmod(self.total, self.n)
+        self.cap = self.floor + (extra > 0)
+        self.base = {i: list(replicas[i]) for idx in self.groups.values() for i in idx}  # follower order kept
+        self.old = {i: (old_leaders[i] if old_leaders is not None else replicas[i][0]) for i in self.base}
+        self.overall = {b: 0 for b in brokers}
+        self.group_of = {i: g for g, idx in self.groups.items() for i in idx}
+        self.state = {g: _Topic(len(idx), self.n, free=not topic_balance) for g, idx in self.groups.items()}
+        self.led_by: dict[int, list[int]] = {b: [] for b in brokers}
+        self.changed_by: dict[int, list[int]] = {b: [] for b in brokers}  # led_by, changed leaders only
+        self.kept = {g: self._kept(idx) for g, idx in self.groups.items()}
+        # Each group's leaderships per broker: the flow's result once balanced, an estimate before.
+        self.share = {g: self._estimate(g) for g in self.groups}
+        self.expected = {b: 0 for b in brokers}
+        for counts in self.share.values():
+            for b, c in counts.items():
+                self.expected[b] += c
+        self.balanced: set[str] = set()
+
+    def _kept(self, idx: Sequence[int]) -> dict[int, int]:
+        kept: dict[int, int] = {}
+        for i in idx:
+            o = self.old[i]
+            if o in self.targets and o in self.replicas[i]:
+                kept[o] = kept.get(o, 0) + 1
+        return kept
+
+    def _estimate(self, g: str) -> dict[int, int]:
+        """What the group would lead per broker keeping all it can (within its bounds)."""
+        kept = self.kept[g]
+        if not self.topic_balance:
+            return dict(kept)
+        ts = self.state[g]
+        return {b: min(max(kept.get(b, 0), ts.lo), ts.hi) for b in self.brokers}
+
+    def order(self) -> list[str]:
+        """Groups largest first (the big ones settle the overall counts the small ones then even out)."""
+        return sorted(self.groups, key=lambda g: (-len(self.groups[g]), g))
+
+    def lead(self, i: int, b: int) -> None:
+        """Make b partition i's preferred leader (followers keep their order) and count it."""
+        reps = self.replicas[i]
         if reps[0] != b:
-            reps[:] = [b] + [x for x in base[i] if x != b]
-        overall[b] += 1
-        state[topic_of[i]].add(b, 1)
+            reps[:] = [b] + [x for x in self.base[i] if x != b]
+        if self.old[i] != b:
+            self.changed_by[b].append(i)
+        self.overall[b] += 1
+        self.state[self.group_of[i]].add(b, 1)
 
-    def unlead(i: int) -> None:
-        b = replicas[i][0]
-        overall[b] -= 1
-        state[topic_of[i]].add(b, -1)
+    def unlead(self, i: int) -> None:
+        """Uncount partition i's current leader."""
+        b = self.replicas[i][0]
+        self.overall[b] -= 1
+        self.state[self.group_of[i]].add(b, -1)
 
-    # Most constrained first: a broker's need (leaderships it still lacks for the ceil) over the partitions
-    # it still could lead; brokers holding few replicas (new ones) get their share before the others fill up.
-    avail = {b: 0 for b in brokers}
-    for idx in topic_parts.values():
-        for i in idx:
-            for b in replicas[i]:
-                if b in avail:
-                    avail[b] += 1
-    for topic in sorted(topic_parts, key=lambda t: (-len(topic_parts[t]), t)):
-        idx = topic_parts[topic]
-        ts = state[topic] = _Topic(len(idx), n)
-        led: dict[int, list[int]] = {}   # this topic's partitions per leader
-        stuck = []
-        cnt = ts.cnt
-        hi = ts.lo + (ts.r > 0)
-        for i in idx:
-            topic_of[i] = topic
-            reps = replicas[i]
-            best = None
-            best_key = None
-            for pos, b in enumerate(reps):
-                left = avail.get(b)
-                if left is None:
-                    continue  # not a target broker
-                avail[b] = left - 1
-                if cnt.get(b, 0) < hi:
-                    key = ((cap - overall[b]) / left, pos == 0, -pos)
-                    if best_key is None or key > best_key:
-                        best, best_key = b, key
-            if best is None:
-                if any(b in targets for b in reps):
-                    stuck.append(i)
-                continue
-            lead(i, best)
-            led.setdefault(best, []).append(i)
-        for i in stuck:
-            path = _topic_path(i, replicas, ts, led, targets)
-            if path is None:
-                ts.loose = True
-                b = min((b for b in replicas[i] if b in targets), key=lambda b: (ts.cnt.get(b, 0), overall[b], b))
-                lead(i, b)
-                led.setdefault(b, []).append(i)
-                continue
-            for j, b in path:  # each step frees its broker for the next; the last one is i itself
-                if j != i:
-                    led[replicas[j][0]].remove(j)
-                    unlead(j)
-                lead(j, b)
-                led.setdefault(b, []).append(j)
-        # Brokers below the floor take a leadership from a broker at the ceil, along a path in the topic.
-        for d in brokers if ts.lo else ():
-            while not ts.loose and ts.cnt.get(d, 0) < ts.lo:
-                path = _fill_path(d, replicas, ts, led, targets)
+    def balance_all(self, overall: int) -> None:
+        """Step 1: every group's flow, largest first, weighing overall balance by `overall` (see _LeaderFlow)."""
+        for group in self.order():
+            self.balance_group(group, overall)
+
+    def off_overall(self) -> bool:
+        """Is some broker outside the overall floor/ceil?"""
+        return any(not self.floor <= c <= self.cap for c in self.overall.values())
+
+    def balance_group(self, group: str, overall: int = 1) -> None:
+        """Step 1 for one group: leaders from the group's min-cost flow, given every other group's counts."""
+        idx = self.groups[group]
+        ts = self.state[group]
+        if group in self.balanced:
+            for i in idx:
+                if self.replicas[i][0] in self.targets:
+                    self.unlead(i)
+        others = dict(self.expected)
+        for b, c in self.share[group].items():
+            others[b] -= c
+        leaders = _LeaderFlow(self, group, others, overall).solve()
+        for i, b in leaders.items():
+            self.lead(i, b)
+            self.led_by[b].append(i)
+        self.balanced.add(group)
+        self.share[group] = dict(ts.cnt)
+        self.expected = others
+        for b, c in ts.cnt.items():
+            self.expected[b] = self.expected.get(b, 0) + c
+        ts.loose = not ts.free and any(not ts.lo <= ts.cnt.get(b, 0) <= ts.hi for b in self.brokers)
+
+    def repair_overall(self) -> None:
+        """Step 2: brokers above the overall ceil give leaderships away, then brokers below the floor take some."""
+        brokers, overall, floor, cap = self.brokers, self.overall, self.floor, self.cap
+        for phase in (0, 1):
+            while True:
+                if phase == 0:
+                    sources = [b for b in brokers if overall[b] > cap]
+                    sinks = {b for b in brokers if overall[b] < cap}
+                else:
+                    sinks = {b for b in brokers if overall[b] < floor}
+                    sources = [b for b in brokers if overall[b] >= cap and overall[b] > floor] if sinks else []
+                if not sources or not sinks:
+                    break
+                path = _overall_path(sources, sinks, self)
                 if path is None:
-                    ts.loose = True
                     break
                 for j, b in path:
-                    led[replicas[j][0]].remove(j)
-                    unlead(j)
-                    lead(j, b)
-                    led.setdefault(b, []).append(j)
-        for b, lst in led.items():
-            if b in led_by:
-                led_by[b].extend(lst)
-        if ts.loose:
-            result.topics_unbalanced.append(topic)
+                    self.unlead(j)
+                    self.lead(j, b)
+                    self.led_by[b].append(j)
 
-    # Overall: brokers above the ceil give leaderships away, then brokers below the floor take some.
-    for phase in (0, 1):
-        while True:
-            if phase == 0:
-                sources = [b for b in brokers if overall[b] > cap]
-                sinks = {b for b in brokers if overall[b] < cap}
-            else:
-                sinks = {b for b in brokers if overall[b] < floor}
-                sources = [b for b in brokers if overall[b] >= cap and overall[b] > floor] if sinks else []
-            if not sources or not sinks:
-                break
-            path = _overall_path(sources, sinks, replicas, state, led_by, topic_of)
-            if path is None:
-                break
-            for j, b in path:
-                unlead(j)
-                lead(j, b)
-                led_by[b].append(j)
-    # Fewer leader changes: give a partition its leader back where the counts allow it, directly or by
-    # swapping with a partition of the same topic its old leader now leads and the new leader replicates
-    # (counts unchanged).
-    by_pair: dict[tuple[str, int, int], list[int]] = {}
-    for topic, idx in topic_parts.items():
-        for q in idx:
-            reps = replicas[q]
-            if reps[0] != base[q][0]:  # only partitions whose leader changed may be swapped at no cost
-                for f in reps[1:]:
-                    by_pair.setdefault((topic, reps[0], f), []).append(q)
-    for topic, idx in topic_parts.items():
-        ts = state[topic]
-        for i in idx:
-            a, b = base[i][0], replicas[i][0]
-            if a == b or a not in led_by or a not in replicas[i]:
+    def restore(self) -> None:
+        """Step 3: give a partition its old leader back where the counts allow it, directly or by swapping with a
+        partition of the same group its old leader now leads and the new leader replicates (counts unchanged)."""
+        replicas, old = self.replicas, self.old
+        by_pair: dict[tuple[str, int, int], list[int]] = {}
+        for group, idx in self.groups.items():
+            for q in idx:
+                reps = replicas[q]
+                if reps[0] != old[q]:  # only partitions whose leader changed may be swapped at no cost
+                    for f in reps[1:]:
+                        by_pair.setdefault((group, reps[0], f), []).append(q)
+        for group, idx in self.groups.items():
+            for i in idx:
+                self._restore_one(group, i, by_pair)
+
+    def _restore_one(self, group: str, i: int, by_pair: dict[tuple[str, int, int], list[int]]) -> None:
+        a, b = self.old[i], self.replicas[i][0]
+        if a == b or a not in self.led_by or a not in self.replicas[i]:
+            return
+        if self.state[group].may_shift(b, a) and self.overall[a] < self.cap and self.overall[b] > self.floor:
+            self.unlead(i)
+            self.lead(i, a)
+            return
+        for q in by_pair.get((group, a, b), ()):
+            if self.replicas[q][0] != a or q == i or b not in self.replicas[q]:
                 continue
-            if ts.may_shift(b, a) and overall[a] < cap and overall[b] > floor:
-                unlead(i)
-                lead(i, a)
+            self.unlead(i)
+            self.unlead(q)
+            self.lead(i, a)
+            self.lead(q, b)
+            if self.old[q] != b:
+                for f in self.replicas[q][1:]:
+                    by_pair.setdefault((group, b, f), []).append(q)
+            break
+
+    def result(self) -> LeaderResult:
+        """Changes, the lower bound, and what could not be balanced."""
+        res = LeaderResult()
+        res.overall_left = sum(max(0, c - self.cap, self.floor - c) for c in self.overall.values())
+        res.topics_unbalanced = sorted(g for g, ts in self.state.items() if ts.loose)
+        res.changes = sum(1 for i, b in self.old.items() if self.replicas[i][0] != b)
+        loose = set(res.topics_unbalanced) if self.topic_balance else set(self.groups)
+        res.bound = leader_bound(self.groups, self.kept, self.n, loose, not res.overall_left)
+        return res
+
+
+class _LeaderFlow:
+    """One group's leadership choice as a min-cost flow (see the module doc, step 1).
+
+    Nodes: source, sink, each group's orphan pool, (group, broker) nodes, and one node per partition that may
+    change leader: its unit enters from the broker that keeps it (or the pool) and leaves to the broker leading
+    it after. Costs: CHANGE to hand a kept leadership on. Counts move along convex costs: a group unit per
+    leadership outside the group's floor/ceil, an overall unit per leadership outside the overall floor/ceil.
+    The (group, broker) nodes take from the source and give to the sink, with the other groups' counts given:
+    `overall` = TIES only picks among equally cheap choices the one nearer overall balance, STRONG evens the
+    brokers out at up to STRONG / CHANGE - 1 changes a leadership. Only arcs out of the source and into the sink
+    cost < 0, so the kept state is a valid start (costflow.py)."""
+
+    CHANGE = 2
+    TIES = 1
+    STRONG = 16
+
+    def __init__(self, stage: LeaderStage, group: str, others: Mapping[int, int], overall: int) -> None:
+        self.stage = stage
+        size = len(stage.groups[group])
+        scale = self.CHANGE * (size + 2)
+        self.overall_unit = overall
+        self.group_unit = 4 * self.STRONG + scale if stage.topic_balance else 0
+        self.f = CostFlow()
+        self.src, self.sink = self.f.node(), self.f.node()
+        self.node: dict[tuple[str, int], int] = {}
+        self.fixed: dict[int, int] = {}          # partition -> leader when it has no choice to make
+        self.choices: dict[int, list[tuple[int, int]]] = {}  # partition -> (arc, broker) it may leave by
+        pool = self.f.node()
+        orphans = self._partition_arcs(group, pool)
+        self.f.arc(self.src, pool, orphans, -(2 * self.group_unit + 2 * self.STRONG + scale))
+        self._count_arcs(others)
+
+    def _at(self, g: str, b: int) -> int:
+        v = self.node.get((g, b))
+        if v is None:
+            v = self.node[(g, b)] = self.f.node()
+        return v
+
+    def _partition_arcs(self, g: str, pool: int) -> int:
+        f, stage, orphans = self.f, self.stage, 0
+        for i in stage.groups[g]:
+            o = stage.old[i]
+            options = [b for b in stage.replicas[i] if b in stage.targets]
+            if not options:
                 continue
-            for q in by_pair.get((topic, a, b), ()):
-                if replicas[q][0] != a or q == i or b not in replicas[q]:
+            is_kept = o in options
+            if is_kept:
+                self._at(g, o)
+                if len(options) == 1:
+                    self.fixed[i] = o
                     continue
-                unlead(i)
-                unlead(q)
-                lead(i, a)
-                lead(q, b)
-                if base[q][0] != b:
-                    for f in replicas[q][1:]:
-                        by_pair.setdefault((topic, b, f), []).append(q)
-                break
-    result.overall_left = sum(max(0, overall[b] - cap, floor - overall[b]) for b in brokers)
-    result.topics_unbalanced.sort()
-    return result
+            p = f.node()
+            f.arc(self._at(g, o) if is_kept else pool, p, 1, 0)
+            orphans += not is_kept
+            self.choices[i] = [(f.arc(p, self._at(g, c), 1, self.CHANGE if is_kept else 0), c)
+                               for c in options if c != o]
+        return orphans
+
+    def _count_arcs(self, others: Mapping[int, int]) -> None:
+        f, stage = self.f, self.stage
+        for (g, b), v in sorted(self.node.items()):
+            ts, kept = stage.state[g], stage.kept[g].get(b, 0)
+            other = others.get(b, 0)
+            both = self._both_cost(self._group_cost(ts), other)
+            cuts = (ts.lo, ts.hi, stage.floor - other, stage.cap - other)
+            size = len(stage.groups[g])
+            for cap, cost in _steps(kept, size, False, both, cuts):
+                f.arc(self.src, v, cap, cost)
+            for cap, cost in _steps(kept, size, True, both, cuts):
+                f.arc(v, self.sink, cap, cost)
+
+    def _group_cost(self, ts: _Topic) -> Callable[[int], int]:
+        unit = self.group_unit
+        return lambda x: -unit if x < ts.lo else (unit if x >= ts.hi else 0)
+
+    def _both_cost(self, g_cost: Callable[[int], int], other: int) -> Callable[[int], int]:
+        unit, floor, cap = self.overall_unit, self.stage.floor, self.stage.cap
+        return lambda x: g_cost(x) + (-unit if other + x < floor else (unit if other + x >= cap else 0))
+
+    def solve(self) -> dict[int, int]:
+        """Partition index -> its leader in the min-cost solution."""
+        self.f.solve(self.src, self.sink)
+        leaders = dict(self.fixed)
+        for i, arcs in self.choices.items():
+            moved = [c for a, c in arcs if self.f.flow(a)]
+            leaders[i] = moved[0] if moved else self.stage.old[i]
+        return leaders
+
+
+def _steps(start: int, size: int, up: bool, marginal: Callable[[int], int], cuts: Iterable[int]
+           ) -> list[tuple[int, int]]:
+    """(capacity, cost) arcs raising (up, to `size`) or lowering (to 0) a count from `start` whose step x -> x+1
+    costs marginal(x), convex and constant between the `cuts`."""
+    lo_end, hi_end = (start, size) if up else (0, start)
+    points = sorted({lo_end, hi_end} | {c for c in cuts if lo_end < c < hi_end})
+    steps = []
+    for x0, x1 in zip(points, points[1:]):
+        m = marginal(x0)
+        steps.append((x1 - x0, m if up else -m))
+    return steps
+
+
+def leader_bound(groups: Mapping[str, Sequence[int]], kept: Mapping[str, Mapping[int, int]], n: int,
+                 loose: set[str], overall_balanced: bool) -> int:
+    """Fewest preferred-leader changes of any leader choice balanced within one per group and overall.
+
+    A group of P partitions whose brokers keep k_b of their leaderships ends with floor(P/n) on every broker and
+    one more on P mod n of them, so at most sum min(floor, k_b) + min(P mod n, #{k_b > floor}) keep their leader:
+    the rest change. The same holds overall. A group that cannot be within one counts its orphans only."""
+    per_group = 0
+    overall_kept: dict[int, int] = {}
+    total = 0
+    for g, idx in groups.items():
+        held = kept.get(g, {})
+        total += len(idx)
+        for b, c in held.items():
+            overall_kept[b] = overall_kept.get(b, 0) + c
+        if g in loose:
+            per_group += len(idx) - sum(held.values())
+        else:
+            per_group += _kept_bound(len(idx), held, n)
+    if not overall_balanced:
+        return per_group
+    return max(per_group, _kept_bound(total, overall_kept, n))
+
+
+def plan_leader_bound(topics: Sequence[str], old_leaders: Sequence[int], proposed: Sequence[Sequence[int]],
+                      brokers: Sequence[int], topic_balance: bool) -> int:
+    """`leader_bound` for any plan (e.g. Kafka's): groups and the whole count as balanced where the plan is."""
+    targets = set(brokers)
+    groups: dict[str, list[int]] = {}
+    kept: dict[str, dict[int, int]] = {}
+    led: dict[str, dict[int, int]] = {}
+    for i, (t, o, reps) in enumerate(zip(topics, old_leaders, proposed)):
+        groups.setdefault(t, []).append(i)
+        if o in targets and o in reps:
+            kept.setdefault(t, {})[o] = kept.setdefault(t, {}).get(o, 0) + 1
+        led.setdefault(t, {})[reps[0]] = led.setdefault(t, {}).get(reps[0], 0) + 1
+    overall: dict[int, int] = {}
+    loose = set()
+    for t, counts in led.items():
+        for b, c in counts.items():
+            overall[b] = overall.get(b, 0) + c
+        on_targets = [counts.get(b, 0) for b in brokers]
+        if not topic_balance or max(on_targets) - min(on_targets) > 1:
+            loose.add(t)
+    on_targets = [overall.get(b, 0) for b in brokers]
+    return leader_bound(groups, kept, len(brokers), loose, max(on_targets) - min(on_targets) <= 1)
+
+
+def _kept_bound(size: int, kept: Mapping[int, int], n: int) -> int:
+    lo, r = divmod(size, n)
+    return size - sum(min(lo, c) for c in kept.values()) - min(r, sum(1 for c in kept.values() if c > lo))
 
 
 def _led(b: int, led_by: Mapping[int, list[int]], replicas: Sequence[list[int]]) -> list[int]:
@@ -211,67 +410,45 @@ def _led(b: int, led_by: Mapping[int, list[int]], replicas: Sequence[list[int]])
     return lst
 
 
-def _path(starts: Mapping[int, tuple[int, int] | None],
-          steps_from: Callable[[int, Mapping[int, tuple[int, int] | None]], Iterable[tuple[int, int]]],
-          is_end: Callable[[int], bool]) -> list[tuple[int, int]] | None:
-    """Breadth-first over brokers: `steps_from(a, parents)` yields (partition a leads, broker that may take
-    it over). Returns the steps (partition, new leader) back from the first broker where `is_end`, or None.
-    A start's parent is None, or (partition, -1) when the start itself takes that partition."""
-    parent = dict(starts)
+def _overall_path(sources: Sequence[int], sinks: set[int], stage: LeaderStage) -> list[tuple[int, int]] | None:
+    """Steps (partition, new leader) moving one leadership from a source broker to a sink, groups kept valid.
+
+    Breadth-first over brokers, first through partitions whose leader already changed (no more changes), then,
+    if no sink is reached so, through any partition."""
+    return _bfs(sources, sinks, stage, free_only=True) or _bfs(sources, sinks, stage, free_only=False)
+
+
+def _bfs(sources: Sequence[int], sinks: set[int], stage: LeaderStage, free_only: bool
+         ) -> list[tuple[int, int]] | None:
+    replicas, old, state, group_of = stage.replicas, stage.old, stage.state, stage.group_of
+    parent: dict[int, tuple[int, int] | None] = {b: None for b in sources}
     queue = deque(parent)
+    # free_only walks the partitions whose leader changed already: moving them on changes no more leaders
     while queue:
         a = queue.popleft()
-        for j, c in steps_from(a, parent):
-            if c in parent:
+        used = set()  # groups already shifted on the way to a: a second shift would see stale counts
+        node = a
+        while parent[node] is not None:
+            used.add(group_of[parent[node][0]])
+            node = parent[node][1]
+        for j in _led(a, stage.changed_by if free_only else stage.led_by, replicas):
+            g = group_of[j]
+            if g in used or (free_only and old[j] == a):
                 continue
-            parent[c] = (j, a)
-            if is_end(c):
-                steps = []
-                node = c
-                while parent[node] is not None:
-                    j2, prev = parent[node]
-                    steps.append((j2, node))
-                    if prev == -1:
-                        break
-                    node = prev
-                return steps
-            queue.append(c)
+            for c in replicas[j][1:]:
+                if c in stage.led_by and c not in parent and state[g].may_shift(a, c):
+                    parent[c] = (j, a)
+                    if c in sinks:
+                        return _steps_back(parent, c)
+                    queue.append(c)
     return None
 
 
-def _topic_path(i: int, replicas: Sequence[list[int]], ts: _Topic, led: Mapping[int, list[int]],
-                targets: set[int]) -> list[tuple[int, int]] | None:
-    """Steps (partition, new leader) giving partition i a leader within its topic's bounds, or None.
-
-    The first step frees room at the path's end; each next one frees the broker the one before took."""
-    def steps_from(b: int, _parents) -> Iterable[tuple[int, int]]:
-        return ((j, c) for j in led.get(b, ()) for c in replicas[j][1:] if c in targets)
-    return _path({b: (i, -1) for b in replicas[i] if b in targets}, steps_from, ts.room)
-
-
-def _fill_path(d: int, replicas: Sequence[list[int]], ts: _Topic, led: Mapping[int, list[int]],
-               targets: set[int]) -> list[tuple[int, int]] | None:
-    """Steps (partition, new leader) moving one of the topic's leaderships from a broker above the floor to d."""
-    def steps_from(b: int, _parents) -> Iterable[tuple[int, int]]:
-        return ((j, c) for j in led.get(b, ()) for c in replicas[j][1:] if c in targets)
-    return _path({b: None for b, c in ts.cnt.items() if c > ts.lo and b in targets}, steps_from,
-                 lambda c: c == d)
-
-
-def _overall_path(sources: Sequence[int], sinks: set[int], replicas: Sequence[list[int]],
-                  state: Mapping[str, _Topic], led_by: Mapping[int, list[int]],
-                  topic_of: Mapping[int, str]) -> list[tuple[int, int]] | None:
-    """Steps (partition, new leader) moving one leadership from a source broker to a sink, topics kept valid."""
-    def steps_from(a: int, parents: Mapping[int, tuple[int, int] | None]) -> Iterable[tuple[int, int]]:
-        used = set()  # topics already shifted on the way to a: a second shift would see stale counts
-        node = a
-        while parents[node] is not None:
-            used.add(topic_of[parents[node][0]])
-            node = parents[node][1]
-        for j in _led(a, led_by, replicas):
-            ts = state[topic_of[j]]
-            if topic_of[j] not in used:
-                for c in replicas[j][1:]:
-                    if c in led_by and ts.may_shift(a, c):
-                        yield j, c
-    return _path({s: None for s in sources}, steps_from, lambda c: c in sinks)
+def _steps_back(parent: Mapping[int, tuple[int, int] | None], end: int) -> list[tuple[int, int]]:
+    steps = []
+    node = end
+    while parent[node] is not None:
+        j, prev = parent[node]
+        steps.append((j, node))
+        node = prev
+    return steps

@@ -59,11 +59,12 @@ class PlanOptions:
     leader_balance: bool = True      # reorder replicas so preferred leaders are balanced
     max_moves: int | None = None     # --max-moves: at most this many replica moves
     max_bytes: int | None = None     # --max-bytes: at most this many bytes moved
+    max_leader_changes: int | None = None  # --leader-changes: at most this many preferred-leader changes
 
     def __post_init__(self) -> None:
         if self.balance_by not in ("count", "bytes"):
             raise PlanError(f"balance_by must be 'count' or 'bytes', not {self.balance_by!r}")
-        for name in ("max_moves", "max_bytes"):
+        for name in ("max_moves", "max_bytes", "max_leader_changes"):
             value = getattr(self, name)
             if value is not None and value < 0:
                 raise PlanError(f"{name} must be >= 0, not {value}")

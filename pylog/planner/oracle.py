@@ -4,12 +4,18 @@ Placing replicas is a network flow: partition p -> (p, rack k) [bounds from the 
 [capacity 1: distinct brokers; cost 0 if b holds p now, else 1] -> broker b [per-group bounds] -> sink [overall
 bounds]. Flows are integral, so the min-cost flow is the fewest replica moves over every assignment meeting the
 bounds, and "no feasible flow" proves the bounds cannot be met. Bellman-Ford paths: a handful of partitions only.
+
+Leaders, for given replica sets (`leader_optimum`): partition p -> (topic, broker b) for each replica b [cost 1
+unless b led p before] -> broker b [the topic's floor/ceil] -> sink [the overall floor/ceil]: the min-cost flow is
+the fewest preferred-leader changes of any leader choice balanced per topic and overall. `fewest_orphans` prices
+the replica flow at (moves, then partitions whose leader's replica moves away): every such partition changes
+leader, so it is a lower bound on leader changes over every plan with the fewest moves.
 """
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-__all__ = ["MinCostFlow", "optimum", "balanced_bounds", "topic_bounds"]
+__all__ = ["MinCostFlow", "optimum", "balanced_bounds", "topic_bounds", "leader_optimum", "fewest_orphans"]
 
 INF = 10**9
 
@@ -92,11 +98,12 @@ class MinCostFlow:
 def optimum(partitions: Sequence, targets: Sequence[int], racks: Mapping[int, str | None],
             broker_bounds: Mapping[int, tuple[int, int]] | None,
             group_bounds: Mapping[tuple[str, int], tuple[int, int]] | None = None,
-            per_topic: bool = True) -> int | None:
+            per_topic: bool = True, keep_leader_bonus: int = 0) -> int | None:
     """Fewest moves over valid assignments with per-broker (and per (topic, broker)) counts within bounds.
 
     `partitions` are planner Partitions; racks of target brokers (None = rack-unaware).
-    Returns None when no valid assignment meets the bounds.
+    Returns None when no valid assignment meets the bounds. With `keep_leader_bonus` = w, a move costs w and
+    keeping a partition's leader broker among its replicas earns 1 (see `fewest_orphans`).
     """
     targets = sorted(targets)
     rack_names = sorted({racks[b] for b in targets if racks.get(b) is not None})
@@ -135,7 +142,11 @@ def optimum(partitions: Sequence, targets: Sequence[int], racks: Mapping[int, st
             f.edge(pn, kn, lo, hi)
             for b in targets:
                 if rack_of[b] == k:
-                    f.edge(kn, gb_node[(g, b)], 0, 1, 0 if b in p.replicas else 1)
+                    if keep_leader_bonus:
+                        cost = -(b == p.replicas[0]) if b in p.replicas else keep_leader_bonus
+                    else:
+                        cost = 0 if b in p.replicas else 1
+                    f.edge(kn, gb_node[(g, b)], 0, 1, cost)
     return f.solve()
 
 
@@ -153,3 +164,47 @@ def topic_bounds(partitions: Sequence, targets: Sequence[int]) -> dict[tuple[str
         totals[p.topic] = totals.get(p.topic, 0) + len(p.replicas)
     n = len(targets)
     return {(t, b): (r // n, r // n + (r % n > 0)) for t, r in totals.items() for b in targets}
+
+
+def leader_optimum(topics: Sequence[str], old_leaders: Sequence[int], proposed: Sequence[Sequence[int]],
+                   targets: Sequence[int], per_topic: bool = True, overall: bool = True) -> int | None:
+    """Fewest preferred-leader changes over leader choices among `proposed` replicas (target brokers only)
+    with leaders within one per topic (if `per_topic`) and overall (if `overall`); None when none exists."""
+    n = len(targets)
+    f = MinCostFlow()
+    src, sink = f.node(), f.node()
+    total = len(proposed)
+    f.edge(sink, src, total, total)
+    lo, r = divmod(total, n)
+    broker_node = {b: f.node() for b in targets}
+    for b in targets:
+        f.edge(broker_node[b], sink, *((lo, lo + (r > 0)) if overall else (0, total)))
+    sizes: dict[str, int] = {}
+    for t in topics:
+        sizes[t] = sizes.get(t, 0) + 1
+    tb_node: dict[tuple[str, int], int] = {}
+    for t, size in sizes.items():
+        t_lo, t_r = divmod(size, n)
+        for b in targets:
+            tb_node[(t, b)] = f.node()
+            f.edge(tb_node[(t, b)], broker_node[b], *((t_lo, t_lo + (t_r > 0)) if per_topic else (0, size)))
+    for t, old, reps in zip(topics, old_leaders, proposed):
+        pn = f.node()
+        f.edge(src, pn, 1, 1)
+        for b in reps:
+            if b in broker_node:
+                f.edge(pn, tb_node[(t, b)], 0, 1, 0 if b == old else 1)
+    return f.solve()
+
+
+def fewest_orphans(partitions: Sequence, targets: Sequence[int], racks: Mapping[int, str | None],
+                   broker_bounds: Mapping[int, tuple[int, int]] | None,
+                   group_bounds: Mapping[tuple[str, int], tuple[int, int]] | None = None,
+                   per_topic: bool = True) -> int | None:
+    """Among the assignments `optimum` minimises moves over, the fewest partitions whose leader's replica moves."""
+    weight = 4 * sum(len(p.replicas) for p in partitions) + 4
+    best = optimum(partitions, targets, racks, broker_bounds, group_bounds, per_topic, keep_leader_bonus=weight)
+    if best is None:
+        return None
+    moves = -(-best // weight)           # best = moves * weight - leaders kept
+    return len(partitions) - (moves * weight - best)

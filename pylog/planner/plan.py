@@ -5,7 +5,8 @@ Phases (the Spark job runs the same functions, fanning phase B out per topic):
      replicas per rack and the replicas that change rack (shifts.py); per rack, which brokers hold a group's
      extra replica (dealing.py);
   B. `plan_topic` per group (topic): the moves that reach those targets (mover.py);
-  C. `finish`: caps (--max-moves/--max-bytes), preferred-leader balance by reordering (leaders.py), report.
+  C. `finish`: caps (--max-moves/--max-bytes), preferred leaders balanced with the fewest changes by reordering
+     (leaders.py), the --leader-changes budget, report.
 """
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import chain
 
-from pylog.planner.caps import apply_caps
+from pylog.planner.caps import apply_caps, apply_leader_cap
 from pylog.planner.dealing import DealInput, deal_rack
 from pylog.planner.leaders import balance_leaders
 from pylog.planner.model import Broker, Partition, PlanError, PlanOptions, Snapshot, TopicPartition
@@ -262,8 +263,12 @@ def finish(prep: Prepared, new_replicas: Mapping[int, list[int]], stats: Mapping
         topics: dict[str, list[int]] = {}
         for i, p in enumerate(parts):
             topics.setdefault(p.topic, []).append(i)
-        leaders = balance_leaders(topics, proposed, [b.id for b in prep.brokers])
-    report = build_report(prep, proposed, stats, capped, leaders)
+        leaders = balance_leaders(topics, proposed, [b.id for b in prep.brokers],
+                                  {i: p.replicas[0] for i, p in enumerate(parts)}, prep.options.topic_balance)
+    leader_cap = apply_leader_cap(prep, proposed)
+    if leader_cap is not None and leader_cap.dropped and leaders is not None:
+        leaders.bound = None  # the partial plan's own bound (the report computes it)
+    report = build_report(prep, proposed, stats, capped, leaders, leader_cap=leader_cap)
     return Plan({(p.topic, p.partition): list(p.replicas) for p in parts},
                 {(p.topic, p.partition): reps for p, reps in zip(parts, proposed)}, report)
 

@@ -7,7 +7,7 @@ from itertools import chain
 from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 if TYPE_CHECKING:
-    from pylog.planner.caps import CapResult
+    from pylog.planner.caps import CapResult, LeaderCapResult
     from pylog.planner.leaders import LeaderResult
     from pylog.planner.mover import TopicStats
     from pylog.planner.plan import Prepared
@@ -43,7 +43,8 @@ class Report:
     topic_lower_bound: int
     bytes_moved: int
     bytes_lower_bound: int
-    leader_changes: int
+    leader_changes: int              # partitions whose preferred leader (first replica) changes
+    leader_bound: int                # proven lower bound on leader_changes for these replica sets and balance
     partitions_changed: int
     replica_spread: int              # max - min replicas per target broker after the plan
     max_topic_spread: int            # worst per-topic max - min over target brokers
@@ -74,13 +75,13 @@ def _spread(values: Sequence[int]) -> int:
 
 def build_report(prep: "Prepared", proposed: Sequence[list[int]], stats: Mapping[str, "TopicStats"],
                  caps: "CapResult | None", leader_unbalanced: "LeaderResult | int | None",
-                 planner: str = "pylog") -> Report:
+                 planner: str = "pylog", leader_cap: "LeaderCapResult | None" = None) -> Report:
     """Measure the plan against the input and explain any gap to the lower bound.
 
     `leader_unbalanced`: what the leader pass could not balance (a LeaderResult, or a count of leaderships)."""
     if isinstance(leader_unbalanced, int):
         from pylog.planner.leaders import LeaderResult
-        leader_unbalanced = LeaderResult(overall_left=leader_unbalanced)
+        leader_unbalanced = LeaderResult(overall_left=leader_unbalanced, bound=None)
     leaders = leader_unbalanced
     parts = prep.partitions
     targets = prep.ctx.rack_index
@@ -148,7 +149,8 @@ def build_report(prep: "Prepared", proposed: Sequence[list[int]], stats: Mapping
         planner=planner, balance_by=prep.options.balance_by, partitions=len(parts),
         replicas=sum(len(p.replicas) for p in parts), replicas_moved=moved, lower_bound=prep.lower_bound,
         topic_lower_bound=prep.topic_lower_bound, bytes_moved=bytes_moved, bytes_lower_bound=bytes_lb,
-        leader_changes=leader_changes, partitions_changed=changed,
+        leader_changes=leader_changes, leader_bound=_leader_bound(prep, proposed, leaders),
+        partitions_changed=changed,
         replica_spread=_spread([after.get(b, [0])[0] for b in target_ids]), max_topic_spread=topic_spread,
         leader_spread=_spread([after.get(b, [0, 0])[1] for b in target_ids]),
         max_topic_leader_spread=leader_topic_spread, rack_violations=rack_viol,
@@ -157,7 +159,24 @@ def build_report(prep: "Prepared", proposed: Sequence[list[int]], stats: Mapping
     if caps is not None:
         report.caps = {"planned_moves": caps.planned_moves, "planned_bytes": caps.planned_bytes,
                        "dropped_moves": caps.dropped_moves, "dropped_bytes": caps.dropped_bytes}
+    if leader_cap is not None:
+        report.caps = dict(report.caps or {}, planned_leader_changes=leader_cap.planned,
+                           dropped_leader_changes=leader_cap.dropped)
+        if leader_cap.dropped:
+            report.gap_reasons.append(
+                f"--leader-changes dropped {leader_cap.dropped} of {leader_cap.planned} planned leader change(s)"
+                + (f" ({leader_cap.reverted_partitions} partition(s) kept as they are, their moves too)"
+                   if leader_cap.reverted_partitions else "") + ": the plan is partial")
     return report
+
+
+def _leader_bound(prep: "Prepared", proposed: Sequence[list[int]], leaders: "LeaderResult | None") -> int:
+    """The leader stage's bound; for a plan it did not make, the bound for plans as balanced as this one."""
+    if leaders is not None and leaders.bound is not None:
+        return leaders.bound
+    from pylog.planner.leaders import plan_leader_bound
+    return plan_leader_bound([p.topic for p in prep.partitions], [p.replicas[0] for p in prep.partitions],
+                             proposed, [b.id for b in prep.brokers], prep.options.topic_balance)
 
 
 def _some(names: Sequence[str], limit: int = 3) -> str:
@@ -227,7 +246,7 @@ def render_text(report: Report) -> str:
         f"partitions: {report.partitions}  replicas: {report.replicas}",
         f"replicas moved: {report.replicas_moved}  lower bound: {report.lower_bound}  gap: {report.gap}",
         f"bytes moved: {report.bytes_moved}  leader changes: {report.leader_changes}  "
-        f"partitions changed: {report.partitions_changed}",
+        f"leader bound: {report.leader_bound}  partitions changed: {report.partitions_changed}",
         f"spread after (max-min per broker): replicas {report.replica_spread}, leaders {report.leader_spread}; "
         f"worst topic: replicas {report.max_topic_spread}, leaders {report.max_topic_leader_spread}",
         f"rack violations: {report.rack_violations}  replicas left on removed brokers: {report.replicas_on_removed}",

@@ -37,6 +37,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--no-topic-balance", action="store_true", help="balance overall counts only")
     ap.add_argument("--max-moves", type=int)
     ap.add_argument("--max-bytes", type=int)
+    ap.add_argument("--leader-changes", type=int, help="at most this many preferred-leader changes")
     ap.add_argument("--metrics-bootstrap", help="host:port to read __pylog_metrics from (sizes and rates)")
     ap.add_argument("--metrics-window-ms", type=int)
     ap.add_argument("--spark-master", default="local[*]")
@@ -52,7 +53,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 topics = parse_topics_to_move_json(fh.read())
         options = PlanOptions(balance_by=args.balance_by, topic_balance=not args.no_topic_balance,
                               rack_aware=not args.disable_rack_aware, max_moves=args.max_moves,
-                              max_bytes=args.max_bytes)
+                              max_bytes=args.max_bytes, max_leader_changes=args.leader_changes)
         from pylog.spark.job import run
         start = time.perf_counter()
         plan = run(snapshot, topics, brokers, options, _racks(args.broker_racks), args.spark_master,
