@@ -27,7 +27,7 @@ def test_spark_plan_equals_pure_core_plan(spark):
     on_spark = plan_with_spark(spark, snap, None, targets, broker_racks=racks)
     assert on_spark.proposed == pure.proposed
     assert on_spark.report.replicas_moved == pure.report.replicas_moved > 0
-    same = ("lower_bound", "topic_lower_bound", "bytes_moved", "leader_changes", "replica_spread",
+    same = ("lower_bound", "topic_lower_bound", "bytes_moved", "leader_changes", "leader_bound", "replica_spread",
             "max_topic_spread", "leader_spread", "max_topic_leader_spread", "brokers")
     assert {k: getattr(on_spark.report, k) for k in same} == {k: getattr(pure.report, k) for k in same}
     assert pure.report.replica_spread <= 1 and pure.report.max_topic_spread <= 1

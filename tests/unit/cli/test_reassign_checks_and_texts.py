@@ -96,6 +96,8 @@ def test_partition_states_and_what_can_be_cancelled():
      'Option "[spark-master]" can only be used with "[spark]"'),
     (BS + ["--generate", "--topics-to-move-json-file", "f", "--broker-list", "1", "--planner", "kafka",
            "--max-moves", "3"], 'Option "[max-moves]" only applies to the pylog planner'),
+    (BS + ["--generate", "--topics-to-move-json-file", "f", "--broker-list", "1", "--planner", "kafka",
+           "--leader-changes", "3"], 'Option "[leader-changes]" only applies to the pylog planner'),
     (BS + ["--generate", "--topics-to-move-json-file", "f", "--broker-list", "1", "--cluster-snapshot", "s"],
      "--cluster-snapshot plans offline"),
     (BS + ["--generate", "--topics-to-move-json-file", "f", "--broker-list", "1", "--broker-racks", "3:a"],
@@ -358,6 +360,12 @@ def test_generate_caps_and_kafkas_planner(kip6):
     r = CliRunner().invoke(reassign_command, ["--generate", *kip6, "--broker-list", "0,1,2,3", "--max-moves", "2",
                                               "--output", "json"])
     assert json.loads(r.stdout)["report"]["replicas_moved"] == 2
+    # RF 1: every move changes its partition's leader, so a budget of 2 leader changes keeps 2 moves.
+    r = CliRunner().invoke(reassign_command, ["--generate", *kip6, "--broker-list", "0,1,2,3",
+                                              "--leader-changes", "2", "--output", "json"])
+    report = json.loads(r.stdout)["report"]
+    assert (report["leader_changes"], report["leader_bound"], report["replicas_moved"]) == (2, 2, 2)
+    assert report["caps"]["dropped_leader_changes"] == 4
     r = CliRunner().invoke(reassign_command, ["--generate", *kip6, "--broker-list", "0,1,2,3", "--planner",
                                               "kafka", "--output", "json"])
     data = json.loads(r.stdout)
