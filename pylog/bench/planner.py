@@ -14,12 +14,13 @@ import time
 from collections.abc import Sequence
 
 from pylog.planner.kafka_generate import broker_metadata, calculate_assignment
+from pylog.planner.leaders import plan_leader_bound
 from pylog.planner.model import Broker, Partition, PlanOptions, Snapshot
 from pylog.planner.plan import plan_reassignment
 from pylog.planner.synthetic import synthetic_snapshot
 
 HEADER = ("partitions", "brokers", "scenario", "planner", "time s", "cpu s", "moves", "lower bound",
-          "topic bound", "bytes moved", "spread r/t/l/tl")
+          "topic bound", "bytes moved", "leader changes", "leader bound", "spread r/t/l/tl")
 
 
 def scenario(snapshot: Snapshot, name: str, n_racks: int) -> tuple[list[int], dict[int, str]]:
@@ -33,27 +34,33 @@ def scenario(snapshot: Snapshot, name: str, n_racks: int) -> tuple[list[int], di
     raise ValueError(name)
 
 
-def kafka_generate_row(snapshot: Snapshot, targets: list[int], racks: dict[int, str]) -> tuple[float, float, int, int]:
-    """Wall time, CPU time, moves and bytes moved by Kafka's --generate (seeded) on the same input."""
+def kafka_generate_row(snapshot: Snapshot, targets: list[int], racks: dict[int, str]
+                       ) -> tuple[float, float, int, int, int, int]:
+    """Wall time, CPU time, moves, bytes moved, leader changes and their bound for Kafka's --generate (seeded)."""
     meta = [(b.id, b.rack) for b in snapshot.brokers] + sorted(racks.items())
     start, cpu = time.perf_counter(), time.process_time()
     current = {p.tp: p.replicas for p in snapshot.partitions}
     proposed = calculate_assignment(current, broker_metadata(meta, targets), rng=random.Random(0))
     elapsed, cpu = time.perf_counter() - start, time.process_time() - cpu
     sizes = {p.tp: p.size_bytes or 0 for p in snapshot.partitions}
-    moves = moved_bytes = 0
+    moves = moved_bytes = leader_changes = 0
     for tp, reps in proposed.items():
         n = len(set(reps) - set(current[tp]))
         moves += n
         moved_bytes += n * sizes[tp]
-    return elapsed, cpu, moves, moved_bytes
+        leader_changes += reps[0] != current[tp][0]
+    tps = sorted(current)
+    bound = plan_leader_bound([t for t, _ in tps], [current[tp][0] for tp in tps], [proposed[tp] for tp in tps],
+                              sorted(targets), True)
+    return elapsed, cpu, moves, moved_bytes, leader_changes, bound
 
 
 def _plan_row(label: str, n_parts: int, n_brokers: int, name: str, plan, elapsed: float, cpu: float | None) -> tuple:
     r = plan.report
     spread = f"{r.replica_spread}/{r.max_topic_spread}/{r.leader_spread}/{r.max_topic_leader_spread}"
     return (n_parts, n_brokers, name, label, f"{elapsed:.1f}", "-" if cpu is None else f"{cpu:.1f}",
-            r.replicas_moved, r.lower_bound, r.topic_lower_bound, r.bytes_moved, spread)
+            r.replicas_moved, r.lower_bound, r.topic_lower_bound, r.bytes_moved, r.leader_changes, r.leader_bound,
+            spread)
 
 
 def run(sizes: Sequence[int], broker_counts: Sequence[int], scenarios: Sequence[str], spark: bool,
@@ -87,9 +94,10 @@ def run(sizes: Sequence[int], broker_counts: Sequence[int], scenarios: Sequence[
                     rows.append(_plan_row(f"pylog spark local[*] ({same})", n_parts, n_brokers, name, plan,
                                           elapsed, None))
                     print(_fmt(rows[-1]), file=sys.stderr, flush=True)
-                elapsed, cpu, moves, moved_bytes = kafka_generate_row(snap, targets, racks)
+                elapsed, cpu, moves, moved_bytes, changes, bound = kafka_generate_row(snap, targets, racks)
                 rows.append((n_parts, n_brokers, name, "kafka --generate", f"{elapsed:.1f}", f"{cpu:.1f}", moves,
-                             pure.report.lower_bound, pure.report.topic_lower_bound, moved_bytes, "-"))
+                             pure.report.lower_bound, pure.report.topic_lower_bound, moved_bytes, changes, bound,
+                             "-"))
                 print(_fmt(rows[-1]), file=sys.stderr, flush=True)
     if session is not None:
         session.stop()
