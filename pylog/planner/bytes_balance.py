@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import bisect
 import heapq
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from pylog.planner.mover import TopicStats, spread_ok
@@ -79,25 +80,7 @@ def plan_bytes(prep: "Prepared") -> tuple[list[list[int]], TopicStats]:
         if dev(a) <= 0:
             break
         receivers = sorted((b for b in weight if dev(b) < 0), key=lambda b: (dev(b), b))[:16]
-        chosen = None
-        for b in receivers:
-            limit = min(dev(a), -dev(b))
-            lst = held[a]
-            pos = bisect.bisect_right(lst, (limit, len(parts)))
-            for size, i in reversed(lst[max(0, pos - 64):pos]):
-                if b not in new[i] and spread_ok(new[i], a, rack_index[b], rack_index, n_racks):
-                    chosen = (i, b)
-                    break
-            if chosen is None:
-                gap = load[a] - load[b]
-                for size, i in lst[:64]:
-                    if size >= gap or size == 0:
-                        break
-                    if b not in new[i] and spread_ok(new[i], a, rack_index[b], rack_index, n_racks):
-                        chosen = (i, b)
-                        break
-            if chosen is not None:
-                break
+        chosen = _choose(a, receivers, held[a], new, load, dev, prep.ctx)
         if chosen is None:
             done.add(a)
             continue
@@ -105,3 +88,23 @@ def plan_bytes(prep: "Prepared") -> tuple[list[list[int]], TopicStats]:
         move(i, a, b)
         heapq.heappush(heap, (-dev(a), a))
     return new, stats
+
+
+def _choose(a: int, receivers: Sequence[int], lst: Sequence[tuple[int, int]], new: Sequence[list[int]],
+            load: Mapping[int, int], dev: Callable[[int], float], ctx) -> tuple[int, int] | None:
+    """(partition, receiver) for a's next move: the largest partition that fits the receiver's deficit (and a's
+    excess), else a small one that narrows the gap; None when no receiver may take any of a's 64 candidates."""
+    rack_index, n_racks = ctx.rack_index, ctx.n_racks
+    for b in receivers:
+        limit = min(dev(a), -dev(b))
+        pos = bisect.bisect_right(lst, (limit, len(new)))
+        for size, i in reversed(lst[max(0, pos - 64):pos]):
+            if b not in new[i] and spread_ok(new[i], a, rack_index[b], rack_index, n_racks):
+                return i, b
+        gap = load[a] - load[b]
+        for size, i in lst[:64]:
+            if size >= gap or size == 0:
+                break
+            if b not in new[i] and spread_ok(new[i], a, rack_index[b], rack_index, n_racks):
+                return i, b
+    return None

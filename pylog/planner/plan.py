@@ -11,7 +11,7 @@ Phases (the Spark job runs the same functions, fanning phase B out per topic):
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import chain
 
@@ -150,22 +150,6 @@ def _count_targets(prep: Prepared, rack_names: Sequence[str | None]) -> None:
         replicas[g] = sum(held.values())
         current.update(held)
         rfs.update(g_rfs)
-    sized = any(p.size_bytes for p in parts)
-    smallest: dict[str, dict[int, int]] = {}
-
-    def unit_size(g: str, b: int) -> int:
-        """Size of the smallest partition of g on b (the one the mover moves first)."""
-        if not sized:
-            return 0
-        if g not in smallest:
-            small: dict[int, int] = {}
-            for i in prep.groups[g]:
-                size = parts[i].size_bytes or 0
-                for r in parts[i].replicas:
-                    if size < small.get(r, 1 << 62):
-                        small[r] = size
-            smallest[g] = small
-        return smallest[g].get(b, 0)
     names = [str(r) for r in rack_names]
     prep.global_target, rack_totals, prep.rack_note = overall_targets(rfs, ctx.rack_brokers, names, current)
     prep.lower_bound = count_lower_bound(current, prep.global_target)
@@ -187,7 +171,20 @@ def _count_targets(prep: Prepared, rack_names: Sequence[str | None]) -> None:
     prep.departures = rp.departures
     rack_totals = rp.rack_totals
 
-    # Per rack, deal the groups' extras.
+    _deal_extras(prep, rack_of, kept, rack_totals, current)
+    if prep.options.topic_balance:
+        prep.topic_lower_bound = max(prep.lower_bound, topic_lower_bound(
+            holders, replicas, prep.global_target, balanced, prep.rack_note is None))
+    else:
+        prep.topic_lower_bound = prep.lower_bound
+
+
+def _deal_extras(prep: Prepared, rack_of: Mapping[int, int], kept: Mapping[str, Mapping[int, int]],
+                 rack_totals: Sequence[int], current: Mapping[int, int]) -> None:
+    """Per rack, deal the groups' extras (dealing.py): each group's levels and extra brokers, the overall ceil."""
+    ctx, rp = prep.ctx, prep.rack_plan
+    rack_index = ctx.rack_index
+    sizes = [len(bs) for bs in ctx.rack_brokers]
     per_rack: list[list[DealInput]] = [[] for _ in sizes]
     base = [0] * len(sizes)
     blocked = _blocked(prep, rack_of)
@@ -204,6 +201,7 @@ def _count_targets(prep: Prepared, rack_names: Sequence[str | None]) -> None:
             if t[k] % n_k:
                 per_rack[k].append(DealInput(g, t[k] % n_k, lv[k], in_rack[k], blocked.get((g, k))))
     extras: dict[str, list[int]] = {g: [] for g in prep.groups}
+    unit_size = _unit_sizes(prep)
     for k, bs in enumerate(ctx.rack_brokers):
         level, ceil = divmod(rack_totals[k], len(bs))
         dealt = deal_rack(bs, {b: level - base[k] for b in bs}, per_rack[k], ceil, current, unit_size)
@@ -212,11 +210,27 @@ def _count_targets(prep: Prepared, rack_names: Sequence[str | None]) -> None:
         for g, chosen in dealt.extras.items():
             extras[g].extend(chosen)
     prep.extras = {g: sorted(bs) for g, bs in extras.items()}
-    if prep.options.topic_balance:
-        prep.topic_lower_bound = max(prep.lower_bound, topic_lower_bound(
-            holders, replicas, prep.global_target, balanced, prep.rack_note is None))
-    else:
-        prep.topic_lower_bound = prep.lower_bound
+
+
+def _unit_sizes(prep: Prepared) -> Callable[[str, int], int]:
+    """unit_size(g, b): size of the smallest partition of g on b (the one the mover moves first), cached."""
+    parts = prep.partitions
+    sized = any(p.size_bytes for p in parts)
+    smallest: dict[str, dict[int, int]] = {}
+
+    def unit_size(g: str, b: int) -> int:
+        if not sized:
+            return 0
+        if g not in smallest:
+            small: dict[int, int] = {}
+            for i in prep.groups[g]:
+                size = parts[i].size_bytes or 0
+                for r in parts[i].replicas:
+                    if size < small.get(r, 1 << 62):
+                        small[r] = size
+            smallest[g] = small
+        return smallest[g].get(b, 0)
+    return unit_size
 
 
 def _blocked(prep: Prepared, rack_of: Mapping[int, int]) -> dict[tuple[str, int], dict[int, int]]:

@@ -86,7 +86,6 @@ def build_report(prep: "Prepared", proposed: Sequence[list[int]], stats: Mapping
     parts = prep.partitions
     targets = prep.ctx.rack_index
     n_racks = prep.ctx.n_racks
-    n_targets = len(targets)
     old_lists = [p.replicas for p in parts]
     count_before = Counter(chain.from_iterable(old_lists))
     count_after = Counter(chain.from_iterable(proposed))
@@ -115,31 +114,11 @@ def build_report(prep: "Prepared", proposed: Sequence[list[int]], stats: Mapping
             if len({rack(b) for b in new} - {None}) < min(len(new), n_racks):
                 rack_viol += 1
 
-    def spread_of(counts: Counter) -> int:
-        on_targets = [c for b, c in counts.items() if b in targets]
-        if not on_targets:
-            return 0
-        return max(on_targets) - (min(on_targets) if len(on_targets) == n_targets else 0)
-
-    topic_spread = leader_topic_spread = 0
-    start = 0
-    for end in range(1, len(parts) + 1):
-        if end == len(parts) or parts[end].topic != parts[start].topic:
-            lists = proposed[start:end]
-            topic_spread = max(topic_spread, spread_of(Counter(chain.from_iterable(lists))))
-            leader_topic_spread = max(leader_topic_spread, spread_of(Counter(r[0] for r in lists)))
-            start = end
+    topic_spread, leader_topic_spread = _topic_spreads(parts, proposed, targets)
     before = {b: [count_before[b], lead_before[b], bytes_before[b]] for b in count_before}
     after = {b: [count_after[b], lead_after[b], bytes_after[b]] for b in count_after}
     target_ids = [b.id for b in prep.brokers]
-    rows = []
-    for b in prep.brokers:
-        bb, aa = before.get(b.id, [0, 0, 0]), after.get(b.id, [0, 0, 0])
-        rows.append(BrokerRow(b.id, b.rack, "target" if bb[0] else "new", bb[0], aa[0], bb[1], aa[1], bb[2], aa[2]))
-    for b in sorted(set(before) | set(after)):
-        if b not in targets:
-            bb, aa = before.get(b, [0, 0, 0]), after.get(b, [0, 0, 0])
-            rows.append(BrokerRow(b, None, "removed", bb[0], aa[0], bb[1], aa[1], bb[2], aa[2]))
+    rows = _broker_rows(prep, before, after)
     total_bytes = sum(r[2] for r in before.values())
     bytes_lb = sum(r[2] for b, r in before.items() if b not in targets)
     if prep.options.balance_by == "bytes" and targets:
@@ -168,6 +147,41 @@ def build_report(prep: "Prepared", proposed: Sequence[list[int]], stats: Mapping
                 + (f" ({leader_cap.reverted_partitions} partition(s) kept as they are, their moves too)"
                    if leader_cap.reverted_partitions else "") + ": the plan is partial")
     return report
+
+
+def _broker_rows(prep: "Prepared", before: Mapping[int, list[int]], after: Mapping[int, list[int]]
+                 ) -> list[BrokerRow]:
+    """Per broker (targets, then removed ones): [replicas, leaders, bytes] before and after."""
+    rows = []
+    for b in prep.brokers:
+        bb, aa = before.get(b.id, [0, 0, 0]), after.get(b.id, [0, 0, 0])
+        rows.append(BrokerRow(b.id, b.rack, "target" if bb[0] else "new", bb[0], aa[0], bb[1], aa[1], bb[2], aa[2]))
+    for b in sorted(set(before) | set(after)):
+        if b not in prep.ctx.rack_index:
+            bb, aa = before.get(b, [0, 0, 0]), after.get(b, [0, 0, 0])
+            rows.append(BrokerRow(b, None, "removed", bb[0], aa[0], bb[1], aa[1], bb[2], aa[2]))
+    return rows
+
+
+def _topic_spreads(parts: Sequence, proposed: Sequence[list[int]], targets: Mapping[int, int]) -> tuple[int, int]:
+    """The worst topic's replica spread and preferred-leader spread over the target brokers."""
+    n_targets = len(targets)
+
+    def spread_of(counts: Counter) -> int:
+        on_targets = [c for b, c in counts.items() if b in targets]
+        if not on_targets:
+            return 0
+        return max(on_targets) - (min(on_targets) if len(on_targets) == n_targets else 0)
+
+    topic_spread = leader_topic_spread = 0
+    start = 0
+    for end in range(1, len(parts) + 1):
+        if end == len(parts) or parts[end].topic != parts[start].topic:
+            lists = proposed[start:end]
+            topic_spread = max(topic_spread, spread_of(Counter(chain.from_iterable(lists))))
+            leader_topic_spread = max(leader_topic_spread, spread_of(Counter(r[0] for r in lists)))
+            start = end
+    return topic_spread, leader_topic_spread
 
 
 def _leader_bound(prep: "Prepared", proposed: Sequence[list[int]], leaders: "LeaderResult | None") -> int:

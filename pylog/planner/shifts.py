@@ -186,101 +186,121 @@ def _realise(plan: RackPlan, classes: Sequence[FlowClass], parts: Sequence[Parti
     for c in classes:
         if c.f == [len(c.parts) * min(v, h) for v, h in zip(c.cnt, c.hi)] and sum(c.cnt) == c.rf:
             continue
-        g = c.group
-        level = levels[g]
-        held = holders[g]
-        m = len(c.f)
+        step = _ClassShift(plan, c, parts, rack_of, targets, load, holders[c.group], levels[c.group])
+        step.leave_forced()
+        step.drop()
+        step.join()
+    for g in plan.departures:
+        plan.departures[g].sort()
 
-        def rank(b: int) -> tuple:
-            # Leave from removed brokers first, then brokers above target holding more than the level.
-            over = load.get(b, 0) - targets.get(b, 0) > 0
-            return (b in targets, not over, held.get(b, 0) <= level, -load.get(b, 0), b)
+
+class _ClassShift:
+    """One class's rack changes, in steps: replicas that must leave, drops per rack, then the racks joined."""
+
+    def __init__(self, plan: RackPlan, c: FlowClass, parts: Sequence[Partition], rack_of: Mapping[int, int],
+                 targets: Mapping[int, int], load: dict[int, int], held: dict[int, int], level: int) -> None:
+        self.plan, self.c, self.parts, self.rack_of = plan, c, parts, rack_of
+        self.targets, self.load, self.held, self.level = targets, load, held, level
+        m = self.m = len(c.f)
         n = len(c.parts)
-        keep = [min(v, h) for v, h in zip(c.cnt, c.hi)]        # per partition, per rack, before drops
-        drops = [n * keep[k] - c.f[k] if c.f[k] < n * keep[k] else 0 for k in range(m)]
-        adds = [c.f[k] - n * keep[k] if c.f[k] > n * keep[k] else 0 for k in range(m)]
-        leaving: dict[int, list[int]] = {i: [] for i in c.parts}      # partition -> slots that leave
-        kept_in: dict[int, list[int]] = {i: list(keep) for i in c.parts}
-        def leave(i: int, s: int) -> None:
-            b = parts[i].replicas[s]
-            leaving[i].append(s)
-            load[b] = load.get(b, 0) - 1
-            held[b] = held.get(b, 0) - 1
+        self.keep = [min(v, h) for v, h in zip(c.cnt, c.hi)]        # per partition, per rack, before drops
+        self.drops = [n * self.keep[k] - c.f[k] if c.f[k] < n * self.keep[k] else 0 for k in range(m)]
+        self.adds = [c.f[k] - n * self.keep[k] if c.f[k] > n * self.keep[k] else 0 for k in range(m)]
+        self.leaving: dict[int, list[int]] = {i: [] for i in c.parts}      # partition -> slots that leave
+        self.kept_in: dict[int, list[int]] = {i: list(self.keep) for i in c.parts}
 
+    def rank(self, b: int) -> tuple:
+        """Leave from removed brokers first, then brokers above target holding more than the level."""
+        over = self.load.get(b, 0) - self.targets.get(b, 0) > 0
+        return (b in self.targets, not over, self.held.get(b, 0) <= self.level, -self.load.get(b, 0), b)
+
+    def leave(self, i: int, s: int) -> None:
+        """Slot s of partition i leaves its rack."""
+        b = self.parts[i].replicas[s]
+        self.leaving[i].append(s)
+        self.load[b] = self.load.get(b, 0) - 1
+        self.held[b] = self.held.get(b, 0) - 1
+
+    def leave_forced(self) -> None:
+        """Replicas on brokers of no target rack, and a rack's replicas beyond what the rack rule allows."""
+        c, rack_of = self.c, self.rack_of
         gone = sum(c.cnt) < c.rf
-        dups = [k for k in range(m) if c.cnt[k] > keep[k]]
+        dups = [k for k in range(self.m) if c.cnt[k] > self.keep[k]]
         for i in c.parts if gone or dups else ():
-            reps = parts[i].replicas
+            reps = self.parts[i].replicas
             for s, b in enumerate(reps):
                 if gone and rack_of.get(b, -1) < 0:
-                    leave(i, s)
+                    self.leave(i, s)
             for k in dups:
-                    slots = sorted((s for s, b in enumerate(reps) if rack_of.get(b, -1) == k),
-                                   key=lambda s: rank(reps[s]))
-                    for s in slots[:c.cnt[k] - keep[k]]:
-                        leave(i, s)
-                        plan.rack_fix += 1
-        # Drops: one at a time from the best broker now (rank changes as its replicas leave), its smallest
-        # partition first. A partition joins at most one new rack per rack with additions (RF <= #racks), so
-        # a partition already dropping as many racks as there are racks to join is skipped.
-        join_racks = sum(1 for k in range(m) if adds[k])
-        for k in range(m):
-            if not drops[k]:
+                slots = sorted((s for s, b in enumerate(reps) if rack_of.get(b, -1) == k),
+                               key=lambda s: self.rank(reps[s]))
+                for s in slots[:c.cnt[k] - self.keep[k]]:
+                    self.leave(i, s)
+                    self.plan.rack_fix += 1
+
+    def drop(self) -> None:
+        """Drops: one at a time from the best broker now (rank changes as its replicas leave), its smallest
+        partition first. A partition joins at most one new rack per rack with additions (RF <= #racks), so a
+        partition already dropping as many racks as there are racks to join is skipped."""
+        join_racks = sum(1 for k in range(self.m) if self.adds[k])
+        for k in range(self.m):
+            if self.drops[k]:
+                self._drop_rack(k, join_racks)
+
+    def _drop_rack(self, k: int, join_racks: int) -> None:
+        c, rank = self.c, self.rank
+        by_broker: dict[int, list[tuple[int, int, int]]] = {}
+        for i in c.parts:
+            for s, b in enumerate(self.parts[i].replicas):
+                if self.rack_of.get(b, -1) == k and s not in self.leaving[i]:
+                    by_broker.setdefault(b, []).append((self.parts[i].size_bytes or 0, i, s))
+        heap = []
+        for b, lst in by_broker.items():
+            lst.sort(reverse=True)
+            heap.append((rank(b), b))
+        heapq.heapify(heap)
+        taken: dict[int, int] = {}
+        while self.drops[k] and heap:
+            r, b = heapq.heappop(heap)
+            if r != rank(b):
+                heapq.heappush(heap, (rank(b), b))
                 continue
-            by_broker: dict[int, list[tuple[int, int, int]]] = {}
-            for i in c.parts:
-                for s, b in enumerate(parts[i].replicas):
-                    if rack_of.get(b, -1) == k and s not in leaving[i]:
-                        by_broker.setdefault(b, []).append((parts[i].size_bytes or 0, i, s))
-            heap = []
-            for b, lst in by_broker.items():
-                lst.sort(reverse=True)
-                heap.append((rank(b), b))
-            heapq.heapify(heap)
-            taken: dict[int, int] = {}
-            while drops[k] and heap:
-                r, b = heapq.heappop(heap)
-                if r != rank(b):
-                    heapq.heappush(heap, (rank(b), b))
+            lst = by_broker[b]
+            while lst:
+                _, i, s = lst.pop()
+                if taken.get(i, 0) >= self.kept_in[i][k] - c.lo[k]:
                     continue
-                lst = by_broker[b]
-                while lst:
-                    _, i, s = lst.pop()
-                    if taken.get(i, 0) >= kept_in[i][k] - c.lo[k]:
-                        continue
-                    if c.hi[k] == 1 and len(leaving[i]) >= join_racks:
-                        continue
-                    taken[i] = taken.get(i, 0) + 1
-                    plan.extra += r[0] and r[1]
-                    leave(i, s)
-                    drops[k] -= 1
-                    break
-                if lst:
-                    heapq.heappush(heap, (rank(b), b))
-        # Joining racks: partitions with the most units to place first, into the racks with the most left.
+                if c.hi[k] == 1 and len(self.leaving[i]) >= join_racks:
+                    continue
+                taken[i] = taken.get(i, 0) + 1
+                self.plan.extra += r[0] and r[1]
+                self.leave(i, s)
+                self.drops[k] -= 1
+                break
+            if lst:
+                heapq.heappush(heap, (rank(b), b))
+
+    def join(self) -> None:
+        """Joining racks: partitions with the most units to place first, into the racks with the most left."""
+        c, m, adds, parts, rack_of, plan = self.c, self.m, self.adds, self.parts, self.rack_of, self.plan
         in_rack = {i: [0] * m for i in c.parts}
         for i in c.parts:
             for s, b in enumerate(parts[i].replicas):
                 k = rack_of.get(b, -1)
-                if k >= 0 and s not in leaving[i]:
+                if k >= 0 and s not in self.leaving[i]:
                     in_rack[i][k] += 1
         single = [k for k in range(m) if adds[k]]
-        for i in sorted(c.parts, key=lambda i: (-len(leaving[i]), i)):
-            for s in sorted(leaving[i]):
+        for i in sorted(c.parts, key=lambda i: (-len(self.leaving[i]), i)):
+            for s in sorted(self.leaving[i]):
                 if len(single) == 1 and adds[single[0]] and in_rack[i][single[0]] < c.hi[single[0]]:
                     k = single[0]  # the only rack taking replicas (e.g. a removed rack's, RF = #racks)
                     adds[k] -= 1
-                    in_rack[i][k] += 1
-                    plan.departures[c.group].append((i, parts[i].replicas[s], k))
-                    plan.forced += rack_of.get(parts[i].replicas[s], -1) < 0
-                    continue
-                room = [k for k in range(m) if adds[k] and in_rack[i][k] < c.hi[k]]
-                if not room:
-                    room = [k for k in range(m) if in_rack[i][k] < c.hi[k]]
-                k = max(room, key=lambda k: (adds[k], -k))
-                adds[k] = max(0, adds[k] - 1)
+                else:
+                    room = [k for k in range(m) if adds[k] and in_rack[i][k] < c.hi[k]]
+                    if not room:
+                        room = [k for k in range(m) if in_rack[i][k] < c.hi[k]]
+                    k = max(room, key=lambda k: (adds[k], -k))
+                    adds[k] = max(0, adds[k] - 1)
                 in_rack[i][k] += 1
                 plan.departures[c.group].append((i, parts[i].replicas[s], k))
                 plan.forced += rack_of.get(parts[i].replicas[s], -1) < 0
-    for g in plan.departures:
-        plan.departures[g].sort()
