@@ -63,7 +63,8 @@ class CostFlow:
             length = pot[t] - pot[s]
             if length >= 0:
                 return total
-            pushed = self._blocking(s, t, pot) or self._augment(s, t, pred)
+            near = [d <= d_t for d in dist]
+            pushed = self._blocking(s, t, pot, near) or self._augment(s, t, pred)
             total += pushed * length
 
     def _start_potentials(self, s: int, t: int) -> list[int]:
@@ -76,8 +77,8 @@ class CostFlow:
         return pot
 
     def _dijkstra(self, s: int, t: int, pot: list[int]) -> tuple[list[float], list[int]] | None:
-        """Reduced distances from s (nodes farther than t keep INF) and the arc into each node on a shortest
-        path; None when t is unreachable."""
+        """Reduced distances from s (exact up to t's; farther nodes keep a larger label or INF) and the arc into
+        each node on a shortest path; None when t is unreachable."""
         n = len(self.out)
         dist = [INF] * n
         pred = [-1] * n
@@ -117,11 +118,12 @@ class CostFlow:
             self.cap[a ^ 1] += bottleneck
         return bottleneck
 
-    def _blocking(self, s: int, t: int, pot: list[int]) -> int:
-        """Push unit paths over zero-reduced-cost arcs until none is left; returns the units pushed."""
+    def _blocking(self, s: int, t: int, pot: list[int], near: list[bool]) -> int:
+        """Push unit paths over zero-reduced-cost arcs between `near` nodes (labelled no farther than t: a
+        shortest path visits no other) until none is left; returns the units pushed."""
         head, cap, cost, out = self.head, self.cap, self.cost, self.out
         it = [0] * len(out)
-        dead = [False] * len(out)
+        dead = [not v for v in near]
         pushed = 0
         while True:
             path: list[int] = []

@@ -101,8 +101,9 @@ class LeaderStage:
         self.overall = {b: 0 for b in brokers}
         self.group_of = {i: g for g, idx in self.groups.items() for i in idx}
         self.state = {g: _Topic(len(idx), self.n, free=not topic_balance) for g, idx in self.groups.items()}
-        self.led_by: dict[int, list[int]] = {b: [] for b in brokers}
-        self.changed_by: dict[int, list[int]] = {b: [] for b in brokers}  # led_by, changed leaders only
+        # Partitions each target broker leads now (dicts as ordered sets), and those of them that changed leader.
+        self.led_by: dict[int, dict[int, None]] = {b: {} for b in brokers}
+        self.changed_by: dict[int, dict[int, None]] = {b: {} for b in brokers}
         self.kept = {g: self._kept(idx) for g, idx in self.groups.items()}
         # Each group's leaderships per broker: the flow's result once balanced, an estimate before.
         self.share = {g: self._estimate(g) for g in self.groups}
@@ -137,14 +138,17 @@ class LeaderStage:
         reps = self.replicas[i]
         if reps[0] != b:
             reps[:] = [b] + [x for x in self.base[i] if x != b]
+        self.led_by[b][i] = None
         if self.old[i] != b:
-            self.changed_by[b].append(i)
+            self.changed_by[b][i] = None
         self.overall[b] += 1
         self.state[self.group_of[i]].add(b, 1)
 
     def unlead(self, i: int) -> None:
         """Uncount partition i's current leader."""
         b = self.replicas[i][0]
+        self.led_by[b].pop(i, None)
+        self.changed_by[b].pop(i, None)
         self.overall[b] -= 1
         self.state[self.group_of[i]].add(b, -1)
 
@@ -168,16 +172,26 @@ class LeaderStage:
         others = dict(self.expected)
         for b, c in self.share[group].items():
             others[b] -= c
-        leaders = _LeaderFlow(self, group, others, overall).solve()
+        if overall <= _LeaderFlow.TIES and self._settled(group):
+            # Nothing to place and every count within bounds: any change costs more than ties can pay back.
+            leaders = {i: self.old[i] for i in idx if self.old[i] in self.targets and self.old[i] in self.replicas[i]}
+        else:
+            leaders = _LeaderFlow(self, group, others, overall).solve()
         for i, b in leaders.items():
             self.lead(i, b)
-            self.led_by[b].append(i)
         self.balanced.add(group)
         self.share[group] = dict(ts.cnt)
         self.expected = others
         for b, c in ts.cnt.items():
             self.expected[b] = self.expected.get(b, 0) + c
         ts.loose = not ts.free and any(not ts.lo <= ts.cnt.get(b, 0) <= ts.hi for b in self.brokers)
+
+    def _settled(self, group: str) -> bool:
+        """Does every partition of the group keep its leader, with every broker's count within the group's bounds?"""
+        idx, ts, kept = self.groups[group], self.state[group], self.kept[group]
+        if sum(kept.values()) != len(idx):
+            return False
+        return ts.free or all(ts.lo <= kept.get(b, 0) <= ts.hi for b in self.brokers)
 
     def repair_overall(self) -> None:
         """Step 2: brokers above the overall ceil give leaderships away, then brokers below the floor take some."""
@@ -198,7 +212,6 @@ class LeaderStage:
                 for j, b in path:
                     self.unlead(j)
                     self.lead(j, b)
-                    self.led_by[b].append(j)
 
     def restore(self) -> None:
         """Step 3: give a partition its old leader back where the counts allow it, directly or by swapping with a
@@ -401,15 +414,6 @@ def _kept_bound(size: int, kept: Mapping[int, int], n: int) -> int:
     return size - sum(min(lo, c) for c in kept.values()) - min(r, sum(1 for c in kept.values() if c > lo))
 
 
-def _led(b: int, led_by: Mapping[int, list[int]], replicas: Sequence[list[int]]) -> list[int]:
-    """Partitions b leads now (drops stale entries)."""
-    lst = led_by[b]
-    fresh = [i for i in dict.fromkeys(lst) if replicas[i][0] == b]
-    if len(fresh) != len(lst):
-        lst[:] = fresh
-    return lst
-
-
 def _overall_path(sources: Sequence[int], sinks: set[int], stage: LeaderStage) -> list[tuple[int, int]] | None:
     """Steps (partition, new leader) moving one leadership from a source broker to a sink, groups kept valid.
 
@@ -431,7 +435,7 @@ def _bfs(sources: Sequence[int], sinks: set[int], stage: LeaderStage, free_only:
         while parent[node] is not None:
             used.add(group_of[parent[node][0]])
             node = parent[node][1]
-        for j in _led(a, stage.changed_by if free_only else stage.led_by, replicas):
+        for j in list((stage.changed_by if free_only else stage.led_by)[a]):
             g = group_of[j]
             if g in used or (free_only and old[j] == a):
                 continue
