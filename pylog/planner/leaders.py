@@ -418,8 +418,11 @@ def _overall_path(sources: Sequence[int], sinks: set[int], stage: LeaderStage) -
     """Steps (partition, new leader) moving one leadership from a source broker to a sink, groups kept valid.
 
     Breadth-first over brokers, first through partitions whose leader already changed (no more changes), then,
-    if no sink is reached so, through any partition."""
+    if no sink is reached so within FREE_SEARCH brokers, through any partition."""
     return _bfs(sources, sinks, stage, free_only=True) or _bfs(sources, sinks, stage, free_only=False)
+
+
+FREE_SEARCH = 64  # brokers the search through changed leaders visits before it gives up (it rarely succeeds late)
 
 
 def _bfs(sources: Sequence[int], sinks: set[int], stage: LeaderStage, free_only: bool
@@ -428,7 +431,9 @@ def _bfs(sources: Sequence[int], sinks: set[int], stage: LeaderStage, free_only:
     parent: dict[int, tuple[int, int] | None] = {b: None for b in sources}
     queue = deque(parent)
     # free_only walks the partitions whose leader changed already: moving them on changes no more leaders
-    while queue:
+    budget = FREE_SEARCH if free_only else len(stage.brokers) + 1
+    while queue and budget:
+        budget -= 1
         a = queue.popleft()
         used = set()  # groups already shifted on the way to a: a second shift would see stale counts
         node = a
