@@ -101,9 +101,10 @@ class LeaderStage:
         self.overall = {b: 0 for b in brokers}
         self.group_of = {i: g for g, idx in self.groups.items() for i in idx}
         self.state = {g: _Topic(len(idx), self.n, free=not topic_balance) for g, idx in self.groups.items()}
-        # Partitions each target broker leads now (dicts as ordered sets), and those of them that changed leader.
-        self.led_by: dict[int, dict[int, None]] = {b: {} for b in brokers}
-        self.changed_by: dict[int, dict[int, None]] = {b: {} for b in brokers}
+        # Per target broker b, per other target c: the partitions b leads now that c replicates (dicts as ordered
+        # sets), and those of them whose leader changed: the repair's searches step b -> c through these.
+        self.pairs: dict[int, dict[int, dict[int, None]]] = {b: {} for b in brokers}
+        self.changed_pairs: dict[int, dict[int, dict[int, None]]] = {b: {} for b in brokers}
         self.kept = {g: self._kept(idx) for g, idx in self.groups.items()}
         # Each group's leaderships per broker: the flow's result once balanced, an estimate before.
         self.share = {g: self._estimate(g) for g in self.groups}
@@ -138,17 +139,22 @@ class LeaderStage:
         reps = self.replicas[i]
         if reps[0] != b:
             reps[:] = [b] + [x for x in self.base[i] if x != b]
-        self.led_by[b][i] = None
-        if self.old[i] != b:
-            self.changed_by[b][i] = None
+        changed = self.old[i] != b
+        for c in reps:
+            if c != b and c in self.targets:
+                self.pairs[b].setdefault(c, {})[i] = None
+                if changed:
+                    self.changed_pairs[b].setdefault(c, {})[i] = None
         self.overall[b] += 1
         self.state[self.group_of[i]].add(b, 1)
 
     def unlead(self, i: int) -> None:
         """Uncount partition i's current leader."""
         b = self.replicas[i][0]
-        self.led_by[b].pop(i, None)
-        self.changed_by[b].pop(i, None)
+        for c in self.replicas[i]:
+            if c != b and c in self.targets:
+                self.pairs[b][c].pop(i, None)
+                self.changed_pairs[b].get(c, {}).pop(i, None)
         self.overall[b] -= 1
         self.state[self.group_of[i]].add(b, -1)
 
@@ -230,7 +236,7 @@ class LeaderStage:
 
     def _restore_one(self, group: str, i: int, by_pair: dict[tuple[str, int, int], list[int]]) -> None:
         a, b = self.old[i], self.replicas[i][0]
-        if a == b or a not in self.led_by or a not in self.replicas[i]:
+        if a == b or a not in self.targets or a not in self.replicas[i]:
             return
         if self.state[group].may_shift(b, a) and self.overall[a] < self.cap and self.overall[b] > self.floor:
             self.unlead(i)
@@ -252,7 +258,9 @@ class LeaderStage:
         """Changes, the lower bound, and what could not be balanced."""
         res = LeaderResult()
         res.overall_left = sum(max(0, c - self.cap, self.floor - c) for c in self.overall.values())
-        res.topics_unbalanced = sorted(g for g, ts in self.state.items() if ts.loose)
+        res.topics_unbalanced = sorted(  # judged on the final counts: the repair may have moved a loose group's
+            g for g, ts in self.state.items()  # leaderships back within one, or not
+            if not ts.free and any(not ts.lo <= ts.cnt.get(b, 0) <= ts.hi for b in self.brokers))
         res.changes = sum(1 for i, b in self.old.items() if self.replicas[i][0] != b)
         loose = set(res.topics_unbalanced) if self.topic_balance else set(self.groups)
         res.bound = leader_bound(self.groups, self.kept, self.n, loose, not res.overall_left)
@@ -427,7 +435,7 @@ FREE_SEARCH = 64  # brokers the search through changed leaders visits before it 
 
 def _bfs(sources: Sequence[int], sinks: set[int], stage: LeaderStage, free_only: bool
          ) -> list[tuple[int, int]] | None:
-    replicas, old, state, group_of = stage.replicas, stage.old, stage.state, stage.group_of
+    state, group_of = stage.state, stage.group_of
     parent: dict[int, tuple[int, int] | None] = {b: None for b in sources}
     queue = deque(parent)
     # free_only walks the partitions whose leader changed already: moving them on changes no more leaders
@@ -440,16 +448,17 @@ def _bfs(sources: Sequence[int], sinks: set[int], stage: LeaderStage, free_only:
         while parent[node] is not None:
             used.add(group_of[parent[node][0]])
             node = parent[node][1]
-        for j in list((stage.changed_by if free_only else stage.led_by)[a]):
-            g = group_of[j]
-            if g in used or (free_only and old[j] == a):
+        for c, led in (stage.changed_pairs if free_only else stage.pairs)[a].items():
+            if c in parent:
                 continue
-            for c in replicas[j][1:]:
-                if c in stage.led_by and c not in parent and state[g].may_shift(a, c):
+            for j in led:
+                g = group_of[j]
+                if g not in used and state[g].may_shift(a, c):
                     parent[c] = (j, a)
                     if c in sinks:
                         return _steps_back(parent, c)
                     queue.append(c)
+                    break
     return None
 
 
