@@ -180,7 +180,16 @@ def _leader_oracle(snap: Snapshot, plan, targets: list[int]) -> tuple[int | None
     could_overall = leader_optimum(*args, per_topic=False) is not None
     as_balanced = (topic_ok or not could_topic) and (overall_ok or not (could_both or (not could_topic
                                                                                      and could_overall)))
-    return leader_optimum(*args, per_topic=topic_ok, overall=overall_ok), as_balanced
+    return leader_optimum(*args, per_topic=balanced_topics(plan, targets), overall=overall_ok), as_balanced
+
+
+def balanced_topics(plan, targets: Sequence[int]) -> set[str]:
+    """Topics whose preferred leaders the plan keeps within one over the target brokers."""
+    counts: dict[str, dict[int, int]] = {}
+    for (topic, _), reps in plan.proposed.items():
+        per = counts.setdefault(topic, {b: 0 for b in targets})
+        per[reps[0]] = per.get(reps[0], 0) + 1
+    return {t for t, per in counts.items() if max(per.values()) - min(per.values()) <= 1}
 
 
 def _fmt(row: Sequence) -> str:

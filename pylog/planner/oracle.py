@@ -167,9 +167,10 @@ def topic_bounds(partitions: Sequence, targets: Sequence[int]) -> dict[tuple[str
 
 
 def leader_optimum(topics: Sequence[str], old_leaders: Sequence[int], proposed: Sequence[Sequence[int]],
-                   targets: Sequence[int], per_topic: bool = True, overall: bool = True) -> int | None:
+                   targets: Sequence[int], per_topic: bool | set[str] = True, overall: bool = True) -> int | None:
     """Fewest preferred-leader changes over leader choices among `proposed` replicas (target brokers only)
-    with leaders within one per topic (if `per_topic`) and overall (if `overall`); None when none exists."""
+    with leaders within one per topic (every topic if `per_topic` is True, else those in it) and overall (if
+    `overall`); None when none exists."""
     n = len(targets)
     f = MinCostFlow()
     src, sink = f.node(), f.node()
@@ -187,7 +188,8 @@ def leader_optimum(topics: Sequence[str], old_leaders: Sequence[int], proposed: 
         t_lo, t_r = divmod(size, n)
         for b in targets:
             tb_node[(t, b)] = f.node()
-            f.edge(tb_node[(t, b)], broker_node[b], *((t_lo, t_lo + (t_r > 0)) if per_topic else (0, size)))
+            bounded = per_topic is True or (per_topic and t in per_topic)
+            f.edge(tb_node[(t, b)], broker_node[b], *((t_lo, t_lo + (t_r > 0)) if bounded else (0, size)))
     for t, old, reps in zip(topics, old_leaders, proposed):
         pn = f.node()
         f.edge(src, pn, 1, 1)

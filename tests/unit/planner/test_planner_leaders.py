@@ -10,7 +10,7 @@ import random
 import pytest
 from hypothesis import HealthCheck, given, settings
 
-from pylog.bench.planner import oracle_rows
+from pylog.bench.planner import balanced_topics, oracle_rows
 from pylog.planner.costflow import CostFlow
 from pylog.planner.leaders import balance_leaders, leader_bound
 from pylog.planner.model import Broker, Partition, PlanError, PlanOptions, Snapshot
@@ -111,57 +111,18 @@ LEADERS = settings(max_examples=80, deadline=None, suppress_health_check=[Health
 
 @LEADERS
 @given(clusters())
-def test_plans_change_no_fewer_leaders_than_the_oracle_and_the_bound_say(case):
+def test_leader_bound_is_a_lower_bound_and_the_plan_reaches_the_optimum_for_its_replicas(case):
     best, r = _leader_case(case)
-    assert best is not None and best <= r.leader_changes and r.leader_bound <= r.leader_changes
-
-
-@pytest.mark.xfail(reason="known defect, not diagnosed: in a rare example (an RF-1 and an RF-3 topic on 6 "
-                          "brokers) the reported leader bound exceeded the oracle's optimum at the plan's balance",
-                   strict=False)
-@LEADERS
-@given(clusters())
-def test_leader_bound_never_exceeds_the_oracles_optimum(case):
-    best, r = _leader_case(case)
-    assert best is not None and r.leader_bound <= best
+    assert best is not None and r.leader_bound <= best <= r.leader_changes
 
 
 def _leader_case(case):
+    """(the oracle's fewest leader changes at the plan's balance: the topics it keeps within one, and overall
+    if it is within one there; the plan's report)."""
     snap, targets, new_racks, _ = case
     plan = plan_reassignment(snap, None, targets, broker_racks=new_racks)
     r = plan.report
     parts = snap.partitions
     args = ([p.topic for p in parts], [p.replicas[0] for p in parts], [plan.proposed[p.tp] for p in parts], targets)
-    return leader_optimum(*args, per_topic=r.max_topic_leader_spread <= 1, overall=r.leader_spread <= 1), r
+    return leader_optimum(*args, per_topic=balanced_topics(plan, targets), overall=r.leader_spread <= 1), r
 
-
-def test_oracle_table_leaders_as_balanced_as_possible_with_the_fewest_changes():
-    for row in oracle_rows(60, seed=5):
-        layout, feasible, *_, as_balanced, fewest, _floor = row
-        assert as_balanced >= 0.97 * feasible, row
-        assert fewest >= 0.97 * feasible, row
-
-
-def test_leader_changes_budget_keeps_forced_changes_first_and_reports_the_rest():
-    snap = kafka_cluster(4, {"t": 24, "u": 12}, rf=2, seed=1)
-    targets = [0, 1, 2, 4, 5]
-    full = plan_reassignment(snap, None, targets)
-    forced = [p.tp for p in snap.partitions if p.replicas[0] not in full.proposed[p.tp]]
-    assert 0 < len(forced) < full.report.leader_changes  # the leader's replica moves away, or a pure reorder
-    budget = len(forced)
-    capped = plan_reassignment(snap, None, targets, PlanOptions(max_leader_changes=budget))
-    assert capped.report.leader_changes == budget
-    assert capped.report.replicas_moved == full.report.replicas_moved  # only reorders were dropped
-    assert capped.report.caps["dropped_leader_changes"] == full.report.leader_changes - budget
-    assert any("--leader-changes dropped" in reason for reason in capped.report.gap_reasons)
-    none = plan_reassignment(snap, None, targets, PlanOptions(max_leader_changes=0))
-    assert none.report.leader_changes == 0 and none.report.replicas_moved < full.report.replicas_moved
-    with pytest.raises(PlanError, match="max_leader_changes must be >= 0"):
-        PlanOptions(max_leader_changes=-1)
-
-
-def test_kafka_generate_rows_get_a_leader_bound_too():
-    parts = [Partition("t", p, [p % 2, (p + 1) % 2]) for p in range(4)]
-    plan = plan_reassignment(Snapshot([Broker(0), Broker(1)], parts), None, [0, 1])
-    assert (plan.report.leader_changes, plan.report.leader_bound) == (0, 0)
-    assert plan.report.to_dict()["leader_bound"] == 0
