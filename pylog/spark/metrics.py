@@ -20,9 +20,10 @@ def with_parsed_samples(records_df: DataFrame) -> DataFrame:
 
 def read_samples(spark: SparkSession, bootstrap: str, topic: str = METRICS_TOPIC) -> DataFrame:
     """Read the metrics topic through the `pylog` data source and parse the samples."""
-    from pylog.spark.datasource import PylogDataSource
-    spark.dataSource.register(PylogDataSource)
-    records_df = spark.read.format("pylog").option("bootstrap.servers", bootstrap).option("topic", topic).load()
+    from pylog.spark.datasource import register
+    register(spark)
+    records_df = (spark.read.format("pylog").option("kafka.bootstrap.servers", bootstrap).option("subscribe", topic)
+                  .load())
     return with_parsed_samples(records_df)
 
 

@@ -1,0 +1,112 @@
+"""The readers of the `pylog` format: a batch snapshot and a micro-batch stream with Spark's Kafka-source rules.
+
+Offsets are planned on the driver; every task reads its own range with its own consumer (fetch.py). The
+stream's offsets are the checkpoint's per-partition JSON, `{"topic": {"0": 123}}`.
+"""
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from pyspark.sql.datasource import DataSourceReader, DataSourceStreamReader
+from pyspark.sql.streaming.datasource import (ReadAllAvailable, ReadLimit, ReadMaxRows,
+                                              SupportsTriggerAvailableNow)
+
+from pylog.spark.fetch import read_range
+from pylog.spark.offsets import OffsetReader, new_partition_starts, report_data_loss
+from pylog.spark.options import TP, SourceOptions, offsets_json
+from pylog.spark.ranges import OffsetRange, rate_limit, split_ranges
+
+__all__ = ["BatchReader", "StreamReader"]
+
+
+def _from_json(offsets: dict) -> dict[TP, int]:
+    return {(topic, int(p)): int(o) for topic, parts in offsets.items() for p, o in parts.items()}
+
+
+class BatchReader(DataSourceReader):
+    """startingOffsets .. endingOffsets of the subscribed partitions, fixed when the read is planned."""
+
+    def __init__(self, opts: SourceOptions) -> None:
+        self.opts = opts
+
+    def partitions(self) -> list[OffsetRange]:
+        """One range per partition (more with minPartitions); offsets resolved now, so the read is a snapshot."""
+        reader = OffsetReader(self.opts)
+        try:
+            tps = reader.require_partitions()
+            start = reader.resolve(self.opts.starting, tps, "startingOffsets")
+            end = reader.resolve(self.opts.ending, tps, "endingOffsets")
+        finally:
+            reader.close()
+        ranges = [OffsetRange(t, p, start[(t, p)], max(start[(t, p)], end[(t, p)])) for t, p in tps]
+        # Spark needs at least one partition to run a read, even of nothing.
+        return split_ranges(ranges, self.opts.min_partitions) or [OffsetRange("", -1, 0, 0)]
+
+    def read(self, partition: OffsetRange) -> Iterator[tuple]:
+        """The rows of one range."""
+        return read_range(self.opts, partition)
+
+
+class StreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
+    """Micro-batches over the subscribed partitions, new partitions included from their first offset."""
+
+    def __init__(self, opts: SourceOptions) -> None:
+        self.opts = opts
+        self.offsets = OffsetReader(opts)
+        self.target: dict[TP, int] | None = None  # Trigger.AvailableNow's end
+
+    def initialOffset(self) -> dict:
+        """Where a new query starts: startingOffsets resolved against the partitions existing now."""
+        tps = self.offsets.require_partitions()
+        return offsets_json(self.offsets.resolve(self.opts.starting, tps, "startingOffsets"))
+
+    def getDefaultReadLimit(self) -> ReadLimit:
+        """maxOffsetsPerTrigger as Spark's row limit."""
+        if self.opts.max_offsets_per_trigger is None:
+            return ReadAllAvailable()
+        return ReadMaxRows(self.opts.max_offsets_per_trigger)
+
+    def prepareForTriggerAvailableNow(self) -> None:
+        """Remember the latest offsets now: an AvailableNow query stops there."""
+        tps = self.offsets.partitions()
+        self.target = self.offsets.latest(tps)
+
+    def latestOffset(self, start: dict, limit: ReadLimit) -> dict:
+        """The next batch's end: the latest offsets, within the read limit and the AvailableNow target."""
+        begin = _from_json(start)
+        tps = self.offsets.partitions()
+        gone = sorted(set(begin) - set(tps))
+        if gone:
+            report_data_loss(self.opts, f"partitions {gone} were deleted")
+        begin.update(new_partition_starts(self.offsets, begin, tps))
+        latest = self.offsets.latest(tps)
+        if self.target is not None:  # partitions found after the target was taken get nothing
+            latest = {tp: min(end, self.target.get(tp, begin[tp])) for tp, end in latest.items()}
+        if isinstance(limit, ReadMaxRows):
+            latest = rate_limit(begin, latest, limit.max_rows)
+        for tp, end in latest.items():
+            if tp in begin and end < begin[tp]:
+                report_data_loss(self.opts, f"{tp[0]}-{tp[1]} offset went back from {begin[tp]} to {end}")
+                latest[tp] = begin[tp]  # nothing to read there; an offset must not go backwards
+        return offsets_json(latest)
+
+    def reportLatestOffset(self) -> dict:
+        """The newest offsets available, for the query's progress report."""
+        return offsets_json(self.offsets.latest(self.offsets.partitions()))
+
+    def partitions(self, start: dict, end: dict) -> list[OffsetRange]:
+        """The ranges between two checkpointed offsets; a partition new in `end` starts at its earliest."""
+        begin, until = _from_json(start), _from_json(end)
+        new = [tp for tp in until if tp not in begin]
+        if new:
+            begin.update(self.offsets.earliest(new))
+        ranges = [OffsetRange(t, p, begin[(t, p)], max(begin[(t, p)], until[(t, p)])) for t, p in until]
+        return split_ranges(ranges, self.opts.min_partitions)
+
+    def read(self, partition: OffsetRange) -> Iterator[tuple]:
+        """The rows of one range."""
+        return read_range(self.opts, partition)
+
+    def stop(self) -> None:
+        """Close the driver's connection."""
+        self.offsets.close()

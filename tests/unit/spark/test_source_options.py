@@ -1,0 +1,91 @@
+"""Options of the `pylog` Spark format and its offset arithmetic: Spark's Kafka rules, checked by hand."""
+from __future__ import annotations
+
+import pytest
+
+pytest.importorskip("pyspark")
+
+from pylog.spark.options import (OptionError, offsets_json, parse_offsets_json, parse_sink_options,  # noqa: E402
+                                 parse_source_options, source_schema)
+from pylog.spark.ranges import OffsetRange, rate_limit, split_ranges  # noqa: E402
+
+BOOT = {"kafka.bootstrap.servers": "127.0.0.1:9092"}
+
+
+def test_source_options_defaults_and_spellings():
+    stream = parse_source_options({**BOOT, "subscribe": "a, b"}, streaming=True)
+    assert (stream.subscribe, stream.starting, stream.fail_on_data_loss, stream.include_headers) == \
+        (("a", "b"), "latest", True, False)
+    batch = parse_source_options({"bootstrap.servers": "h:1", "topic": "a"}, streaming=False)
+    assert (batch.bootstrap, batch.subscribe, batch.starting, batch.ending) == ("h:1", ("a",), "earliest", "latest")
+    # Spark lower-cases option keys; both spellings must mean the same.
+    opts = parse_source_options({"kafka.bootstrap.servers": "h:1", "assign": '{"t": [1, 0]}',
+                                 "STARTINGOFFSETS": '{"t": {"0": -2, "1": 7}}', "maxOffsetsPerTrigger": "5",
+                                 "minPartitions": "4", "includeHeaders": "TRUE", "failOnDataLoss": "false",
+                                 "kafka.fetch.max.bytes": "1000"}, streaming=True)
+    assert opts.assign == (("t", 0), ("t", 1))
+    assert opts.starting == {("t", 0): -2, ("t", 1): 7}
+    assert (opts.max_offsets_per_trigger, opts.min_partitions, opts.include_headers, opts.fail_on_data_loss) == \
+        (5, 4, True, False)
+    assert opts.client == {"fetch_max_bytes": 1000}
+    assert parse_source_options({**BOOT, "subscribePattern": "t.*"}, streaming=True).pattern == "t.*"
+
+
+@pytest.mark.parametrize("options, streaming, message", [
+    ({"subscribe": "t"}, True, '"kafka.bootstrap.servers" is required'),
+    ({**BOOT}, True, 'exactly one of "subscribe"'),
+    ({**BOOT, "subscribe": "t", "assign": '{"t": [0]}'}, True, "exactly one of"),
+    ({**BOOT, "subscribe": "t", "startingOffsets": '{"t": {"0": 1}'}, True, '"startingOffsets" is not valid JSON'),
+    ({**BOOT, "subscribe": "t", "startingOffsets": '{"t": {"x": 1}}'}, True, "bad partition/offset"),
+    ({**BOOT, "subscribe": "t", "startingOffsets": "newest"}, True, "must be earliest or latest"),
+    ({**BOOT, "assign": '{"t": 0}'}, True, "list of partitions"),
+    ({**BOOT, "subscribePattern": "("}, True, "not a valid pattern"),
+    ({**BOOT, "subscribe": "t", "maxOffsetsPerTrigger": "0"}, True, "at least 1"),
+    ({**BOOT, "subscribe": "t", "maxOffsetsPerTrigger": "10"}, False, "streaming reads only"),
+    ({**BOOT, "subscribe": "t", "endingOffsets": "latest"}, True, "batch reads only"),
+    ({**BOOT, "subscribe": "t", "endingOffsets": '{"t": {"0": -2}}'}, False, "cannot use -2"),
+    ({**BOOT, "subscribe": "t", "kafka.group.id": "g"}, True, "manages it itself"),
+    ({**BOOT, "subscribe": "t", "kafka.no.such.thing": "1"}, True, "not a Kafka client setting"),
+    ({**BOOT, "subscribe": "t", "failOnDataLoss": "maybe"}, True, "true or false"),
+])
+def test_bad_source_options_get_one_clear_error(options, streaming, message):
+    with pytest.raises(OptionError, match="^pylog data source: .*" + message.replace("(", r"\(")):
+        parse_source_options(options, streaming=streaming)
+
+
+def test_sink_options():
+    assert parse_sink_options({**BOOT, "topic": "out"}).topic == "out"
+    assert parse_sink_options({**BOOT, "kafka.linger.ms": "5"}).client == {"linger_ms": 5}
+    with pytest.raises(OptionError, match="needs Kafka transactions"):
+        parse_sink_options({**BOOT, "semantics": "exactly-once"})
+    with pytest.raises(OptionError, match="required"):
+        parse_sink_options({"topic": "out"})
+
+
+def test_offsets_json_round_trip_is_sorted_numerically():
+    parsed = parse_offsets_json('{"b": {"10": 5, "9": 1}, "a": {"0": -1}}', "x")
+    assert parsed == {("b", 10): 5, ("b", 9): 1, ("a", 0): -1}
+    out = offsets_json(parsed)
+    assert list(out) == ["a", "b"] and list(out["b"]) == ["9", "10"]
+
+
+def test_schema_is_spark_kafka_source_schema():
+    assert source_schema(False).endswith("timestampType int")
+    assert source_schema(True).endswith("headers array<struct<key: string, value: binary>>")
+
+
+def test_rate_limit_shares_by_backlog_and_never_starves():
+    start = {("t", 0): 0, ("t", 1): 0, ("t", 2): 100}
+    latest = {("t", 0): 900, ("t", 1): 100, ("t", 2): 100, ("t", 3): 4}
+    assert rate_limit(start, latest, 100) == {("t", 0): 90, ("t", 1): 10, ("t", 2): 100, ("t", 3): 4}
+    assert rate_limit(start, latest, 5000) == latest
+    # 1000 of backlog on one partition and 1 on another: the small one still gets its offset.
+    assert rate_limit({("a", 0): 0, ("a", 1): 0}, {("a", 0): 1000, ("a", 1): 1}, 10) == {("a", 0): 9, ("a", 1): 1}
+
+
+def test_split_ranges_for_min_partitions():
+    ranges = [OffsetRange("t", 0, 0, 300), OffsetRange("t", 1, 10, 110), OffsetRange("t", 2, 5, 5)]
+    assert [(r.partition, r.start, r.end) for r in split_ranges(ranges, None)] == [(0, 0, 300), (1, 10, 110)]
+    split = split_ranges(ranges, 4)
+    assert [(r.partition, r.start, r.end) for r in split] == [(0, 0, 100), (0, 100, 200), (0, 200, 300), (1, 10, 110)]
+    assert sum(r.size for r in split_ranges(ranges, 7)) == 400
