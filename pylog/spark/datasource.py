@@ -6,6 +6,8 @@ any Kafka-protocol cluster without Spark's JVM Kafka connector. Options and row 
 """
 from __future__ import annotations
 
+from dataclasses import replace
+
 from pyspark.sql.datasource import DataSource
 
 from pylog.spark.options import OptionError, SinkOptions, parse_sink_options, parse_source_options, source_schema
@@ -50,7 +52,24 @@ def _sink(options, schema, overwrite: bool) -> SinkOptions:
         raise OptionError("a topic can only be appended to: use mode(\"append\")")
     opts = parse_sink_options(options)
     check_sink_schema(schema, opts)
+    if "enable_idempotence" not in opts.client and not _idempotence_available(opts.bootstrap):
+        # kafka-python turns idempotence on by default and then fails every send to a cluster without
+        # InitProducerId; at-least-once does not need it, so the sink goes without rather than failing.
+        opts = replace(opts, client={**opts.client, "enable_idempotence": False})
     return opts
+
+
+_INIT_PRODUCER_ID = 22  # the Kafka API key an idempotent producer starts with
+
+
+def _idempotence_available(bootstrap: str) -> bool:
+    from pylog.client.sync import ClientError, KafkaClient
+    try:
+        with KafkaClient(bootstrap, client_id="pylog-spark") as client:
+            client.version_for(_INIT_PRODUCER_ID)
+        return True
+    except ClientError:
+        return False
 
 
 def register(spark) -> None:
