@@ -61,14 +61,16 @@ class OffsetReader:
     def partitions(self) -> list[TP]:
         """The subscribed partitions that exist now."""
         c = self._client()
-        topics = c.topics()  # always a fresh metadata request
+        # topics() always asks the cluster; it leaves out internal topics, as a pattern subscription should,
+        # but the partitions it caches include them, so a topic named outright is found either way.
+        topics = c.topics()
         if self.opts.pattern is not None:
             rx = re.compile(self.opts.pattern)
             wanted = sorted(t for t in topics if rx.fullmatch(t))
         elif self.opts.assign:
-            return [tp for tp in self.opts.assign if tp[0] in topics and tp[1] in (c.partitions_for_topic(tp[0]) or ())]
+            return [tp for tp in self.opts.assign if tp[1] in (c.partitions_for_topic(tp[0]) or ())]
         else:
-            wanted = [t for t in self.opts.subscribe if t in topics]
+            wanted = list(self.opts.subscribe)
         return [(t, p) for t in wanted for p in sorted(c.partitions_for_topic(t) or ())]
 
     def require_partitions(self) -> list[TP]:
