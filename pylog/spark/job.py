@@ -18,7 +18,7 @@ _IN_SCHEMA = "grp string, idx long, replicas array<int>, size long, dep_src arra
 _OUT_SCHEMA = "idx long, replicas array<int>, rack_fix int, detour int, unbalanced int"
 
 
-def spark_session(master: str = "local[*]", app_name: str = "pylog-planner"):
+def spark_session(master: str = "local[*]", app_name: str = "pylog-planner", conf: Mapping[str, str] | None = None):
     """A SparkSession whose Python workers run this interpreter (the venv), UI off, few shuffle partitions."""
     os.environ["PYSPARK_PYTHON"] = sys.executable
     os.environ["PYSPARK_DRIVER_PYTHON"] = sys.executable
@@ -29,6 +29,8 @@ def spark_session(master: str = "local[*]", app_name: str = "pylog-planner"):
                .config("spark.sql.shuffle.partitions", "8" if master.startswith("local") else "200")
                .config("spark.sql.execution.arrow.pyspark.enabled", "true")
                .config("spark.driver.memory", os.environ.get("PYLOG_SPARK_DRIVER_MEMORY", "4g")))
+    for key, value in (conf or {}).items():
+        builder = builder.config(key, value)
     session = builder.getOrCreate()
     session.sparkContext.setLogLevel("ERROR")
     return session

@@ -131,7 +131,8 @@ def _json(text: str, key: str) -> dict:
     try:
         value = json.loads(text)
     except json.JSONDecodeError as exc:
-        raise OptionError(f'option "{_name(key)}" is not valid JSON ({exc.msg} at character {exc.pos}): {text!r}') from None
+        raise OptionError(f'option "{_name(key)}" is not valid JSON ({exc.msg} at character {exc.pos}): '
+                          f'{text!r}') from None
     if not isinstance(value, dict):
         raise OptionError(f'option "{_name(key)}" must be a JSON object, got {text!r}')
     return value
@@ -145,7 +146,8 @@ def parse_offsets_json(text: str, key: str) -> dict[TP, int]:
             raise OptionError(f'option "{_name(key)}": topic {topic!r} must map partitions to offsets, got {parts!r}')
         for part, offset in parts.items():
             if not str(part).isdigit() or isinstance(offset, bool) or not isinstance(offset, int) or offset < -2:
-                raise OptionError(f'option "{_name(key)}": bad partition/offset {part!r}: {offset!r} for topic {topic!r}')
+                raise OptionError(f'option "{_name(key)}": bad partition/offset {part!r}: {offset!r} '
+                                  f'for topic {topic!r}')
             result[(topic, int(part))] = offset
     return result
 

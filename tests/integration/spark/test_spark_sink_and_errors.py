@@ -4,6 +4,7 @@ from __future__ import annotations
 import pytest
 
 from support.clients import create_topic, wait_for
+from support.spark import consume_all
 
 pytestmark = [pytest.mark.slow, pytest.mark.integration]
 
@@ -18,22 +19,6 @@ def spark():
     for q in session.streams.active:
         q.stop()
     session.stop()
-
-
-def consume_all(bootstrap: str, topic: str, n: int, timeout: float = 60) -> list:
-    """Every record of `topic` from the beginning, by a confluent-kafka consumer (stops once it has `n`)."""
-    from confluent_kafka import OFFSET_BEGINNING, Consumer, TopicPartition
-    from confluent_kafka.admin import AdminClient
-    parts = AdminClient({"bootstrap.servers": bootstrap}).list_topics(topic, timeout=10).topics[topic].partitions
-    c = Consumer({"bootstrap.servers": bootstrap, "group.id": "unused", "enable.auto.commit": False})
-    c.assign([TopicPartition(topic, p, OFFSET_BEGINNING) for p in parts])
-    got = []
-    try:
-        wait_for(lambda: got.extend(m for m in c.consume(100, 1.0) if not m.error()) or len(got) >= n, timeout,
-                 f"{n} records in {topic}")
-    finally:
-        c.close()
-    return got
 
 
 def reader(spark, bootstrap: str, **options):

@@ -125,6 +125,7 @@ def test_available_now_with_assign_and_specific_offsets_and_min_partitions(clust
     finally:
         q.stop()
     rows = rows_of(spark, "spec")
-    assert sorted((r.partition, r.offset) for r in rows) == [(0, o) for o in range(15, 20)] + [(1, o) for o in range(20)]
+    expected = [(0, o) for o in range(15, 20)] + [(1, o) for o in range(20)]
+    assert sorted((r.partition, r.offset) for r in rows) == expected
     sizes = [p["numInputRows"] for p in q.recentProgress if p["numInputRows"]]
     assert sum(sizes) == 25 and max(sizes) <= 10, sizes

@@ -1,0 +1,92 @@
+"""Spark test helpers: reading a topic back with confluent-kafka, and a Spark standalone cluster on loopback
+(PySpark's own spark-class Master and one Worker).
+
+The Master and the Worker are the test's own processes, stopped by pid (the Worker's executors with its
+process group) even when the test fails. Executors import the pylog of the current PYTHONPATH, like the driver.
+"""
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import signal
+import subprocess
+import urllib.request
+from pathlib import Path
+from typing import Iterator
+
+from pylog.zk.testing import free_port, wait_until
+from support.clients import wait_for
+
+
+def consume_all(bootstrap: str, topic: str, n: int, timeout: float = 60) -> list:
+    """Every record of `topic` from the beginning, by a confluent-kafka consumer (stops once it has `n`)."""
+    from confluent_kafka import OFFSET_BEGINNING, Consumer, TopicPartition
+    from confluent_kafka.admin import AdminClient
+    parts = AdminClient({"bootstrap.servers": bootstrap}).list_topics(topic, timeout=10).topics[topic].partitions
+    c = Consumer({"bootstrap.servers": bootstrap, "group.id": "unused", "enable.auto.commit": False})
+    c.assign([TopicPartition(topic, p, OFFSET_BEGINNING) for p in parts])
+    got = []
+    try:
+        wait_for(lambda: got.extend(m for m in c.consume(100, 1.0) if not m.error()) or len(got) >= n, timeout,
+                 f"{n} records in {topic}")
+    finally:
+        c.close()
+    return got
+
+
+def _spark_class() -> str:
+    import pyspark
+    return str(Path(pyspark.__file__).parent / "bin" / "spark-class")
+
+
+def _alive_workers(ui_port: int) -> int:
+    with urllib.request.urlopen(f"http://127.0.0.1:{ui_port}/json/", timeout=5) as r:
+        return sum(1 for w in json.load(r).get("workers", []) if w.get("state") == "ALIVE")
+
+
+def _stop(proc: subprocess.Popen) -> None:
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(proc.pid, signal.SIGTERM)  # its own group (start_new_session): the JVM and its executors
+    try:
+        proc.wait(30)
+    except subprocess.TimeoutExpired:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait(30)
+
+
+@contextlib.contextmanager
+def standalone_cluster(workdir: Path, cores: int = 2, memory: str = "2g") -> Iterator[str]:
+    """Start a Master and a Worker on 127.0.0.1; yields the master URL spark://127.0.0.1:PORT."""
+    workdir.mkdir(parents=True, exist_ok=True)
+    env = {**os.environ, "SPARK_LOCAL_IP": "127.0.0.1", "SPARK_LOG_DIR": str(workdir),
+           "PYTHONPATH": os.environ.get("PYTHONPATH", os.getcwd())}
+    port, ui = free_port(), free_port()
+    procs: list[subprocess.Popen] = []
+
+    def launch(name: str, *args: str) -> None:
+        log = open(workdir / f"{name}.log", "wb")
+        procs.append(subprocess.Popen([_spark_class(), *args], env=env, stdout=log, stderr=subprocess.STDOUT,
+                                      stdin=subprocess.DEVNULL, start_new_session=True))
+        log.close()
+
+    try:
+        launch("master", "org.apache.spark.deploy.master.Master", "--host", "127.0.0.1", "--port", str(port),
+               "--webui-port", str(ui))
+        launch("worker", "org.apache.spark.deploy.worker.Worker", "--host", "127.0.0.1", "--cores", str(cores),
+               "--memory", memory, "--webui-port", str(free_port()), "--work-dir", str(workdir / "work"),
+               f"spark://127.0.0.1:{port}")
+
+        def worker_alive() -> bool:
+            for p in procs:
+                if p.poll() is not None:
+                    raise AssertionError(f"a Spark process exited {p.returncode}; see {workdir}/*.log")
+            with contextlib.suppress(OSError):
+                return _alive_workers(ui) >= 1
+            return False
+        wait_until(worker_alive, 180, "the Spark worker to register with the master", interval=1.0)
+        yield f"spark://127.0.0.1:{port}"
+    finally:
+        for p in reversed(procs):
+            _stop(p)
