@@ -9,7 +9,8 @@ import logging
 import re
 from typing import Mapping
 
-from pylog.spark.options import EARLIEST, LATEST, TP, OffsetSpec, OptionError, SourceOptions
+from pylog.common.types import TP
+from pylog.spark.options import EARLIEST, LATEST, OffsetSpec, OptionError, SourceOptions
 
 __all__ = ["OffsetReader", "DataLossError", "report_data_loss", "consumer", "new_partition_starts"]
 

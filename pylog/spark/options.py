@@ -11,10 +11,11 @@ import re
 from dataclasses import dataclass, field
 from typing import Mapping, Union
 
-__all__ = ["OptionError", "SourceOptions", "SinkOptions", "TP", "parse_source_options", "parse_sink_options",
+from pylog.common.types import TP
+
+__all__ = ["OptionError", "SourceOptions", "SinkOptions", "parse_source_options", "parse_sink_options",
            "parse_offsets_json", "offsets_json", "source_schema", "EARLIEST", "LATEST"]
 
-TP = tuple[str, int]
 EARLIEST, LATEST = -2, -1
 OffsetSpec = Union[str, dict]  # "earliest" / "latest" / {TP: offset or -1 / -2}
 

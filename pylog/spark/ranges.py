@@ -11,9 +11,9 @@ from typing import Mapping
 
 from pyspark.sql.datasource import InputPartition
 
-__all__ = ["OffsetRange", "rate_limit", "split_ranges"]
+from pylog.common.types import TP
 
-TP = tuple[str, int]
+__all__ = ["OffsetRange", "rate_limit", "split_ranges"]
 
 
 class OffsetRange(InputPartition):

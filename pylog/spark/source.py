@@ -11,9 +11,10 @@ from pyspark.sql.datasource import DataSourceReader, DataSourceStreamReader
 from pyspark.sql.streaming.datasource import (ReadAllAvailable, ReadLimit, ReadMaxRows,
                                               SupportsTriggerAvailableNow)
 
+from pylog.common.types import TP
 from pylog.spark.fetch import read_range
 from pylog.spark.offsets import OffsetReader, new_partition_starts, report_data_loss
-from pylog.spark.options import TP, SourceOptions, offsets_json
+from pylog.spark.options import SourceOptions, offsets_json
 from pylog.spark.ranges import OffsetRange, rate_limit, split_ranges
 
 __all__ = ["BatchReader", "StreamReader"]
