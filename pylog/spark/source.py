@@ -55,6 +55,7 @@ class StreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         self.opts = opts
         self.offsets = OffsetReader(opts)
         self.target: dict[TP, int] | None = None  # Trigger.AvailableNow's end
+        self.available: dict | None = None  # Spark asks for it right after latestOffset, which knows it
 
     def initialOffset(self) -> dict:
         """Where a new query starts: startingOffsets resolved against the partitions existing now."""
@@ -81,6 +82,7 @@ class StreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
             report_data_loss(self.opts, f"partitions {gone} were deleted")
         begin.update(new_partition_starts(self.offsets, begin, tps))
         latest = self.offsets.latest(tps)
+        self.available = offsets_json(latest)
         if self.target is not None:  # partitions found after the target was taken get nothing
             latest = {tp: min(end, self.target.get(tp, begin[tp])) for tp, end in latest.items()}
         if isinstance(limit, ReadMaxRows):
@@ -91,9 +93,9 @@ class StreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
                 latest[tp] = begin[tp]  # nothing to read there; an offset must not go backwards
         return offsets_json(latest)
 
-    def reportLatestOffset(self) -> dict:
-        """The newest offsets available, for the query's progress report."""
-        return offsets_json(self.offsets.latest(self.offsets.partitions()))
+    def reportLatestOffset(self) -> dict | None:
+        """The newest offsets available, for the query's progress report (as seen by the last latestOffset)."""
+        return self.available
 
     def partitions(self, start: dict, end: dict) -> list[OffsetRange]:
         """The ranges between two checkpointed offsets; a partition new in `end` starts at its earliest."""

@@ -129,3 +129,33 @@ def test_available_now_with_assign_and_specific_offsets_and_min_partitions(clust
     assert sorted((r.partition, r.offset) for r in rows) == expected
     sizes = [p["numInputRows"] for p in q.recentProgress if p["numInputRows"]]
     assert sum(sizes) == 25 and max(sizes) <= 10, sizes
+
+
+def _leaders(bootstrap: str, topic: str) -> dict[int, int]:
+    from confluent_kafka.admin import AdminClient
+    parts = AdminClient({"bootstrap.servers": bootstrap}).list_topics(topic, timeout=10).topics[topic].partitions
+    return {p: md.leader for p, md in parts.items()}
+
+
+def test_stream_goes_on_across_a_leader_failover(cluster_factory, spark, tmp_path):
+    c = cluster_factory(2)
+    create_topic(c.bootstrap, "moving", partitions=2, rf=2)
+    produce(c.bootstrap, "moving", [(i % 2, None, b"a%d" % i) for i in range(40)])
+    df = (spark.readStream.format("pylog").option("kafka.bootstrap.servers", c.bootstrap)
+          .option("subscribe", "moving").option("startingOffsets", "earliest").load())
+    q = (df.writeStream.format("memory").queryName("moving").option("checkpointLocation", str(tmp_path / "ckpt"))
+         .trigger(processingTime="200 milliseconds").start())
+    try:
+        wait_rows(spark, "moving", 40)
+        victim = _leaders(c.bootstrap, "moving")[0]
+        c.brokers[victim].kill()
+        wait_for(lambda: all(leader not in (victim, -1) for leader in _leaders(c.bootstrap, "moving").values()),
+                 60, "both partitions led by the surviving broker")
+        produce(c.bootstrap, "moving", [(i % 2, None, b"b%d" % i) for i in range(40)])
+        rows = wait_rows(spark, "moving", 80)
+        time.sleep(1)  # a duplicate would come in the same or the next trigger
+        rows = rows_of(spark, "moving")
+        assert sorted((r.partition, r.offset) for r in rows) == [(p, o) for p in range(2) for o in range(40)]
+        assert q.exception() is None
+    finally:
+        q.stop()
