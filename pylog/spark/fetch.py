@@ -73,7 +73,11 @@ def _skip_lost(c, tp, opts: SourceOptions, rng: OffsetRange) -> bool:
 
 def _still_reachable(c, tp, opts: SourceOptions, rng: OffsetRange, idle_since: float) -> bool:
     """After an empty poll: False when the range's end can no longer be reached (reported as a loss)."""
-    latest = c.end_offsets([tp], 30_000)[tp]
+    from kafka.errors import KafkaError
+    try:
+        latest = c.end_offsets([tp], 30_000)[tp]
+    except KafkaError:  # e.g. the leader just died: keep polling, within kafkaConsumer.pollTimeoutMs
+        latest = rng.end
     if latest < rng.end:
         report_data_loss(opts, f"{rng.topic}-{rng.partition} ends at {latest}, before offset {rng.end} that "
                                "the batch was planned to read up to")

@@ -7,7 +7,8 @@ from __future__ import annotations
 
 import logging
 import re
-from typing import Mapping
+import time
+from typing import Callable, Mapping
 
 from pylog.common.types import TP
 from pylog.spark.options import EARLIEST, LATEST, OffsetSpec, OptionError, SourceOptions
@@ -59,9 +60,24 @@ class OffsetReader:
             self._consumer.close()
             self._consumer = None
 
+    def _retrying(self, action: Callable):
+        """action(consumer), retried on a fresh connection after Kafka errors (a broker died, a leader moved)."""
+        from kafka.errors import KafkaError
+        for attempt in range(self.opts.fetch_retries + 1):
+            try:
+                return action(self._client())
+            except KafkaError as exc:
+                if attempt == self.opts.fetch_retries:
+                    raise
+                log.warning("pylog data source: %r; retrying (fetchOffset.numRetries=%d)", exc, self.opts.fetch_retries)
+                self.close()
+                time.sleep(self.opts.retry_interval_ms / 1000)
+
     def partitions(self) -> list[TP]:
         """The subscribed partitions that exist now."""
-        c = self._client()
+        return self._retrying(self._partitions)
+
+    def _partitions(self, c) -> list[TP]:
         # topics() always asks the cluster; it leaves out internal topics, as a pattern subscription should,
         # but the partitions it caches include them, so a topic named outright is found either way.
         topics = c.topics()
@@ -89,11 +105,11 @@ class OffsetReader:
 
     def earliest(self, tps: list[TP]) -> dict[TP, int]:
         """The log start offset of each partition."""
-        return self._offsets(tps, self._client().beginning_offsets)
+        return self._retrying(lambda c: self._offsets(tps, c.beginning_offsets))
 
     def latest(self, tps: list[TP]) -> dict[TP, int]:
         """The log end offset (high watermark) of each partition."""
-        return self._offsets(tps, self._client().end_offsets)
+        return self._retrying(lambda c: self._offsets(tps, c.end_offsets))
 
     @staticmethod
     def _offsets(tps: list[TP], fetch) -> dict[TP, int]:

@@ -29,7 +29,8 @@ _FORBIDDEN_SINK = {"key.serializer", "value.serializer", "interceptor.classes", 
 
 
 _SPELLING = {k.lower(): k for k in ("startingOffsets", "endingOffsets", "maxOffsetsPerTrigger", "minPartitions",
-                                     "includeHeaders", "failOnDataLoss", "kafkaConsumer.pollTimeoutMs")}
+                                     "includeHeaders", "failOnDataLoss", "kafkaConsumer.pollTimeoutMs",
+                                     "fetchOffset.numRetries", "fetchOffset.retryIntervalMs")}
 
 
 def _name(key: str) -> str:
@@ -59,6 +60,8 @@ class SourceOptions:
     include_headers: bool = False
     fail_on_data_loss: bool = True
     poll_timeout_ms: int = 120_000
+    fetch_retries: int = 3
+    retry_interval_ms: int = 1000
     client: dict = field(default_factory=dict)
 
     def describe(self) -> str:
@@ -117,6 +120,10 @@ def _int(opts: dict[str, str], key: str, minimum: int) -> int | None:
     if value < minimum:
         raise OptionError(f'option "{_name(key)}" must be at least {minimum}, got {value}')
     return value
+
+
+def _default(value: int | None, default: int) -> int:
+    return default if value is None else value
 
 
 def _bool(opts: dict[str, str], key: str, default: bool) -> bool:
@@ -217,6 +224,8 @@ def parse_source_options(options: Mapping[str, str], streaming: bool) -> SourceO
         max_offsets_per_trigger=max_per_trigger, min_partitions=_int(opts, "minpartitions", 1),
         include_headers=_bool(opts, "includeheaders", False), fail_on_data_loss=_bool(opts, "failondataloss", True),
         poll_timeout_ms=_int(opts, "kafkaconsumer.polltimeoutms", 1) or 120_000,
+        fetch_retries=_default(_int(opts, "fetchoffset.numretries", 0), 3),
+        retry_interval_ms=_default(_int(opts, "fetchoffset.retryintervalms", 0), 1000),
         client=_client_config(opts, KafkaConsumer.DEFAULT_CONFIG, _FORBIDDEN_SOURCE))
 
 
