@@ -73,6 +73,7 @@ class Broker:
         self.replicas: ReplicaManager | None = None
         self.controller: Controller | None = None
         self.server: SocketServer | None = None
+        self.authorizer: Any = None  # the ACL authorizer when authorizer.class.name is set
         self._tasks: set[asyncio.Task] = set()
         self._stopping = asyncio.Event()
         self.stop_requested = asyncio.Event()  # SIGTERM/SIGINT, or a request through ZooKeeper
