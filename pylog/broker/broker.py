@@ -38,6 +38,7 @@ from pylog.log import meta
 from pylog.protocol.api import ApiKey, request_class
 from pylog.protocol.codec import RequestHeader
 from pylog.protocol.errors import ErrorCode
+from pylog.security.credentials import CredentialStore
 from pylog.zk.client import ZkClient
 from pylog.zk.codecs import BrokerRegistration, EndPoint
 from pylog.zk.core import SessionEvent
@@ -74,6 +75,7 @@ class Broker:
         self.controller: Controller | None = None
         self.server: SocketServer | None = None
         self.authorizer: Any = None  # the ACL authorizer when authorizer.class.name is set
+        self.credentials = CredentialStore.empty()  # SCRAM credentials from /config/users
         self._tasks: set[asyncio.Task] = set()
         self._stopping = asyncio.Event()
         self.stop_requested = asyncio.Event()  # SIGTERM/SIGINT, or a request through ZooKeeper
@@ -113,6 +115,7 @@ class Broker:
         self.cluster_id = await self._blocking(self.zk.create_or_get_cluster_id, random_uuid())
         log_dirs = list(cfg.log_dirs)
         await self._blocking(self._check_meta_properties, log_dirs)
+        await self._blocking(self.credentials.load, self.zk)
         self.logs = LogManager(log_dirs, LogConfig.from_props(cfg.topic_defaults()))
         await self._blocking(self.logs.load)
         self.zk_store = BrokerZkStore(self)

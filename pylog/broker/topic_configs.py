@@ -98,6 +98,8 @@ class TopicConfigs:
             for topic in {p.topic for p in self.broker.replicas.partitions.values()}:
                 await self._apply_topic(topic)
             self.broker.throttle.reconfigure()
+        elif entity_type == "users":  # SCRAM credentials (and quotas, which pylog does not enforce)
+            await self._zk(self.broker.credentials.reload, zk, name)
 
     async def _apply_topic(self, topic: str) -> None:
         cfg = self.log_config_now(topic)

@@ -21,9 +21,11 @@ ALLOWED: dict[str, set[str] | None] = {
     "planner": {"common"},  # the error registry; common is stdlib-only too
     "spark": {"planner", "common", "client"},
     # The broker hosts the controller and places new topics' replicas with the planner's create-time rule.
-    "broker": {"protocol", "log", "zk", "client", "common", "planner", "controller"},
+    "broker": {"protocol", "log", "zk", "client", "common", "planner", "controller", "security"},
+    # TLS contexts, SASL exchanges, SCRAM credentials and ACLs: the broker and the tools share them.
+    "security": {"protocol", "zk", "common"},
     # Tools reach a cluster through ZooKeeper and the protocol, as Kafka's do, never through broker internals.
-    "cli": {"protocol", "log", "zk", "client", "common", "planner", "spark"},
+    "cli": {"protocol", "log", "zk", "client", "common", "planner", "spark", "security"},
     "bench": ANY, "chaos": ANY, "localcluster": ANY,
 }
 STDLIB_ONLY = {"common", "planner"}

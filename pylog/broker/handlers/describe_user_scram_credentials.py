@@ -1,0 +1,27 @@
+"""DescribeUserScramCredentials: v0 (KIP-554; flexible).
+
+Behavior: the mechanisms and iteration counts of the users' SCRAM credentials as stored in
+ZooKeeper (/config/users/<user>), never a salt or key; all users with credentials when the list is
+null or empty; RESOURCE_NOT_FOUND for a user without any, DUPLICATE_RESOURCE for a user asked twice.
+"""
+
+from __future__ import annotations
+
+import asyncio
+
+from pylog.broker.handlers import handler
+from pylog.protocol.api import ApiKey, response_class
+from pylog.security.scram_admin import describe_credentials
+
+
+@handler(ApiKey.DescribeUserScramCredentials, 0, 0)
+async def handle_describe_user_scram_credentials(ctx, req):
+    """Which SCRAM mechanisms (and iterations) each user has."""
+    cls = response_class(ApiKey.DescribeUserScramCredentials)[ctx.header.api_version]
+    users = None if req.users is None else [u.name for u in req.users]
+    rows = await asyncio.get_running_loop().run_in_executor(None, describe_credentials, ctx.broker.zk, users)
+    result = cls.DescribeUserScramCredentialsResult
+    return cls(throttle_time_ms=0, error_code=0, error_message=None, results=[
+        result(user=user, error_code=code, error_message=message, credential_infos=[
+            result.CredentialInfo(mechanism=mech, iterations=iterations) for mech, iterations in infos])
+        for user, code, message, infos in rows])

@@ -1,0 +1,1 @@
+"""Security: TLS contexts, SASL (PLAIN, SCRAM) authentication, SCRAM credentials and ACLs in ZooKeeper."""
