@@ -63,6 +63,7 @@ class BrokerProcess:
     data_dir: Path
     proc: subprocess.Popen | None = None
     env: dict[str, str] = field(default_factory=dict)
+    ports: dict[str, int] = field(default_factory=dict)  # extra listeners' ports, by listener name
 
     @property
     def pid(self) -> int | None:
@@ -125,8 +126,11 @@ class LocalCluster:
 
     def __init__(self, base_dir: str | os.PathLike[str], n_brokers: int = 1, *, zk_connect: str | None = None,
                  overrides: dict[str, str] | None = None, broker_overrides: dict[int, dict[str, str]] | None = None,
-                 first_id: int = 0, zk_port: int | None = None, broker_ports: dict[int, int] | None = None) -> None:
+                 first_id: int = 0, zk_port: int | None = None, broker_ports: dict[int, int] | None = None,
+                 extra_listeners: dict[str, str] | None = None) -> None:
         self.base = Path(base_dir)
+        # Listeners besides PLAINTEXT (which stays first: readiness checks and tools use it), name -> protocol.
+        self.extra_listeners = dict(extra_listeners or {})
         self.base.mkdir(parents=True, exist_ok=True)
         self.overrides = dict(overrides or {})
         self.broker_overrides = dict(broker_overrides or {})
@@ -148,6 +152,10 @@ class LocalCluster:
     def bootstrap(self) -> str:
         """Comma-separated addresses of the running brokers."""
         return ",".join(b.address for b in self.brokers.values() if b.pid is not None)
+
+    def bootstrap_on(self, listener: str) -> str:
+        """Comma-separated addresses of the running brokers on one of the extra listeners."""
+        return ",".join(f"127.0.0.1:{b.ports[listener]}" for b in self.brokers.values() if b.pid is not None)
 
     def start(self, timeout: float = 90) -> "LocalCluster":
         """Start ZooKeeper if needed and the initial brokers; wait until each listens."""
@@ -191,9 +199,10 @@ class LocalCluster:
         port = self._broker_ports.get(bid) or free_port()
         data = self.base / f"broker-{bid}"
         data.mkdir(parents=True, exist_ok=True)
+        extra = {name: free_port() for name in self.extra_listeners}
         props = {
             "broker.id": str(bid),
-            "listeners": f"PLAINTEXT://127.0.0.1:{port}",
+            "listeners": ",".join([f"PLAINTEXT://127.0.0.1:{port}"] + [f"{n}://127.0.0.1:{p}" for n, p in extra.items()]),
             "log.dirs": str(data / "logs"),
             "zookeeper.connect": self.zk_connect,
             "zookeeper.session.timeout.ms": "6000",
@@ -205,11 +214,14 @@ class LocalCluster:
             **self.overrides,
             **self.broker_overrides.get(bid, {}),
         }
+        if extra:
+            props.setdefault("listener.security.protocol.map", ",".join(
+                ["PLAINTEXT:PLAINTEXT"] + [f"{n}:{proto}" for n, proto in self.extra_listeners.items()]))
         if rack is not None:
             props["broker.rack"] = rack
         config = data / "server.properties"
         config.write_text("".join(f"{k}={v}\n" for k, v in props.items()))
-        b = BrokerProcess(bid, port, config, data / "console.log", data)
+        b = BrokerProcess(bid, port, config, data / "console.log", data, ports=extra)
         self.brokers[bid] = b
         if start:
             b.start()

@@ -28,7 +28,7 @@ from pylog.broker.throttle import ReplicationThrottle
 from pylog.broker.topic_admin import TopicAdmin
 from pylog.broker.topic_configs import TopicConfigs
 from pylog.broker.zk_store import BrokerZkStore
-from pylog.client.aio import AsyncBrokerConnection, BrokerUnavailable
+from pylog.client.aio import AsyncBrokerConnection, BrokerUnavailable, ConnectSecurity
 from pylog.client.versions import INTER_BROKER
 from pylog.common.clock import now_ms
 from pylog.controller.controller import Controller
@@ -39,6 +39,8 @@ from pylog.protocol.api import ApiKey, request_class
 from pylog.protocol.codec import RequestHeader
 from pylog.protocol.errors import ErrorCode
 from pylog.security.credentials import CredentialStore
+from pylog.security.sasl_client import client_mechanism
+from pylog.security.settings import build_listener_security, client_ssl_context
 from pylog.zk.client import ZkClient
 from pylog.zk.codecs import BrokerRegistration, EndPoint
 from pylog.zk.core import SessionEvent
@@ -55,12 +57,13 @@ class Broker:
         self.config = config
         self.broker_id: int = int(config.get("broker.id"))
         self.rack: str | None = config.get("broker.rack")
-        listener = config.listeners[0]
-        self.bind = (listener.host or "0.0.0.0", listener.port)
-        adv = config.advertised_listeners[0]
-        self._advertised_host = adv.host or "127.0.0.1"
-        self._advertised_port = adv.port
-        self.metadata = MetadataCache()
+        self.listener_security = build_listener_security(config)  # ConfigError when TLS/SASL settings are unusable
+        self.inter_broker_listener = config.inter_broker_listener_name
+        # Advertised (host, port) per listener name; a port 0 is filled in once its server is bound.
+        self.advertised: dict[str, tuple[str, int]] = {
+            a.name: (a.host or "127.0.0.1", a.port) for a in config.advertised_listeners}
+        self.metadata = MetadataCache(self.inter_broker_listener)
+        AsyncBrokerConnection.security = self._inter_broker_security()
         self.cluster_id: str | None = None
         self.broker_epoch = -1
         self.zk: ZkClient | None = None
@@ -73,7 +76,8 @@ class Broker:
         self.zk_store: BrokerZkStore | None = None
         self.replicas: ReplicaManager | None = None
         self.controller: Controller | None = None
-        self.server: SocketServer | None = None
+        self.server: SocketServer | None = None  # the first listener's
+        self.servers: list[SocketServer] = []
         self.authorizer: Any = None  # the ACL authorizer when authorizer.class.name is set
         self.credentials = CredentialStore.empty()  # SCRAM credentials from /config/users
         self._tasks: set[asyncio.Task] = set()
@@ -84,8 +88,12 @@ class Broker:
 
     @property
     def advertised_endpoint(self) -> tuple[str, int]:
-        """Host and port clients are told to use."""
-        return self._advertised_host, self._advertised_port
+        """Host and port other brokers reach this one at (the inter-broker listener)."""
+        return self.advertised[self.inter_broker_listener]
+
+    def advertised_for(self, listener: str | None) -> tuple[str, int]:
+        """Host and port of this broker on a listener (the inter-broker one for in-process calls)."""
+        return self.advertised.get(listener or self.inter_broker_listener, self.advertised_endpoint)
 
     def spawn(self, coro: Coroutine[Any, Any, Any]) -> asyncio.Task:
         """Run a coroutine in the background, keeping a reference until it ends."""
@@ -120,10 +128,7 @@ class Broker:
         await self._blocking(self.logs.load)
         self.zk_store = BrokerZkStore(self)
         self.replicas = ReplicaManager(self, self.logs, self.zk_store, self.fetchers, self.topic_configs)
-        self.server = SocketServer(self, self.bind[0], self.bind[1], int(cfg.get("socket.request.max.bytes")))
-        port = await self.server.start()
-        if self._advertised_port == 0:
-            self._advertised_port = port
+        await self._start_servers()
         await self.topic_configs.start()
         self.broker_epoch = await self._register()
         self.zk.add_session_listener(self._on_session)
@@ -134,6 +139,31 @@ class Broker:
         self.started = True
         log.info("[KafkaServer id=%d] started (%s:%d, cluster %s, %d logs) in %.1fs", self.broker_id,
                  *self.advertised_endpoint, self.cluster_id, len(self.logs.all_logs()), time.monotonic() - t0)
+
+    def _inter_broker_security(self) -> ConnectSecurity | None:
+        """How this broker's own connections to other brokers authenticate (the inter-broker listener's way)."""
+        sec = self.listener_security.get(self.inter_broker_listener)
+        if sec is None or sec.protocol == "PLAINTEXT":
+            return None
+        tls = client_ssl_context(self.config, sec.name) if sec.protocol in ("SSL", "SASL_SSL") else None
+        sasl = None
+        if sec.uses_sasl:
+            mech = str(self.config.get("sasl.mechanism.inter.broker.protocol")).upper()
+            user, password = sec.logins[mech].client_login  # checked by build_listener_security
+            sasl = lambda: client_mechanism(mech, user, password)  # noqa: E731
+        return ConnectSecurity(tls, sasl)
+
+    async def _start_servers(self) -> None:
+        """One socket server per listener, each with its TLS/SASL settings."""
+        max_request = int(self.config.get("socket.request.max.bytes"))
+        for lst in self.config.listeners:
+            server = SocketServer(self, lst.host or "0.0.0.0", lst.port, max_request, self.listener_security[lst.name])
+            self.servers.append(server)
+            port = await server.start()
+            host, adv_port = self.advertised.get(lst.name, (None, None))
+            if adv_port == 0:
+                self.advertised[lst.name] = (host, port)
+        self.server = self.servers[0]
 
     def _check_meta_properties(self, log_dirs: list[str]) -> None:
         """meta.properties must agree across log dirs, with broker.id and with /cluster/id."""
@@ -177,9 +207,9 @@ class Broker:
         return await HANDLERS[msg.API_KEY].func(RequestContext(self, header, "local controller"), msg)
 
     def _registration(self) -> BrokerRegistration:
-        host, port = self.advertised_endpoint
-        return BrokerRegistration(self.broker_id, (EndPoint("PLAINTEXT", host, port, "PLAINTEXT"),),
-                                  rack=self.rack, timestamp_ms=now_ms())
+        protocols = self.config.protocol_map
+        endpoints = tuple(EndPoint(name, host, port, protocols[name]) for name, (host, port) in self.advertised.items())
+        return BrokerRegistration(self.broker_id, endpoints, rack=self.rack, timestamp_ms=now_ms())
 
     def is_broker_epoch_stale(self, request_epoch: int) -> bool:
         """KIP-380: a control request addressed to an earlier registration of this broker (-1: unknown)."""
@@ -294,8 +324,8 @@ class Broker:
                 log.exception("Controlled shutdown failed")
         self._stopping.set()
         self.shutdown_requests.cancel()
-        if self.server is not None:
-            await self.server.stop()
+        for server in self.servers:
+            await server.stop()
         await self.fetchers.shutdown()
         if self.replicas is not None:
             await self.replicas.shutdown()

@@ -77,14 +77,14 @@ def cli(config_file: str, overrides: tuple[str, ...], log_level: str) -> None:
         if not sep or not key.strip():
             raise click.UsageError(f"--override expects key=value, got {item!r}")
         extra[key.strip()] = value.strip()
-    try:
-        config = BrokerConfig.from_props(props, extra)
-    except ConfigError as exc:
-        raise click.ClickException(str(exc)) from exc
     from pylog.broker.broker import Broker
 
+    try:
+        config = BrokerConfig.from_props(props, extra)
+        broker = Broker(config)  # builds the listeners' TLS and SASL settings: ConfigError when unusable
+    except ConfigError as exc:
+        raise click.ClickException(str(exc)) from exc
     loop_factory = _loop_factory()
-    broker = Broker(config)
     try:
         with _profiled(os.environ.get("PYLOG_PROFILE")), asyncio.Runner(loop_factory=loop_factory) as runner:
             runner.run(broker.run_until_signalled())

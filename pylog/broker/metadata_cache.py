@@ -16,6 +16,12 @@ class BrokerEndpoint:
     host: str
     port: int
     rack: str | None = None
+    listeners: dict[str, tuple[str, int]] = field(default_factory=dict)  # every advertised listener
+
+    def on(self, listener: str) -> "BrokerEndpoint | None":
+        """The same broker as reached through `listener`, or None when it does not advertise it."""
+        hp = self.listeners.get(listener)
+        return None if hp is None else BrokerEndpoint(self.id, hp[0], hp[1], self.rack, self.listeners)
 
 
 @dataclass(slots=True)
@@ -36,7 +42,8 @@ class PartitionInfo:
 class MetadataCache:
     """Live brokers, partition states and topic ids; mutated only from the event loop."""
 
-    def __init__(self) -> None:
+    def __init__(self, inter_broker_listener: str = "PLAINTEXT") -> None:
+        self.inter_broker_listener = inter_broker_listener  # `brokers` holds these endpoints
         self.brokers: dict[int, BrokerEndpoint] = {}
         self.topics: dict[str, dict[int, PartitionInfo]] = {}
         self.topic_ids: dict[str, uuid.UUID] = {}
@@ -49,9 +56,10 @@ class MetadataCache:
         self.controller_epoch = req.controller_epoch
         brokers: dict[int, BrokerEndpoint] = {}
         for b in req.live_brokers:
-            ep = next((e for e in b.endpoints if e.listener == "PLAINTEXT"), b.endpoints[0] if b.endpoints else None)
+            listeners = {e.listener: (e.host, e.port) for e in b.endpoints}
+            ep = listeners.get(self.inter_broker_listener) or next(iter(listeners.values()), None)
             if ep is not None:
-                brokers[b.id] = BrokerEndpoint(b.id, ep.host, ep.port, b.rack)
+                brokers[b.id] = BrokerEndpoint(b.id, ep[0], ep[1], b.rack, listeners)
         self.brokers = brokers
         removed: list[tuple[str, int]] = []
         for ts in req.topic_states:
@@ -75,6 +83,13 @@ class MetadataCache:
         """One partition's state, or None when unknown."""
         parts = self.topics.get(topic)
         return parts.get(partition) if parts else None
+
+    def brokers_on(self, listener: str | None) -> list[BrokerEndpoint]:
+        """Live brokers as a client of `listener` reaches them, by id (Kafka omits brokers without it)."""
+        ordered = sorted(self.brokers.values(), key=lambda b: b.id)
+        if listener is None:
+            return ordered
+        return [ep for ep in (b.on(listener) for b in ordered) if ep is not None]
 
     def alive(self, broker_id: int) -> bool:
         """Whether the controller last listed this broker as live."""

@@ -37,6 +37,7 @@ from pylog.protocol.codec import (
     parse_request_header,
 )
 from pylog.protocol.framing import FrameDecoder, FrameTooLarge
+from pylog.security.connection import ConnectionSecurity
 
 log = logging.getLogger("pylog.network")
 
@@ -66,6 +67,7 @@ class RequestContext:
     broker: BrokerServices
     header: RequestHeader
     peer: str
+    security: ConnectionSecurity | None = None  # listener and principal; None for in-process calls
 
 
 class KafkaConnection(asyncio.BufferedProtocol):
@@ -92,6 +94,7 @@ class KafkaConnection(asyncio.BufferedProtocol):
         self.owed_room = asyncio.Event()
         self.writer: asyncio.Task | None = None
         self.sending_file: asyncio.Task | None = None  # the task inside loop.sendfile, if any
+        self.security: ConnectionSecurity | None = None
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         self.transport = transport  # type: ignore[assignment]
@@ -103,6 +106,8 @@ class KafkaConnection(asyncio.BufferedProtocol):
                 pass
         peer = transport.get_extra_info("peername")
         self.peer = f"{peer[0]}:{peer[1]}" if peer else "?"
+        self.security = ConnectionSecurity(self.server.listener, self.peer, transport.get_extra_info("peercert"),
+                                           self.server.broker.credentials.lookup)
         self.server.connections.add(self)
         self.task = asyncio.get_running_loop().create_task(self._guarded(self._process(), "serving"))
 
@@ -202,6 +207,11 @@ class KafkaConnection(asyncio.BufferedProtocol):
             self.decoder.recycle(frame)  # nothing of the request is needed any more
             if out is None:
                 continue
+            if self.security.close_after_reply:  # failed authentication: this answer, then close
+                self._pause_reading()
+                self._owe(out)
+                self._owe(_CLOSE)
+                return
             if out is False:
                 if not self.owed:
                     self.close()
@@ -266,6 +276,10 @@ class KafkaConnection(asyncio.BufferedProtocol):
         except MalformedRequest as exc:
             log.warning("Closing connection from %s: %s", self.peer, exc)
             return False
+        refused = self.security.refuse(header.api_key)
+        if refused is not None:
+            log.warning("Closing connection from %s: %s", self.peer, refused)
+            return False
         h = HANDLERS.get(header.api_key)
         if h is None:
             log.warning("Closing connection from %s: unsupported API key %d", self.peer, header.api_key)
@@ -281,7 +295,7 @@ class KafkaConnection(asyncio.BufferedProtocol):
         except MalformedRequest as exc:
             log.warning("Closing connection from %s: %s", self.peer, exc)
             return False
-        ctx = RequestContext(self.server.broker, header, self.peer)
+        ctx = RequestContext(self.server.broker, header, self.peer, self.security)
         resp = await h.func(ctx, req)
         if resp is None:
             return None
@@ -341,10 +355,12 @@ def _output(header: RequestHeader, resp: Any) -> Any:
 
 
 class SocketServer:
-    """Accepts client connections on the broker's listener."""
+    """Accepts client connections on one of the broker's listeners (TLS when the listener uses it)."""
 
-    def __init__(self, broker: BrokerServices, host: str, port: int, max_request_size: int) -> None:
+    def __init__(self, broker: BrokerServices, host: str, port: int, max_request_size: int,
+                 listener: Any = None) -> None:
         self.broker = broker
+        self.listener = listener  # a pylog.security.settings.ListenerSecurity (None: plain, unnamed)
         self.host, self.port = host, port
         self.max_request_size = max_request_size
         self.connections: set[KafkaConnection] = set()
@@ -355,8 +371,10 @@ class SocketServer:
     async def start(self) -> int:
         """Listen; returns the bound port (useful with port 0)."""
         loop = asyncio.get_running_loop()
+        tls = None if self.listener is None else self.listener.ssl_context
         self.server = await loop.create_server(lambda: KafkaConnection(self), self.host or None, self.port,
-                                               reuse_address=True, backlog=512)
+                                               reuse_address=True, backlog=512, ssl=tls,
+                                               ssl_handshake_timeout=10 if tls else None)
         self.port = self.server.sockets[0].getsockname()[1]
         return self.port
 

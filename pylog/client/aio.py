@@ -1,6 +1,8 @@
 """An asyncio connection to one broker: pipelined requests matched to responses by correlation id.
 
-Used by replica fetchers, the controller's channel to brokers and controlled shutdown.
+Used by replica fetchers, the controller's channel to brokers and controlled shutdown. When the
+inter-broker listener uses TLS and/or SASL, the broker process sets `AsyncBrokerConnection.security`
+once at start-up: every connection it opens is then an inter-broker one with those settings.
 """
 
 from __future__ import annotations
@@ -8,9 +10,12 @@ from __future__ import annotations
 import asyncio
 import itertools
 import logging
+import ssl
 import struct
+from dataclasses import dataclass
+from typing import Any, Callable, ClassVar
 
-from pylog.protocol.api import ApiMessage
+from pylog.protocol.api import ApiKey, ApiMessage, request_class
 from pylog.protocol.codec import decode_response, encode_request
 
 log = logging.getLogger("pylog.client")
@@ -34,8 +39,26 @@ class BrokerUnavailable(ConnectionError):
     """The connection failed or was closed before the response arrived."""
 
 
+class AuthenticationFailed(BrokerUnavailable):
+    """The broker refused this client's SASL authentication."""
+
+
+@dataclass
+class ConnectSecurity:
+    """TLS and SASL for connections to other brokers.
+
+    `sasl` makes a new mechanism object per connection: `.mechanism` (its name) and
+    `.step(challenge: bytes | None) -> bytes | None` giving the next token (None: done).
+    """
+
+    ssl_context: ssl.SSLContext | None = None
+    sasl: Callable[[], Any] | None = None
+
+
 class AsyncBrokerConnection:
     """One TCP connection to a broker; `request()` may be called concurrently."""
+
+    security: ClassVar[ConnectSecurity | None] = None  # set by a broker whose inter-broker listener is secure
 
     def __init__(self, host: str, port: int, client_id: str, connect_timeout: float = 10.0) -> None:
         self.host, self.port, self.client_id = host, port, client_id
@@ -46,25 +69,51 @@ class AsyncBrokerConnection:
         self._ids = itertools.count(1)
         self._read_task: asyncio.Task | None = None
         self._connecting: asyncio.Lock = asyncio.Lock()
+        self._ready = False  # connected and, with SASL, authenticated
 
     @property
     def connected(self) -> bool:
-        """Whether the socket is open."""
-        return self._writer is not None and not self._writer.is_closing()
+        """Whether the socket is open (and authenticated when SASL is used)."""
+        return self._ready and self._writer is not None and not self._writer.is_closing()
 
     async def connect(self) -> None:
         """Open the socket (no-op when already open)."""
         async with self._connecting:
             if self.connected:
                 return
+            sec = self.security
+            tls = sec.ssl_context if sec is not None else None
             self._reader, self._writer = await _within(
-                asyncio.open_connection(self.host, self.port, limit=1 << 20), self.connect_timeout)
+                asyncio.open_connection(self.host, self.port, limit=1 << 20, ssl=tls,
+                                        server_hostname=self.host if tls else None), self.connect_timeout)
             self._read_task = asyncio.get_running_loop().create_task(self._read_loop())
+            if sec is not None and sec.sasl is not None:
+                await self._authenticate(sec.sasl())
+            self._ready = True
+
+    async def _authenticate(self, mech: Any) -> None:
+        """SaslHandshake v1, then SaslAuthenticate rounds until the mechanism is done (KIP-152)."""
+        hs = await self._send(request_class(ApiKey.SaslHandshake)[1](mechanism=mech.mechanism), 1, self.connect_timeout)
+        if hs.error_code != 0:
+            await self.close()
+            raise AuthenticationFailed(f"{self.host}:{self.port}: SASL mechanism {mech.mechanism} refused "
+                                       f"(error {hs.error_code}; enabled: {hs.mechanisms})")
+        token = mech.step(None)
+        cls = request_class(ApiKey.SaslAuthenticate)[1]
+        while token is not None:
+            resp = await self._send(cls(auth_bytes=token), 1, self.connect_timeout)
+            if resp.error_code != 0:
+                await self.close()
+                raise AuthenticationFailed(f"{self.host}:{self.port}: {resp.error_message}")
+            token = mech.step(bytes(resp.auth_bytes))
 
     async def request(self, msg: ApiMessage, version: int, timeout: float = 30.0) -> ApiMessage:
         """Send one request and wait for its response."""
         if not self.connected:
             await self.connect()
+        return await self._send(msg, version, timeout)
+
+    async def _send(self, msg: ApiMessage, version: int, timeout: float) -> ApiMessage:
         corr = next(self._ids) & 0x7FFFFFFF
         fut: asyncio.Future = asyncio.get_running_loop().create_future()
         self._pending[corr] = (fut, msg.API_KEY, version)
@@ -114,6 +163,7 @@ class AsyncBrokerConnection:
     async def close(self) -> None:
         """Close the socket and fail outstanding requests."""
         writer, task = self._writer, self._read_task
+        self._ready = False
         self._writer = self._reader = None
         self._read_task = None
         if writer is not None:

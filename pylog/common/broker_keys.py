@@ -53,7 +53,7 @@ _k("broker.rack", Type.STRING, None, "The rack (or availability zone) of this br
 _group("Socket Server Settings")
 _k("listeners", Type.STRING, "PLAINTEXT://:9092", "Comma-separated URIs the broker listens on, as "
    "NAME://host:port. An empty host binds every interface; names map to security protocols through "
-   "listener.security.protocol.map. pylog serves PLAINTEXT only.", importance=HIGH, dynamic=PER_BROKER)
+   "listener.security.protocol.map (PLAINTEXT, SSL, SASL_PLAINTEXT, SASL_SSL).", importance=HIGH, dynamic=PER_BROKER)
 _k("advertised.listeners", Type.STRING, None, "The listeners this broker registers in ZooKeeper for clients and "
    "other brokers to connect to, when they differ from listeners (e.g. behind NAT). Unset means use listeners. "
    "Names must be a subset of the listener names, and 0.0.0.0 is not allowed.", importance=HIGH, dynamic=PER_BROKER)
@@ -262,6 +262,43 @@ _k("group.initial.rebalance.delay.ms", Type.INT, 3000, "How long the coordinator
    "a new (empty) group before the first rebalance. 0 suits development and tests.")
 _k("group.min.session.timeout.ms", Type.INT, 6000, "The smallest session timeout a consumer may ask for.")
 _k("group.max.session.timeout.ms", Type.INT, 1800000, "The largest session timeout a consumer may ask for.")
+
+_group("Security", "TLS and SASL listeners, SCRAM credentials and ACLs, with Kafka's keys. Any of them may be given "
+       "for one listener as listener.name.<listener>.<key> (lower-case listener name), and a listener's SASL "
+       "login as listener.name.<listener>.<mechanism>.sasl.jaas.config.")
+_k("ssl.keystore.type", Type.STRING, "JKS", "The format of ssl.keystore.location. pylog reads PEM (as Kafka 2.7+ "
+   "does): set PEM when a listener uses SSL or SASL_SSL.")
+_k("ssl.keystore.location", Type.STRING, None, "A PEM file with this broker's private key and certificate chain.",
+   importance=HIGH)
+_k("ssl.keystore.password", Type.PASSWORD, None, "Kafka's keystore password; PEM keystores have none (the key is "
+   "protected by ssl.key.password).", importance=HIGH)
+_k("ssl.key.password", Type.PASSWORD, None, "The password of an encrypted PEM private key.", importance=HIGH)
+_k("ssl.truststore.type", Type.STRING, "JKS", "The format of ssl.truststore.location; PEM with pylog.")
+_k("ssl.truststore.location", Type.STRING, None, "A PEM file of the CA certificates trusted for client "
+   "certificates (ssl.client.auth) and for other brokers (inter-broker TLS). Unset means the system's CAs.",
+   importance=HIGH)
+_k("ssl.truststore.password", Type.PASSWORD, None, "Kafka's truststore password; PEM truststores have none.",
+   importance=HIGH)
+_k("ssl.client.auth", Type.STRING, "none", "Whether TLS clients must present a certificate: required, requested "
+   "(checked when given) or none. A client authenticated by certificate is the principal User:<subject DN>.",
+   ValidString(("required", "requested", "none")))
+_k("ssl.enabled.protocols", Type.LIST, ["TLSv1.2", "TLSv1.3"], "The TLS versions accepted.")
+_k("ssl.protocol", Type.STRING, "TLSv1.3", "The TLS version the broker prefers as a client of other brokers.")
+_k("ssl.cipher.suites", Type.LIST, [], "TLS 1.2 cipher suites allowed (OpenSSL or IANA names); empty means "
+   "Python's defaults. TLS 1.3 suites are not configurable.")
+_k("ssl.endpoint.identification.algorithm", Type.STRING, "https", "How the broker checks another broker's "
+   "certificate: https verifies the host name; empty turns host name verification off.")
+_k("sasl.enabled.mechanisms", Type.LIST, ["GSSAPI"], "The SASL mechanisms SASL listeners accept: PLAIN, "
+   "SCRAM-SHA-256, SCRAM-SHA-512 (GSSAPI and OAUTHBEARER are Kafka's only).", importance=MEDIUM)
+_k("sasl.mechanism.inter.broker.protocol", Type.STRING, "GSSAPI", "The SASL mechanism brokers use with each "
+   "other when the inter-broker listener is SASL_PLAINTEXT or SASL_SSL.")
+_k("connections.max.reauth.ms", Type.LONG, 0, "Longest SASL session: a client must re-authenticate (KIP-368) "
+   "within this many ms or its connection is closed. 0 means never.")
+_k("authorizer.class.name", Type.STRING, "", "kafka.security.authorizer.AclAuthorizer (or pylog's alias "
+   "pylog.security.AclAuthorizer) turns ACLs on; empty means every request is allowed.", importance=LOW)
+_k("super.users", Type.STRING, None, "Principals allowed everything, semicolon-separated (User:admin;User:broker).")
+_k("allow.everyone.if.no.acl.found", Type.BOOLEAN, False, "With ACLs on: whether a resource that has no ACL at "
+   "all is open to everyone.")
 
 _group("pylog Metrics", "pylog's own per-partition load sampling, which feeds the reassignment planner.")
 _k("metrics.sample.interval.ms", Type.LONG, 60000, "How often (ms) each broker samples the load of the partitions "

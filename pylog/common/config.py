@@ -43,6 +43,14 @@ def unknown_key_warning(name: str) -> str:
     return f"The configuration '{name}' was supplied but isn't a known config."
 
 
+def _is_listener_override(name: str) -> bool:
+    """listener.name.<l>.<key> for a key pylog reads, or a listener's SASL login (<l>.<mechanism>.sasl.jaas.config)."""
+    if not name.startswith("listener.name."):
+        return False
+    rest = name[len("listener.name."):].partition(".")[2]
+    return rest in BROKER_CONFIGS or rest.endswith(".sasl.jaas.config")
+
+
 def _require(ok: bool, message: str) -> None:
     """Scala's require(): Kafka prints these as "requirement failed: <message>"."""
     if not ok:
@@ -69,7 +77,7 @@ class BrokerConfig:
         for name, key in BROKER_CONFIGS.items():
             self._values[name] = key.parse(self.raw(name))
         for name in self.originals:
-            if name in BROKER_CONFIGS:
+            if name in BROKER_CONFIGS or _is_listener_override(name):
                 continue
             if is_kafka_only_key(name):
                 self.ignored.append(name)
@@ -233,11 +241,6 @@ class BrokerConfig:
 
     def _validate_listeners(self) -> None:
         listeners = self.listeners
-        for lst in listeners:
-            if lst.security_protocol != "PLAINTEXT":
-                raise ConfigError.invalid("listeners", self._values["listeners"],
-                                          f"listener {lst.name} uses {lst.security_protocol}; pylog supports only "
-                                          "PLAINTEXT")
         advertised = self.advertised_listeners
         if self._values["inter.broker.listener.name"] is not None:
             if self.raw("security.inter.broker.protocol") is not None:

@@ -285,7 +285,8 @@ class Controller:
 
     def open_channel(self, bid: int) -> None:
         """Start talking to a newly registered broker."""
-        ep = self.ctx.live[bid].registration.endpoint("PLAINTEXT") or self.ctx.live[bid].registration.endpoints[0]
+        reg = self.ctx.live[bid].registration
+        ep = reg.endpoint(self.config.inter_broker_listener_name) or reg.endpoint("PLAINTEXT") or reg.endpoints[0]
         self.channel.add_broker(bid, ep.host or "127.0.0.1", ep.port)
 
     def close_channel(self, bid: int) -> None:

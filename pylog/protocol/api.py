@@ -16,6 +16,7 @@ from kafka.protocol import admin as _admin
 from kafka.protocol import consumer as _consumer
 from kafka.protocol import metadata as _metadata
 from kafka.protocol import producer as _producer
+from kafka.protocol import sasl as _sasl
 
 from pylog.protocol import schemas as _schemas
 
@@ -55,7 +56,7 @@ class ControlledShutdownResponse(ApiMessage, load_json=_schemas):
 
 
 def _pairs() -> dict[int, tuple[type[ApiMessage], type[ApiMessage]]]:
-    mods = (_admin, _consumer, _metadata, _producer)
+    mods = (_admin, _consumer, _metadata, _producer, _sasl)
     out: dict[int, tuple[type[ApiMessage], type[ApiMessage]]] = {}
     for key in ApiKey:
         req = resp = None

@@ -163,8 +163,12 @@ class ScramServer:
             raise ScramError("Invalid SCRAM client final message") from None
         without_proof, sep, proof_part = text.rpartition(",p=")
         attrs = _attrs(without_proof) if sep else {}
-        if not sep or attrs.get("r") != self._nonce or "c" not in attrs:
+        if not sep or "c" not in attrs:
             raise ScramError("Invalid SCRAM client final message")
+        # Kafka's check is endsWith, not equality: librdkafka sends the client nonce again in front of
+        # the combined nonce, and its proof covers the message as sent.
+        if not attrs.get("r", "").endswith(self._nonce):
+            raise ScramError("Invalid SCRAM client final message: the nonce does not match")
         cred = self._cred
         if cred is None:
             raise ScramError(f"Authentication failed during authentication due to invalid credentials with SASL "
@@ -173,10 +177,10 @@ class ScramServer:
         try:
             proof = base64.b64decode(proof_part, validate=True)
         except ValueError:
-            raise ScramError("Invalid SCRAM client final message") from None
+            raise ScramError("Invalid SCRAM client final message: the proof is not base64") from None
         signature = _hmac(self.algo, cred.stored_key, auth_message)
         if len(proof) != len(signature):
-            raise ScramError("Invalid SCRAM client final message")
+            raise ScramError("Invalid SCRAM client final message: the proof has the wrong length")
         client_key = bytes(a ^ b for a, b in zip(proof, signature))
         if not hmac.compare_digest(hashlib.new(self.algo, client_key).digest(), cred.stored_key):
             raise ScramError(f"Authentication failed during authentication due to invalid credentials with SASL "

@@ -20,9 +20,10 @@ def cluster_factory(zk_connect: str, tmp_path) -> Iterator[Callable[..., LocalCl
     started: list[LocalCluster] = []
 
     def start(n_brokers: int = 1, overrides: dict[str, str] | None = None,
-              broker_overrides: dict[int, dict[str, str]] | None = None) -> LocalCluster:
+              broker_overrides: dict[int, dict[str, str]] | None = None,
+              extra_listeners: dict[str, str] | None = None) -> LocalCluster:
         c = LocalCluster(tmp_path / f"cluster-{len(started)}", n_brokers, zk_connect=zk_connect,
-                         overrides=overrides, broker_overrides=broker_overrides)
+                         overrides=overrides, broker_overrides=broker_overrides, extra_listeners=extra_listeners)
         started.append(c)
         return c.start()
 

@@ -39,10 +39,11 @@ async def handle_describe_cluster(ctx: HandlerContext, req):
                    endpoint_type=BROKER_ENDPOINT, cluster_id=broker.cluster_id or "", controller_id=-1, brokers=[],
                    authorized_operations=NOT_REQUESTED)
     cache = broker.metadata
-    known = sorted(cache.brokers.values(), key=lambda b: b.id)
-    brokers = [cls.DescribeClusterBroker(broker_id=b.id, host=b.host, port=b.port, rack=b.rack) for b in known]
+    listener = None if ctx.security is None else ctx.security.listener_name
+    brokers = [cls.DescribeClusterBroker(broker_id=b.id, host=b.host, port=b.port, rack=b.rack)
+               for b in cache.brokers_on(listener)]
     if not brokers:  # before the controller's first UpdateMetadata: at least name ourselves
-        host, port = broker.advertised_endpoint
+        host, port = broker.advertised_for(listener)
         brokers = [cls.DescribeClusterBroker(broker_id=broker.broker_id, host=host, port=port, rack=broker.rack)]
     return cls(throttle_time_ms=0, error_code=0, error_message=None, endpoint_type=BROKER_ENDPOINT,
                cluster_id=broker.cluster_id or "", controller_id=cache.controller_id, brokers=brokers,

@@ -56,11 +56,12 @@ async def handle_metadata(ctx: HandlerContext, req):
         topics.append(cls.MetadataResponseTopic(
             error_code=0, name=name, topic_id=cache.topic_ids.get(name, _ZERO_UUID),
             is_internal=name.startswith("__"), partitions=plist, authorized_operations=None))
+    listener = None if ctx.security is None else ctx.security.listener_name
     brokers = [cls.MetadataResponseBroker(node_id=b.id, host=b.host, port=b.port, rack=b.rack)
-               for b in sorted(cache.brokers.values(), key=lambda b: b.id)]
+               for b in cache.brokers_on(listener)]
     if not brokers:
         # Before the controller's first UpdateMetadata, at least name ourselves so clients can retry here.
-        host, port = broker.advertised_endpoint
+        host, port = broker.advertised_for(listener)
         brokers = [cls.MetadataResponseBroker(node_id=broker.broker_id, host=host, port=port, rack=broker.rack)]
     return cls(throttle_time_ms=0, brokers=brokers, cluster_id=broker.cluster_id,
                controller_id=cache.controller_id, topics=topics, authorized_operations=None)

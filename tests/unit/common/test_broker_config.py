@@ -154,10 +154,14 @@ def test_unknown_key_warns_with_kafkas_text(caplog: pytest.LogCaptureFixture) ->
 
 
 def test_kafka_keys_pylog_ignores_are_silent() -> None:
-    c = BrokerConfig.from_props({**ZK, "ssl.keystore.location": "/k", "log.cleaner.threads": "2",
-                                 "listener.name.internal.ssl.keystore.type": "JKS", "num.network.threads": "3"})
+    c = BrokerConfig.from_props({**ZK, "ssl.keymanager.algorithm": "SunX509", "log.cleaner.threads": "2",
+                                 "listener.name.internal.ssl.keymanager.algorithm": "X", "num.network.threads": "3",
+                                 "listener.name.internal.ssl.keystore.type": "PEM",
+                                 "listener.name.internal.plain.sasl.jaas.config": "x required;"})
     assert c.warnings == []
-    assert c.ignored == ["ssl.keystore.location", "log.cleaner.threads", "listener.name.internal.ssl.keystore.type"]
+    # Per-listener forms of keys pylog reads (ssl.keystore.type, a mechanism's JAAS login) are used, not ignored.
+    assert c.ignored == ["ssl.keymanager.algorithm", "log.cleaner.threads",
+                         "listener.name.internal.ssl.keymanager.algorithm"]
 
 
 def test_listeners_parsing() -> None:
@@ -185,8 +189,8 @@ def test_advertised_listeners() -> None:
      "requirement failed: Each listener must have a different name, listeners: PLAINTEXT://:9092,PLAINTEXT://:9093"),
     ({"listeners": "PLAINTEXT://:9092,B://:9092", "listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,B:PLAINTEXT"},
      "requirement failed: Each listener must have a different port, listeners: PLAINTEXT://:9092,B://:9092"),
-    ({"listeners": "SSL://:9093"}, "Invalid value SSL://:9093 for configuration listeners: listener SSL uses SSL; "
-     "pylog supports only PLAINTEXT"),
+    ({"listeners": "SSL://:9093"}, "requirement failed: inter.broker.listener.name must be a listener name defined "
+     "in advertised.listeners. The valid options based on currently configured listeners are SSL"),
     ({"listener.security.protocol.map": "PLAINTEXT:BOGUS"},
      "Invalid security protocol `BOGUS` defined in listener.security.protocol.map"),
     ({"listeners": "A://:1", "listener.security.protocol.map": "A:PLAINTEXT"},

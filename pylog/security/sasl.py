@@ -1,0 +1,146 @@
+"""The server side of SASL on one connection: SaslHandshake, then SaslAuthenticate rounds (KIP-152).
+
+Pure state, no I/O: the broker's handlers feed it what the client sent and send back what it
+answers. Mechanisms: PLAIN (RFC 4616, users from the listener's JAAS `user_<name>` options) and
+SCRAM-SHA-256/512 (credentials from ZooKeeper). Before authentication only ApiVersions,
+SaslHandshake and SaslAuthenticate are allowed; a failure answers SASL_AUTHENTICATION_FAILED and
+closes the connection. With connections.max.reauth.ms the session expires and the client must
+re-authenticate on the same connection (KIP-368) with the same principal.
+"""
+
+from __future__ import annotations
+
+import hmac
+import logging
+import time
+from typing import Any, Callable
+
+from pylog.security.scram import MECHANISMS as SCRAM_MECHANISMS
+from pylog.security.scram import ScramError, ScramServer
+from pylog.security.settings import ListenerSecurity
+
+log = logging.getLogger("pylog.security")
+
+__all__ = ["SaslSession", "SaslFailure", "PRE_AUTH_APIS"]
+
+API_VERSIONS, SASL_HANDSHAKE, SASL_AUTHENTICATE = 18, 17, 36
+PRE_AUTH_APIS = frozenset((API_VERSIONS, SASL_HANDSHAKE, SASL_AUTHENTICATE))
+UNSUPPORTED_SASL_MECHANISM, ILLEGAL_SASL_STATE, SASL_AUTHENTICATION_FAILED = 33, 34, 58
+
+
+class SaslFailure(Exception):
+    """Authentication failed: `code` and `message` go to the client, then the connection closes."""
+
+    def __init__(self, code: int, message: str) -> None:
+        super().__init__(message)
+        self.code, self.message = code, message
+
+
+class _Plain:
+    """RFC 4616: one message `authzid NUL authcid NUL password`."""
+
+    def __init__(self, users: dict[str, str]) -> None:
+        self.users, self.username, self.complete = users, None, False
+
+    def step(self, token: bytes) -> bytes:
+        parts = token.split(b"\x00")
+        if len(parts) != 3:
+            raise ScramError("Invalid SASL/PLAIN response: expected 3 tokens, got " + str(len(parts)))
+        try:
+            authzid, user, password = (p.decode() for p in parts)
+        except UnicodeDecodeError:
+            raise ScramError("Invalid SASL/PLAIN response: not UTF-8") from None
+        if not user or not password:
+            raise ScramError("Authentication failed: username or password not specified")
+        expected = self.users.get(user)
+        if expected is None or not hmac.compare_digest(expected.encode(), password.encode()):
+            raise ScramError("Authentication failed: Invalid username or password")
+        if authzid and authzid != user:
+            raise ScramError("Authentication failed: Client requested an authorization id that is different from "
+                             "username")
+        self.username, self.complete = user, True
+        return b""
+
+
+class _Scram:
+    """Two rounds: client-first -> server-first, client-final -> server-final."""
+
+    def __init__(self, mechanism: str, lookup: Callable[[str, str], Any]) -> None:
+        self.server = ScramServer(mechanism, lambda user: lookup(mechanism, user))
+        self.round = 0
+
+    @property
+    def username(self) -> str | None:
+        return self.server.username
+
+    @property
+    def complete(self) -> bool:
+        return self.server.complete
+
+    def step(self, token: bytes) -> bytes:
+        self.round += 1
+        return self.server.first(token) if self.round == 1 else self.server.final(token)
+
+
+class SaslSession:
+    """SASL state of one connection on a SASL listener."""
+
+    def __init__(self, listener: ListenerSecurity, lookup: Callable[[str, str], Any], peer: str) -> None:
+        self.listener, self.lookup, self.peer = listener, lookup, peer
+        self.principal: str | None = None  # "User:<name>" once authenticated
+        self.expires_at: float | None = None  # monotonic seconds; None = never
+        self._mechanism: Any = None
+        self._mechanism_name = ""
+        self._reauthenticating = False
+
+    @property
+    def authenticated(self) -> bool:
+        """Whether requests other than the SASL ones may be served."""
+        return self.principal is not None and self._mechanism is None
+
+    def expired(self) -> bool:
+        """Whether the session outlived connections.max.reauth.ms without re-authentication."""
+        return self.expires_at is not None and time.monotonic() > self.expires_at
+
+    def handshake(self, version: int, mechanism: str) -> tuple[int, list[str]]:
+        """SaslHandshake: (error code, enabled mechanisms); starts (re-)authentication."""
+        enabled = self.listener.mechanisms
+        if self._mechanism is not None:
+            return ILLEGAL_SASL_STATE, enabled
+        if self.principal is not None and (version < 1 or self.listener.reauth_ms <= 0):
+            return ILLEGAL_SASL_STATE, enabled
+        if mechanism not in enabled:
+            raise SaslFailure(UNSUPPORTED_SASL_MECHANISM, f"Unsupported SASL mechanism {mechanism}")
+        if mechanism == "PLAIN":
+            self._mechanism = _Plain(self.listener.logins["PLAIN"].users)
+        elif mechanism in SCRAM_MECHANISMS:
+            self._mechanism = _Scram(mechanism, self.lookup)
+        self._mechanism_name = mechanism
+        self._reauthenticating = self.principal is not None
+        return 0, enabled
+
+    def authenticate(self, token: bytes) -> tuple[bytes, int]:
+        """One SaslAuthenticate round: (server bytes, session lifetime ms); SaslFailure when it fails."""
+        mech = self._mechanism
+        if mech is None:
+            raise SaslFailure(ILLEGAL_SASL_STATE, "Unexpected SaslAuthenticate request: no SaslHandshake first")
+        try:
+            reply = mech.step(bytes(token))
+        except (ScramError, ValueError) as exc:
+            log.info("Failed authentication with %s (%s)", self.peer, exc)
+            self._mechanism = None
+            raise SaslFailure(SASL_AUTHENTICATION_FAILED, str(exc)) from None
+        if not mech.complete:
+            return reply, 0
+        principal = f"User:{mech.username}"
+        self._mechanism = None
+        if self._reauthenticating and principal != self.principal:
+            log.info("Failed re-authentication with %s: principal changed from %s to %s", self.peer,
+                     self.principal, principal)
+            raise SaslFailure(SASL_AUTHENTICATION_FAILED, "Cannot change principals during re-authentication from "
+                                                          f"{self.principal}: {principal}")
+        self.principal = principal
+        lifetime = self.listener.reauth_ms
+        self.expires_at = time.monotonic() + lifetime / 1000 if lifetime > 0 else None
+        log.debug("Authenticated %s as %s with %s", self.peer, principal, self._mechanism_name)
+        return reply, lifetime
