@@ -46,8 +46,11 @@ def _credentials_of(config: dict[str, str]) -> dict[str, ScramCredential]:
 
 
 def read_user_credentials(zk: Any, user: str) -> dict[str, ScramCredential]:
-    """The SCRAM credentials stored for one user, by mechanism."""
-    return _credentials_of(zk.get_entity_config("users", sanitize(user)))
+    """The SCRAM credentials stored for one user, by mechanism ({} for a name no znode can have)."""
+    try:
+        return _credentials_of(zk.get_entity_config("users", sanitize(user)))
+    except ValueError:  # "", ".", "..": not a znode name, so no credentials either
+        return {}
 
 
 def all_credential_users(zk: Any) -> dict[str, dict[str, ScramCredential]]:

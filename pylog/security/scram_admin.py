@@ -80,7 +80,11 @@ def alter_credentials(zk: Any, changes: Iterable[Upsertion | Deletion]) -> dict[
             mechanism_name(c.mechanism), c.salted_password, c.salt, c.iterations)
             for c in mine if isinstance(c, Upsertion)}
         deletes = [mechanism_name(c.mechanism) for c in mine if isinstance(c, Deletion)]
-        write_user_credentials(zk, user, upserts, deletes)  # type: ignore[arg-type]
+        try:
+            write_user_credentials(zk, user, upserts, deletes)  # type: ignore[arg-type]
+        except ValueError as exc:  # a name no znode can have ("." or "..")
+            results[user] = (UNACCEPTABLE_CREDENTIAL, str(exc))
+            continue
         results[user] = (0, None)
     return results
 

@@ -20,7 +20,7 @@ async def handle_alter_user_scram_credentials(ctx, req):
     """Create, replace or delete users' SCRAM credentials."""
     cls = response_class(ApiKey.AlterUserScramCredentials)[ctx.header.api_version]
     changes = [Deletion(d.name, d.mechanism) for d in req.deletions]
-    changes += [Upsertion(u.name, u.mechanism, u.iterations, bytes(u.salt), bytes(u.salted_password))
+    changes += [Upsertion(u.name, u.mechanism, u.iterations, bytes(u.salt or b""), bytes(u.salted_password or b""))
                 for u in req.upsertions]
     results = await asyncio.get_running_loop().run_in_executor(None, alter_credentials, ctx.broker.zk, changes)
     return cls(throttle_time_ms=0, results=[

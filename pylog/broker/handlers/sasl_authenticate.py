@@ -1,6 +1,7 @@
 """SaslAuthenticate: v0-2 (KIP-152; v1 adds the session lifetime of KIP-368; flexible from v2).
 
-Behavior: one round of the mechanism chosen by SaslHandshake. A failure answers
+Behavior: one round of the mechanism chosen by SaslHandshake (on other listeners ILLEGAL_SASL_STATE,
+as Kafka answers a SaslAuthenticate that reaches its request handlers). A failure answers
 SASL_AUTHENTICATION_FAILED with the reason (never a secret) and closes the connection; success
 reports connections.max.reauth.ms as the session lifetime (v1+), after which the client must
 re-authenticate on the connection or lose it.
@@ -20,10 +21,9 @@ async def handle_sasl_authenticate(ctx, req):
     cls = response_class(ApiKey.SaslAuthenticate)[ctx.header.api_version]
     security = ctx.security
     sasl = None if security is None else security.sasl
-    if sasl is None:
-        if security is not None:
-            security.close_after_reply = True
-        return cls(error_code=int(ErrorCode.ILLEGAL_SASL_STATE), error_message="SASL is not enabled on this listener",
+    if sasl is None:  # not a SASL listener: Kafka's KafkaApis answer, the connection stays
+        return cls(error_code=int(ErrorCode.ILLEGAL_SASL_STATE),
+                   error_message="SaslAuthenticate request received after successful authentication",
                    auth_bytes=b"", session_lifetime_ms=0)
     try:
         reply, lifetime = sasl.authenticate(req.auth_bytes)
