@@ -1,4 +1,4 @@
-"""pylog-configs: kafka-configs.sh for topic and broker configs (--describe [--all], --alter).
+"""pylog-configs: kafka-configs.sh for topic and broker configs and users' SCRAM credentials.
 
 Through --zookeeper it writes /config/<type>/<name> and then a /config/changes notification, like
 Kafka 2.8's AdminZkClient.changeEntityConfig, and prints 2.8's texts; through --bootstrap-server it
@@ -16,7 +16,7 @@ import click
 from pylog.cli.common import OperationError, OptionRules, command, open_admin, open_zk, require_target, target_options
 from pylog.common import properties
 
-ENTITY_TYPES = ("topics", "brokers")
+ENTITY_TYPES = ("topics", "brokers", "users")
 # Split on commas (and '=') outside [...], so list values can be given as k=[v1,v2] (ConfigCommand's pattern).
 _OUTSIDE_BRACKETS = r"(?=[^\]]*(?:\[|$))"
 MESSAGE_FORMAT_WARNING = (
@@ -97,8 +97,8 @@ def check_args(rules: OptionRules, entity_type: str, name: str | None, via_zooke
     "Connect with --bootstrap-server (DescribeConfigs / IncrementalAlterConfigs, Kafka 3.x texts) or --zookeeper "
     "(writes /config/<type>/<name> and a /config/changes notification, Kafka 2.8 texts)."))
 @target_options
-@click.option("--entity-type", help="Type of entity: topics or brokers.")
-@click.option("--entity-name", help="Name of the entity (a topic name or a broker id).")
+@click.option("--entity-type", help="Type of entity: topics, brokers or users (SCRAM credentials).")
+@click.option("--entity-name", help="Name of the entity (a topic name, a broker id or a user name).")
 @click.option("--entity-default", is_flag=True, help="The default entity (brokers: cluster-wide defaults).")
 @click.option("--topic", help="Shortcut for --entity-type topics --entity-name TOPIC.")
 @click.option("--broker", help="Shortcut for --entity-type brokers --entity-name ID.")
@@ -122,9 +122,13 @@ def configs_command(zookeeper: str | None, bootstrap_server: str | None, **opts:
     if opts["add_config"]:
         to_set.update(parse_add_config(opts["add_config"]))
     to_delete = parse_delete_config(opts["delete_config"])
-    if target.zookeeper:
+    if entity_type == "users":  # SCRAM credentials (pylog.cli.configs_users)
+        from pylog.cli.configs_users import UsersBrokerService, UsersZkService
+        service: Any = UsersZkService(open_zk(target.zookeeper)) if target.zookeeper else \
+            UsersBrokerService(open_admin(target.bootstrap_server or ""))
+    elif target.zookeeper:
         from pylog.cli.configs_ops import ZkConfigService
-        service: Any = ZkConfigService(open_zk(target.zookeeper))
+        service = ZkConfigService(open_zk(target.zookeeper))
     else:
         from pylog.cli.configs_ops import BrokerConfigService
         service = BrokerConfigService(open_admin(target.bootstrap_server or ""))

@@ -147,7 +147,7 @@ def _(r: TopicsDescribed) -> list[str]:
 
 def zk_entity(entity_type: str, name: str) -> str:
     """ConfigCommand's Entity.toString (2.8): topic 'foo', brokers '1', default brokers."""
-    type_name = "topic" if entity_type == "topics" else entity_type
+    type_name = {"topics": "topic", "users": "user-principal"}.get(entity_type, entity_type)
     return f"default {type_name}" if name in ("", "<default>") else f"{type_name} '{name}'"
 
 
@@ -158,6 +158,10 @@ def _(r: ConfigsDescribed) -> list[str]:
         if r.via == ZK:
             values = ",".join(f"{c.name}={c.value}" for c in e.configs)
             lines.append(f"Configs for {zk_entity(e.entity_type, e.name)} are {values}")
+            continue
+        if e.entity_type == "users":  # ConfigCommand's SCRAM description (3.x)
+            values = ", ".join(f"{c.name}={c.value}" for c in e.configs)
+            lines.append(f"SCRAM credential configs for user-principal '{e.name}' are {values}")
             continue
         if e.name == "":
             lines.append(f"Default configs for {e.entity_type} in the cluster are:")
