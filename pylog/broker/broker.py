@@ -38,6 +38,7 @@ from pylog.log import meta
 from pylog.protocol.api import ApiKey, request_class
 from pylog.protocol.codec import RequestHeader
 from pylog.protocol.errors import ErrorCode
+from pylog.security.authorizer import from_config
 from pylog.security.credentials import CredentialStore
 from pylog.security.sasl_client import client_mechanism
 from pylog.security.settings import build_listener_security, client_ssl_context
@@ -124,6 +125,9 @@ class Broker:
         log_dirs = list(cfg.log_dirs)
         await self._blocking(self._check_meta_properties, log_dirs)
         await self._blocking(self.credentials.load, self.zk)
+        self.authorizer = from_config(cfg, self.zk)  # ValueError for an authorizer pylog does not have
+        if self.authorizer is not None:
+            await self.authorizer.start()
         self.logs = LogManager(log_dirs, LogConfig.from_props(cfg.topic_defaults()))
         await self._blocking(self.logs.load)
         self.zk_store = BrokerZkStore(self)

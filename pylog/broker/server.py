@@ -37,6 +37,7 @@ from pylog.protocol.codec import (
     parse_request_header,
 )
 from pylog.protocol.framing import FrameDecoder, FrameTooLarge
+from pylog.security.authorizer import allowed
 from pylog.security.connection import ConnectionSecurity
 
 log = logging.getLogger("pylog.network")
@@ -50,6 +51,9 @@ _MAX_QUEUED_BYTES = 64 * 1024 * 1024  # stop reading from a client that pipeline
 # producer 5.
 _MAX_OWED = 64
 _CLOSE = object()  # owed: close the connection once every response before it has been sent
+# The controller's and the brokers' own requests: CLUSTER_ACTION on the cluster when ACLs are on.
+_CLUSTER_ACTION_APIS = frozenset((ApiKey.LeaderAndIsr, ApiKey.StopReplica, ApiKey.UpdateMetadata,
+                                  ApiKey.ControlledShutdown))
 
 
 @dataclass(slots=True)
@@ -296,6 +300,11 @@ class KafkaConnection(asyncio.BufferedProtocol):
             log.warning("Closing connection from %s: %s", self.peer, exc)
             return False
         ctx = RequestContext(self.server.broker, header, self.peer, self.security)
+        if header.api_key in _CLUSTER_ACTION_APIS and not allowed(ctx, "CLUSTER_ACTION", "CLUSTER"):
+            # Only brokers send these: a client without CLUSTER_ACTION loses the connection.
+            log.warning("Closing connection from %s: %s is not allowed %s (CLUSTER_ACTION)", self.peer,
+                        self.security.principal, api_name(header.api_key))
+            return False
         resp = await h.func(ctx, req)
         if resp is None:
             return None

@@ -209,6 +209,27 @@ def sequence_number(child: str) -> int:
     return int(digits)
 
 
+# ACLs (ZkAclStore): literal patterns under /kafka-acl/<Type>/<name>, others under
+# /kafka-acl-extended/<pattern type, lower-case>/<Type>/<name>; one change store for each.
+ACL_CHANGE_PREFIX = "acl_changes_"
+
+
+def acl_type_dir(pattern_type: str, zk_type: str) -> str:
+    """The parent of one resource type's ACL znodes (zk_type as Kafka spells it: Topic, Group, Cluster, ...)."""
+    root = "/kafka-acl" if pattern_type == "LITERAL" else f"/kafka-acl-extended/{pattern_type.lower()}"
+    return f"{root}/{_name('ACL resource type', zk_type)}"
+
+
+def acl_resource(pattern_type: str, zk_type: str, name: str) -> str:
+    """One resource pattern's ACL znode."""
+    return f"{acl_type_dir(pattern_type, zk_type)}/{_name('ACL resource name', name)}"
+
+
+def acl_changes(pattern_type: str) -> str:
+    """Where ACL change notifications for this pattern type go."""
+    return "/kafka-acl-changes" if pattern_type == "LITERAL" else "/kafka-acl-extended-changes"
+
+
 # ZkData.PersistentZkPaths: created (with parents) by every broker at start, in this order.
 PERSISTENT_PATHS: tuple[str, ...] = (
     consumers(),

@@ -12,6 +12,7 @@ import asyncio
 
 from pylog.broker.handlers import handler
 from pylog.protocol.api import ApiKey, response_class
+from pylog.security.authorizer import allowed
 from pylog.security.scram_admin import Deletion, Upsertion, alter_credentials
 
 
@@ -22,7 +23,10 @@ async def handle_alter_user_scram_credentials(ctx, req):
     changes = [Deletion(d.name, d.mechanism) for d in req.deletions]
     changes += [Upsertion(u.name, u.mechanism, u.iterations, bytes(u.salt or b""), bytes(u.salted_password or b""))
                 for u in req.upsertions]
-    results = await asyncio.get_running_loop().run_in_executor(None, alter_credentials, ctx.broker.zk, changes)
+    if not allowed(ctx, "ALTER", "CLUSTER"):  # CLUSTER_AUTHORIZATION_FAILED for every user named
+        results = {c.user: (31, "Cluster authorization failed.") for c in changes}
+    else:
+        results = await asyncio.get_running_loop().run_in_executor(None, alter_credentials, ctx.broker.zk, changes)
     return cls(throttle_time_ms=0, results=[
         cls.AlterUserScramCredentialsResult(user=user, error_code=code, error_message=message)
         for user, (code, message) in results.items()])

@@ -20,6 +20,7 @@ from pylog.broker.topic_admin import TopicResult
 from pylog.common.config import describe_topic_config
 from pylog.protocol.api import ApiKey, response_class
 from pylog.protocol.errors import ErrorCode
+from pylog.security.authorizer import allowed
 
 _ZERO = uuid.UUID(int=0)
 
@@ -34,7 +35,11 @@ async def handle_create_topics(ctx: HandlerContext, req):
     for t in req.topics:
         seen[t.name] = seen.get(t.name, 0) + 1
 
+    may_create_any = allowed(ctx, "CREATE", "CLUSTER")
+
     async def one(t):
+        if not may_create_any and not allowed(ctx, "CREATE", "TOPIC", t.name):
+            return TopicResult(t.name, ErrorCode.TOPIC_AUTHORIZATION_FAILED, "Authorization failed.")
         if seen[t.name] > 1:
             return TopicResult(t.name, ErrorCode.INVALID_REQUEST, "Create topics request from client contains a "
                                f"duplicate topic with the name: {t.name}")

@@ -14,6 +14,7 @@ from pylog.broker.handlers import handler
 from pylog.broker.services import HandlerContext
 from pylog.protocol.api import ApiKey, response_class
 from pylog.protocol.errors import ErrorCode
+from pylog.security.authorizer import allowed
 
 
 @handler(ApiKey.DeleteTopics, 0, 6)
@@ -31,6 +32,8 @@ async def handle_delete_topics(ctx: HandlerContext, req):
     async def one(name, topic_id):
         if name is None:
             return name, topic_id, ErrorCode.UNKNOWN_TOPIC_ID, None
+        if not allowed(ctx, "DELETE", "TOPIC", name):
+            return name, topic_id, ErrorCode.TOPIC_AUTHORIZATION_FAILED, "Authorization failed."
         r = await broker.topic_admin.delete_topic(name, req.timeout_ms)
         return name, broker.metadata.topic_ids.get(name, topic_id), r.error, r.message
 

@@ -14,6 +14,7 @@ from pylog.broker.services import HandlerContext
 from pylog.common.config import describe_broker_config, describe_topic_config
 from pylog.protocol.api import ApiKey, response_class
 from pylog.protocol.errors import ErrorCode
+from pylog.security.authorizer import config_refusal
 
 TOPIC, BROKER, BROKER_LOGGER = 2, 4, 8
 
@@ -28,7 +29,10 @@ async def handle_describe_configs(ctx: HandlerContext, req):
     results = []
     for res in req.resources:
         err, msg, entries = ErrorCode.NONE, None, []
-        if res.resource_type == TOPIC:
+        refusal = config_refusal(ctx, "DESCRIBE_CONFIGS", res.resource_type, res.resource_name)
+        if refusal is not None:
+            err, msg = refusal
+        elif res.resource_type == TOPIC:
             if res.resource_name not in broker.metadata.topics:
                 err, msg = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, f"Topic {res.resource_name} does not exist."
             else:

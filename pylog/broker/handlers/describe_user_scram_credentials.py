@@ -11,6 +11,7 @@ import asyncio
 
 from pylog.broker.handlers import handler
 from pylog.protocol.api import ApiKey, response_class
+from pylog.security.authorizer import allowed
 from pylog.security.scram_admin import describe_credentials
 
 
@@ -18,6 +19,8 @@ from pylog.security.scram_admin import describe_credentials
 async def handle_describe_user_scram_credentials(ctx, req):
     """Which SCRAM mechanisms (and iterations) each user has."""
     cls = response_class(ApiKey.DescribeUserScramCredentials)[ctx.header.api_version]
+    if not allowed(ctx, "DESCRIBE", "CLUSTER"):
+        return cls(throttle_time_ms=0, error_code=31, error_message="Cluster authorization failed.", results=[])
     users = None if req.users is None else [u.name for u in req.users]
     rows = await asyncio.get_running_loop().run_in_executor(None, describe_credentials, ctx.broker.zk, users)
     result = cls.DescribeUserScramCredentialsResult

@@ -21,10 +21,11 @@ from pylog.broker.services import HandlerContext
 from pylog.common.clock import now_ms
 from pylog.protocol.api import ApiKey
 from pylog.protocol.errors import ErrorCode
+from pylog.security.authorizer import allowed
 from pylog.protocol.fetch import FetchPartitionData, encode_fetch_response
 
 
-def _read_all(ctx, req, follower: bool, first_pass: bool) -> tuple[list, int, list]:
+def _read_all(ctx, req, follower: bool, first_pass: bool, denied: frozenset = frozenset()) -> tuple[list, int, list]:
     """One pass over the requested partitions: (topics for the response, bytes found, partitions)."""
     rm = ctx.broker.replicas
     remaining = req.max_bytes if req.max_bytes > 0 else 0x7FFFFFFF
@@ -35,8 +36,12 @@ def _read_all(ctx, req, follower: bool, first_pass: bool) -> tuple[list, int, li
     for ft in req.topics:
         parts = []
         for fp in ft.partitions:
-            p, err = rm.leader_partition(ft.topic, fp.partition, fp.current_leader_epoch)
             data = FetchPartitionData(fp.partition)
+            if ft.topic in denied:
+                data.error_code = int(ErrorCode.TOPIC_AUTHORIZATION_FAILED)
+                parts.append(data)
+                continue
+            p, err = rm.leader_partition(ft.topic, fp.partition, fp.current_leader_epoch)
             if p is None:
                 data.error_code = int(err)
                 parts.append(data)
@@ -77,8 +82,12 @@ async def handle_fetch(ctx: HandlerContext, req):
     deadline = time.monotonic() + max(req.max_wait_ms, 0) / 1000
     first = True
     loop = asyncio.get_running_loop()
+    # Followers need CLUSTER_ACTION on the cluster, consumers READ on each topic (Kafka's checks).
+    follower_ok = not follower or allowed(ctx, "CLUSTER_ACTION", "CLUSTER")
+    denied = frozenset(ft.topic for ft in req.topics
+                       if not follower_ok or (not follower and not allowed(ctx, "READ", "TOPIC", ft.topic)))
     while True:
-        topics, total, touched = _read_all(ctx, req, follower, first)
+        topics, total, touched = _read_all(ctx, req, follower, first, denied)
         first = False
         has_error = any(d.error_code for _, ps in topics for d in ps)
         wait = deadline - time.monotonic()

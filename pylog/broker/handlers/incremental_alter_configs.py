@@ -26,6 +26,7 @@ from pylog.common.topic_config import validate_topic_config
 from pylog.common.topic_keys import TOPIC_CONFIGS
 from pylog.protocol.api import ApiKey, response_class
 from pylog.protocol.errors import ErrorCode, KafkaProtocolError
+from pylog.security.authorizer import config_refusal
 from pylog.zk import paths
 from pylog.zk.admin import AdminZkClient
 
@@ -158,6 +159,9 @@ async def handle_incremental_alter_configs(ctx: HandlerContext, req):
         try:
             if seen[(res.resource_type, res.resource_name)] > 1:
                 raise _invalid_request("Each resource must appear at most once.")
+            refusal = config_refusal(ctx, "ALTER_CONFIGS", res.resource_type, res.resource_name)
+            if refusal is not None:
+                raise KafkaProtocolError(*refusal)
             _preprocess(res)
             ops = [(c.name, c.config_operation, c.value) for c in res.configs]
             fn = alterer.topic if res.resource_type == TOPIC else alterer.broker_config

@@ -12,6 +12,8 @@ from __future__ import annotations
 from pylog.broker.handlers import handler
 from pylog.broker.services import HandlerContext
 from pylog.protocol.api import ApiKey, response_class
+from pylog.protocol.errors import ErrorCode
+from pylog.security.authorizer import allowed
 
 LATEST, EARLIEST, MAX_TIMESTAMP = -1, -2, -3
 
@@ -35,9 +37,14 @@ async def handle_list_offsets(ctx: HandlerContext, req):
     out = []
     for t in req.topics:
         parts = []
+        may_describe = allowed(ctx, "DESCRIBE", "TOPIC", t.name)
         for pr in t.partitions:
             resp = cls.ListOffsetsTopicResponse.ListOffsetsPartitionResponse(
                 partition_index=pr.partition_index, error_code=0, timestamp=-1, offset=-1, leader_epoch=-1)
+            if not may_describe:
+                resp.error_code = int(ErrorCode.TOPIC_AUTHORIZATION_FAILED)
+                parts.append(resp)
+                continue
             p, err = rm.leader_partition(t.name, pr.partition_index, pr.current_leader_epoch)
             if p is None:
                 resp.error_code = int(err)

@@ -17,6 +17,7 @@ from pylog.broker.handlers import handler
 from pylog.broker.services import HandlerContext
 from pylog.protocol.api import ApiKey, response_class
 from pylog.protocol.errors import ErrorCode
+from pylog.security.authorizer import allowed
 
 _ZERO_UUID = uuid.UUID(int=0)
 
@@ -28,14 +29,26 @@ async def handle_metadata(ctx: HandlerContext, req):
     cache = broker.metadata
     version = ctx.header.api_version
     cls = response_class(ApiKey.Metadata)[version]
-    if req.topics is None or (version == 0 and not req.topics):
-        names = sorted(cache.topics)
+    all_topics = req.topics is None or (version == 0 and not req.topics)
+    if all_topics:  # unauthorised topics are left out, as Kafka does
+        names = [n for n in sorted(cache.topics) if allowed(ctx, "DESCRIBE", "TOPIC", n)]
     else:
         names = [t.name for t in req.topics if t.name is not None]
     auto_create = version < 4 or req.allow_auto_topic_creation
     topics = []
     for name in names:
         parts = cache.topics.get(name)
+        if not all_topics and not allowed(ctx, "DESCRIBE", "TOPIC", name):
+            topics.append(cls.MetadataResponseTopic(
+                error_code=int(ErrorCode.TOPIC_AUTHORIZATION_FAILED), name=name, topic_id=_ZERO_UUID,
+                is_internal=False, partitions=[], authorized_operations=None))
+            continue
+        if parts is None and auto_create and not (allowed(ctx, "CREATE", "CLUSTER")
+                                                  or allowed(ctx, "CREATE", "TOPIC", name)):
+            topics.append(cls.MetadataResponseTopic(
+                error_code=int(ErrorCode.TOPIC_AUTHORIZATION_FAILED), name=name, topic_id=_ZERO_UUID,
+                is_internal=False, partitions=[], authorized_operations=None))
+            continue
         if parts is None:
             err = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
             if auto_create and broker.config.get("auto.create.topics.enable"):

@@ -22,6 +22,7 @@ from pylog.broker.services import HandlerContext
 from pylog.protocol.api import ApiKey
 from pylog.protocol.errors import ErrorCode
 from pylog.protocol.produce import PartitionProduceResult, decode_produce_request, encode_produce_response
+from pylog.security.authorizer import allowed
 
 
 @handler(ApiKey.Produce, 0, 10, decode=decode_produce_request)
@@ -32,8 +33,12 @@ async def handle_produce(ctx: HandlerContext, req):
     results: dict[tuple[str, int], list] = {}
     waits: dict[tuple[str, int], asyncio.Future] = {}
     for td in req.topic_data:
+        may_write = allowed(ctx, "WRITE", "TOPIC", td.name)
         for pd in td.partition_data:
             key = (td.name, pd.index)
+            if not may_write:
+                results[key] = [ErrorCode.TOPIC_AUTHORIZATION_FAILED, -1]
+                continue
             if acks not in (0, 1, -1):
                 results[key] = [ErrorCode.INVALID_REQUIRED_ACKS, -1, (), None]
                 continue
