@@ -16,7 +16,6 @@ import click
 from pylog.cli import render
 from pylog.cli.admin_client import _check
 from pylog.cli.common import OperationError, OptionRules, command, open_admin, open_zk
-from pylog.common import properties
 from pylog.protocol.api import ApiKey
 from pylog.security.acl import (CLUSTER_NAME, OPERATIONS, PATTERNS, PERMISSIONS, RESOURCE_TYPES, AclBinding, AclEntry,
                                 BindingFilter, ResourcePattern, supported_operations)
@@ -195,13 +194,7 @@ def _check_args(rules: OptionRules, opts: dict[str, Any]) -> None:
 
 
 def _service(opts: dict[str, Any]) -> Any:
-    if opts["command_config"]:
-        props = properties.load(opts["command_config"])
-        proto = props.get("security.protocol", "PLAINTEXT").upper()
-        if proto != "PLAINTEXT":
-            raise OperationError(f"--command-config with security.protocol={proto} is not supported by pylog's tools "
-                                 "yet; use a PLAINTEXT listener or --authorizer-properties")
-    if opts["bootstrap_server"]:
+    if opts["bootstrap_server"]:  # open_admin applies --command-config (TLS, SASL)
         return BrokerAcls(open_admin(opts["bootstrap_server"]))
     props = dict(p.split("=", 1) for p in opts["authorizer_properties"] if "=" in p)
     if "zookeeper.connect" not in props:

@@ -98,10 +98,11 @@ class DescribedConfig:
 class BrokerAdmin:
     """Admin operations through one cluster's brokers."""
 
-    def __init__(self, bootstrap: str, timeout_ms: int = 30000) -> None:
+    def __init__(self, bootstrap: str, timeout_ms: int = 30000, security: Any = None) -> None:
         self.timeout_ms = timeout_ms
         # The socket waits a little longer than the broker is asked to, so its answer at the deadline arrives.
-        self.client = KafkaClient(bootstrap, client_id="pylog-admin", timeout=timeout_ms / 1000 + _SOCKET_GRACE_S)
+        self.client = KafkaClient(bootstrap, client_id="pylog-admin", timeout=timeout_ms / 1000 + _SOCKET_GRACE_S,
+                                  security=security)
 
     def close(self) -> None:
         """Close the sockets."""

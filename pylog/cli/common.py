@@ -146,6 +146,9 @@ class Target:
 
 def target_options(func: Callable[..., Any]) -> Callable[..., Any]:
     """Add --bootstrap-server and --zookeeper (exactly one is needed; see require_target)."""
+    func = click.option("--command-config", type=click.Path(dir_okay=False), metavar="FILE",
+                        help="Client properties for --bootstrap-server (security.protocol, ssl.*, sasl.mechanism, "
+                             "sasl.jaas.config), as Kafka's tools take them.")(func)
     func = click.option("--zookeeper", metavar="HOST:PORT[/chroot]",
                         help="Work through ZooKeeper, writing the znodes the controller watches.")(func)
     return click.option("--bootstrap-server", metavar="HOST:PORT[,HOST:PORT]",
@@ -175,9 +178,15 @@ def open_zk(connect: str, timeout_ms: int = DEFAULT_TIMEOUT_MS) -> ZkClient:
 
 
 def open_admin(bootstrap: str, timeout_ms: int = DEFAULT_TIMEOUT_MS) -> BrokerAdmin:
-    """A broker admin client closed when the command ends."""
-    admin = BrokerAdmin(bootstrap, timeout_ms)
+    """A broker admin client closed when the command ends (TLS/SASL from the command's --command-config)."""
     ctx = click.get_current_context(silent=True)
+    config_file = ctx.params.get("command_config") if ctx is not None else None
+    security = None
+    if config_file:
+        from pylog.common import properties
+        from pylog.security.client_config import client_security
+        security = client_security(properties.load(config_file))
+    admin = BrokerAdmin(bootstrap, timeout_ms, security)
     if ctx is not None:
         ctx.call_on_close(admin.close)
     return admin

@@ -91,6 +91,8 @@ def _cluster(zookeeper: str | None, bootstrap_server: str | None) -> ClusterView
     "(Kafka 3.x texts); --zookeeper writes /admin/reassign_partitions and /config znodes (Kafka 2.8 texts). "
     "--generate proposes the fewest replica moves that balance the brokers (--planner kafka: Kafka's own)."))
 @click.option("--bootstrap-server", metavar="HOST:PORT[,HOST:PORT]", help="Work through a broker's admin APIs.")
+@click.option("--command-config", type=click.Path(dir_okay=False), metavar="FILE",
+              help="Client properties for --bootstrap-server (security.protocol, ssl.*, sasl.*).")
 @click.option("--zookeeper", metavar="HOST:PORT[/chroot]",
               help="Work through ZooKeeper, writing the znodes the controller watches.")
 @click.option("--generate", is_flag=True, help="Generate a candidate partition reassignment configuration.")

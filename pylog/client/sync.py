@@ -9,7 +9,7 @@ from __future__ import annotations
 import itertools
 import socket
 import struct
-from typing import Callable
+from typing import Any, Callable
 
 from pylog.protocol.api import ApiKey, ApiMessage, request_class
 from pylog.protocol.codec import decode_response, encode_request
@@ -23,12 +23,14 @@ class ClientError(Exception):
 
 
 class _Conn:
-    def __init__(self, host: str, port: int, timeout: float, client_id: str) -> None:
+    def __init__(self, host: str, port: int, timeout: float, client_id: str, tls: Any = None) -> None:
         try:
             self.sock = socket.create_connection((host, port), timeout=timeout)
+            self.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            if tls is not None:
+                self.sock = tls.wrap_socket(self.sock, server_hostname=host)
         except OSError as exc:
             raise ClientError(f"Cannot connect to broker {host}:{port}: {exc}") from exc
-        self.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         self.addr = f"{host}:{port}"
         self.client_id = client_id
         self.ids = itertools.count(1)
@@ -66,8 +68,10 @@ class _Conn:
 class KafkaClient:
     """Talks to a cluster through its brokers, at the newest versions both sides support."""
 
-    def __init__(self, bootstrap: str, client_id: str = "pylog-tools", timeout: float = 30.0) -> None:
+    def __init__(self, bootstrap: str, client_id: str = "pylog-tools", timeout: float = 30.0,
+                 security: Any = None) -> None:
         self.timeout = timeout
+        self.security = security  # a pylog.client.aio.ConnectSecurity (TLS context, SASL mechanism factory)
         self.client_id = client_id
         self.bootstrap = [_split(b) for b in bootstrap.split(",") if b.strip()]
         if not self.bootstrap:
@@ -96,7 +100,7 @@ class KafkaClient:
             errors = []
             for host, port in self.bootstrap:
                 try:
-                    conn = _Conn(host, port, self.timeout, self.client_id)
+                    conn = _Conn(host, port, self.timeout, self.client_id, self._tls)
                     break
                 except ClientError as exc:
                     errors.append(str(exc))
@@ -108,10 +112,32 @@ class KafkaClient:
             if node not in self.brokers:
                 raise ClientError(f"broker {node} is not in the cluster metadata")
             host, port, _ = self.brokers[node]
-            conn = _Conn(host, port, self.timeout, self.client_id)
+            conn = _Conn(host, port, self.timeout, self.client_id, self._tls)
         self._negotiate(conn)
+        if self.security is not None and self.security.sasl is not None:
+            self._authenticate(conn, self.security.sasl())
         self._conns[node] = conn
         return conn
+
+    @property
+    def _tls(self) -> Any:
+        return None if self.security is None else self.security.ssl_context
+
+    def _authenticate(self, conn: _Conn, mech: Any) -> None:
+        """SaslHandshake v1, then SaslAuthenticate rounds (KIP-152); ClientError when refused."""
+        hs = conn.roundtrip(request_class(ApiKey.SaslHandshake)[1](mechanism=mech.mechanism), ApiKey.SaslHandshake, 1)
+        if hs.error_code != 0:
+            conn.close()
+            raise ClientError(f"{conn.addr}: SASL mechanism {mech.mechanism} is not enabled there "
+                              f"(enabled: {', '.join(hs.mechanisms) or 'none'})")
+        token = mech.step(None)
+        while token is not None:
+            resp = conn.roundtrip(request_class(ApiKey.SaslAuthenticate)[1](auth_bytes=token),
+                                  ApiKey.SaslAuthenticate, 1)
+            if resp.error_code != 0:
+                conn.close()
+                raise ClientError(f"{conn.addr}: SASL authentication failed: {resp.error_message}")
+            token = mech.step(bytes(resp.auth_bytes))
 
     def _negotiate(self, conn: _Conn) -> None:
         cls = request_class(ApiKey.ApiVersions)

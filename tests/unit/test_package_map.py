@@ -23,7 +23,7 @@ ALLOWED: dict[str, set[str] | None] = {
     # The broker hosts the controller and places new topics' replicas with the planner's create-time rule.
     "broker": {"protocol", "log", "zk", "client", "common", "planner", "controller", "security"},
     # TLS contexts, SASL exchanges, SCRAM credentials and ACLs: the broker and the tools share them.
-    "security": {"protocol", "zk", "common"},
+    "security": {"protocol", "zk", "common", "client"},
     # Tools reach a cluster through ZooKeeper and the protocol, as Kafka's do, never through broker internals.
     "cli": {"protocol", "log", "zk", "client", "common", "planner", "spark", "security"},
     "bench": ANY, "chaos": ANY, "localcluster": ANY,

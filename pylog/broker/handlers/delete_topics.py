@@ -33,7 +33,7 @@ async def handle_delete_topics(ctx: HandlerContext, req):
         if name is None:
             return name, topic_id, ErrorCode.UNKNOWN_TOPIC_ID, None
         if not allowed(ctx, "DELETE", "TOPIC", name):
-            return name, topic_id, ErrorCode.TOPIC_AUTHORIZATION_FAILED, "Authorization failed."
+            return name, topic_id, ErrorCode.TOPIC_AUTHORIZATION_FAILED, None  # Kafka sets no message here
         r = await broker.topic_admin.delete_topic(name, req.timeout_ms)
         return name, broker.metadata.topic_ids.get(name, topic_id), r.error, r.message
 

@@ -1,0 +1,59 @@
+"""A tool's --command-config (Kafka client properties) as TLS and SASL settings for its connections.
+
+Understood: security.protocol, ssl.truststore.location (PEM, or librdkafka's ssl.ca.location),
+ssl.keystore.location (PEM key + certificate) with ssl.key.password, ssl.endpoint.identification.algorithm,
+sasl.mechanism, and the login as sasl.jaas.config (username="..." password="...") or sasl.username /
+sasl.password. Anything unusable is a clear error naming the key.
+"""
+
+from __future__ import annotations
+
+import ssl
+from typing import Mapping
+
+from pylog.client.aio import ConnectSecurity
+from pylog.common.configdef import ConfigError
+from pylog.security.sasl_client import client_mechanism
+from pylog.security.settings import SUPPORTED_MECHANISMS, parse_jaas
+
+__all__ = ["client_security"]
+
+
+def _tls(props: Mapping[str, str]) -> ssl.SSLContext:
+    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+    ca = props.get("ssl.truststore.location") or props.get("ssl.ca.location")
+    try:
+        ctx.load_verify_locations(ca) if ca else ctx.load_default_certs()
+        keystore = props.get("ssl.keystore.location")
+        if keystore:
+            ctx.load_cert_chain(keystore, password=props.get("ssl.key.password"))
+    except (OSError, ssl.SSLError) as exc:
+        raise ConfigError(f"Cannot load the TLS files of the client properties: {exc}") from None
+    ctx.check_hostname = props.get("ssl.endpoint.identification.algorithm", "https") != ""
+    return ctx
+
+
+def client_security(props: Mapping[str, str]) -> ConnectSecurity | None:
+    """ConnectSecurity for these client properties (None for PLAINTEXT)."""
+    protocol = props.get("security.protocol", "PLAINTEXT").upper()
+    if protocol not in ("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL"):
+        raise ConfigError(f"Invalid value {protocol} for configuration security.protocol", key="security.protocol")
+    if protocol == "PLAINTEXT":
+        return None
+    tls = _tls(props) if protocol.endswith("SSL") else None
+    sasl = None
+    if protocol.startswith("SASL_"):
+        mech = props.get("sasl.mechanism", props.get("sasl.mechanisms", "GSSAPI")).upper()
+        if mech not in SUPPORTED_MECHANISMS:
+            raise ConfigError(f"sasl.mechanism={mech} is not supported by pylog's tools; use "
+                              f"{', '.join(SUPPORTED_MECHANISMS)}", key="sasl.mechanism")
+        user, password = props.get("sasl.username"), props.get("sasl.password")
+        if "sasl.jaas.config" in props:
+            login = parse_jaas(props["sasl.jaas.config"]).client_login
+            if login is not None:
+                user, password = login
+        if user is None or password is None:
+            raise ConfigError("SASL needs a login: sasl.jaas.config with username and password (or sasl.username "
+                              "and sasl.password)", key="sasl.jaas.config")
+        sasl = lambda: client_mechanism(mech, user, password)  # noqa: E731
+    return ConnectSecurity(tls, sasl)
