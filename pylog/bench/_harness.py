@@ -172,7 +172,8 @@ def prime_page_cache(directory: str, mb: int) -> None:
 @contextlib.contextmanager
 def pylog_cluster(n_brokers: int = 1, overrides: dict[str, str] | None = None, event_loop: str = "asyncio",
                   keep: bool = False, prime_mb: int = 0, profile_dir: str | None = None,
-                  zk_connect: str | None = None) -> Iterator[LocalCluster]:
+                  zk_connect: str | None = None, extra_listeners: dict[str, str] | None = None
+                  ) -> Iterator[LocalCluster]:
     """A fresh ZooKeeper + n pylog brokers in a temporary directory, removed afterwards unless `keep`.
 
     With `profile_dir`, each broker's event loop runs under cProfile and leaves
@@ -186,7 +187,7 @@ def pylog_cluster(n_brokers: int = 1, overrides: dict[str, str] | None = None, e
     if profile_dir:
         os.makedirs(profile_dir, exist_ok=True)
         os.environ["PYLOG_PROFILE"] = os.path.join(os.path.abspath(profile_dir), f"broker-{event_loop}-%p.prof")
-    cluster = LocalCluster(base, n_brokers, overrides=overrides, zk_connect=zk_connect)
+    cluster = LocalCluster(base, n_brokers, overrides=overrides, zk_connect=zk_connect, extra_listeners=extra_listeners)
     try:
         cluster.start()
         yield cluster
