@@ -21,6 +21,9 @@ if TYPE_CHECKING:
     from pylog.controller.controller import Controller
     from pylog.log.manager import LogManager
     from pylog.protocol.codec import RequestHeader
+    from pylog.security.authorizer import AclAuthorizer
+    from pylog.security.connection import ConnectionSecurity
+    from pylog.security.credentials import CredentialStore
     from pylog.zk.client import ZkClient
 
 
@@ -40,10 +43,15 @@ class BrokerServices(Protocol):
     throttle: ReplicationThrottle  # KIP-73 replication quotas
     stats: PartitionStats  # bytes in/out per partition
     controller: Controller | None  # hosted here; acts only while active
+    authorizer: AclAuthorizer | None  # ACLs, when authorizer.class.name is set (pylog.security.authorizer.allowed)
+    credentials: CredentialStore  # SCRAM credentials from /config/users
 
     @property
     def advertised_endpoint(self) -> tuple[str, int]:
-        """Host and port clients are told to use."""
+        """Host and port other brokers reach this one at (the inter-broker listener)."""
+
+    def advertised_for(self, listener: str | None) -> tuple[str, int]:
+        """Host and port of this broker on a listener (the inter-broker one for None)."""
 
     def spawn(self, coro: Coroutine[Any, Any, Any]) -> asyncio.Task:
         """Run a coroutine in the background, keeping a reference until it ends."""
@@ -61,3 +69,4 @@ class HandlerContext(Protocol):
     broker: BrokerServices
     header: RequestHeader
     peer: str
+    security: ConnectionSecurity | None  # the connection's listener and principal; None for in-process calls

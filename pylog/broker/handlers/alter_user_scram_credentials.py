@@ -11,13 +11,14 @@ from __future__ import annotations
 import asyncio
 
 from pylog.broker.handlers import handler
+from pylog.broker.services import HandlerContext
 from pylog.protocol.api import ApiKey, response_class
 from pylog.security.authorizer import allowed
 from pylog.security.scram_admin import Deletion, Upsertion, alter_credentials
 
 
 @handler(ApiKey.AlterUserScramCredentials, 0, 0)
-async def handle_alter_user_scram_credentials(ctx, req):
+async def handle_alter_user_scram_credentials(ctx: HandlerContext, req):
     """Create, replace or delete users' SCRAM credentials."""
     cls = response_class(ApiKey.AlterUserScramCredentials)[ctx.header.api_version]
     changes = [Deletion(d.name, d.mechanism) for d in req.deletions]

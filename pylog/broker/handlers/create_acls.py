@@ -7,13 +7,14 @@ Behavior: needs ALTER on the cluster; without an authorizer every creation gets 
 from __future__ import annotations
 
 from pylog.broker.handlers import handler
+from pylog.broker.services import HandlerContext
 from pylog.broker.handlers.describe_acls import NO_AUTHORIZER
 from pylog.protocol.api import ApiKey, response_class
 from pylog.protocol.errors import ErrorCode
 
 
 @handler(ApiKey.CreateAcls, 1, 3)
-async def handle_create_acls(ctx, req):
+async def handle_create_acls(ctx: HandlerContext, req):
     """Store the requested ACL bindings."""
     cls = response_class(ApiKey.CreateAcls)[ctx.header.api_version]
     authorizer = ctx.broker.authorizer

@@ -8,13 +8,14 @@ and returned per filter.
 from __future__ import annotations
 
 from pylog.broker.handlers import handler
+from pylog.broker.services import HandlerContext
 from pylog.broker.handlers.describe_acls import NO_AUTHORIZER
 from pylog.protocol.api import ApiKey, response_class
 from pylog.protocol.errors import ErrorCode
 
 
 @handler(ApiKey.DeleteAcls, 1, 3)
-async def handle_delete_acls(ctx, req):
+async def handle_delete_acls(ctx: HandlerContext, req):
     """Remove the ACL bindings matching each filter."""
     cls = response_class(ApiKey.DeleteAcls)[ctx.header.api_version]
     authorizer = ctx.broker.authorizer

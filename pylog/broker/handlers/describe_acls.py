@@ -7,6 +7,7 @@ as a Kafka broker without one answers; with the ACL authorizer, the bindings mat
 from __future__ import annotations
 
 from pylog.broker.handlers import handler
+from pylog.broker.services import HandlerContext
 from pylog.protocol.api import ApiKey, response_class
 from pylog.protocol.errors import ErrorCode
 
@@ -14,7 +15,7 @@ NO_AUTHORIZER = "No Authorizer is configured."  # Kafka's AclApis message, the s
 
 
 @handler(ApiKey.DescribeAcls, 1, 3)
-async def handle_describe_acls(ctx, req):
+async def handle_describe_acls(ctx: HandlerContext, req):
     """The ACL bindings that match the request's filter."""
     cls = response_class(ApiKey.DescribeAcls)[ctx.header.api_version]
     authorizer = ctx.broker.authorizer

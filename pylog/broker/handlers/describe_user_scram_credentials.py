@@ -10,13 +10,14 @@ from __future__ import annotations
 import asyncio
 
 from pylog.broker.handlers import handler
+from pylog.broker.services import HandlerContext
 from pylog.protocol.api import ApiKey, response_class
 from pylog.security.authorizer import allowed
 from pylog.security.scram_admin import describe_credentials
 
 
 @handler(ApiKey.DescribeUserScramCredentials, 0, 0)
-async def handle_describe_user_scram_credentials(ctx, req):
+async def handle_describe_user_scram_credentials(ctx: HandlerContext, req):
     """Which SCRAM mechanisms (and iterations) each user has."""
     cls = response_class(ApiKey.DescribeUserScramCredentials)[ctx.header.api_version]
     if not allowed(ctx, "DESCRIBE", "CLUSTER"):

@@ -10,13 +10,14 @@ re-authenticate on the connection or lose it.
 from __future__ import annotations
 
 from pylog.broker.handlers import handler
+from pylog.broker.services import HandlerContext
 from pylog.protocol.api import ApiKey, response_class
 from pylog.protocol.errors import ErrorCode
 from pylog.security.sasl import SaslFailure
 
 
 @handler(ApiKey.SaslAuthenticate, 0, 2)
-async def handle_sasl_authenticate(ctx, req):
+async def handle_sasl_authenticate(ctx: HandlerContext, req):
     """Feed the client's SASL bytes to the mechanism and answer its reply."""
     cls = response_class(ApiKey.SaslAuthenticate)[ctx.header.api_version]
     security = ctx.security

@@ -10,13 +10,14 @@ framing only, so v0 is accepted for the mechanism list but a raw token closes th
 from __future__ import annotations
 
 from pylog.broker.handlers import handler
+from pylog.broker.services import HandlerContext
 from pylog.protocol.api import ApiKey, response_class
 from pylog.protocol.errors import ErrorCode
 from pylog.security.sasl import SaslFailure
 
 
 @handler(ApiKey.SaslHandshake, 0, 1)
-async def handle_sasl_handshake(ctx, req):
+async def handle_sasl_handshake(ctx: HandlerContext, req):
     """Choose the SASL mechanism of this connection."""
     cls = response_class(ApiKey.SaslHandshake)[ctx.header.api_version]
     security = ctx.security
