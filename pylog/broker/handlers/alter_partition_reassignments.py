@@ -16,6 +16,7 @@ import logging
 
 from pylog.broker.handlers import active_controller, handler
 from pylog.broker.services import HandlerContext
+from pylog.security.authorizer import allowed
 from pylog.protocol.api import ApiKey, response_class
 from pylog.protocol.errors import ErrorCode
 
@@ -32,6 +33,9 @@ async def handle_alter_partition_reassignments(ctx: HandlerContext, req):
             requests[(t.name, p.partition_index)] = None if p.replicas is None else list(p.replicas)
     log.info("AlterPartitionReassignments v%d for %d partitions from %s", ctx.header.api_version, len(requests),
              ctx.header.client_id)
+    if not allowed(ctx, "ALTER", "CLUSTER"):
+        return cls(throttle_time_ms=0, error_code=int(ErrorCode.CLUSTER_AUTHORIZATION_FAILED),
+                   error_message=ErrorCode.CLUSTER_AUTHORIZATION_FAILED.message, responses=[])
     controller = active_controller(ctx)
     results = None if controller is None else await controller.reassignments.alter_for_admin(requests)
     if results is None:

@@ -13,6 +13,7 @@ import shutil
 
 from pylog.broker.handlers import handler
 from pylog.broker.services import HandlerContext
+from pylog.security.authorizer import allowed
 from pylog.protocol.api import ApiKey, response_class
 
 
@@ -29,6 +30,8 @@ async def handle_describe_log_dirs(ctx: HandlerContext, req):
     """Sizes and lags of this broker's replicas, per log dir."""
     cls = response_class(ApiKey.DescribeLogDirs)[ctx.header.api_version]
     logs = ctx.broker.logs
+    if not allowed(ctx, "DESCRIBE", "CLUSTER"):  # Kafka: no log dirs (v3+: with the error code)
+        return cls(throttle_time_ms=0, error_code=31, results=[])
     wanted = None if req.topics is None else {(t.topic, p) for t in req.topics for p in t.partitions}
     by_dir: dict[str, dict[str, list]] = {d: {} for d in logs.log_dirs}
     for plog in logs.all_logs():

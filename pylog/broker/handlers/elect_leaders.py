@@ -19,6 +19,7 @@ import logging
 
 from pylog.broker.handlers import active_controller, handler
 from pylog.broker.services import HandlerContext
+from pylog.security.authorizer import allowed
 from pylog.common.types import TP
 from pylog.controller.preferred import ELECTION_TYPES, PREFERRED, ElectionResult
 from pylog.protocol.api import ApiKey, response_class
@@ -45,7 +46,10 @@ async def handle_elect_leaders(ctx: HandlerContext, req):
              ELECTION_TYPES.get(election_type, election_type),
              "all" if req.topic_partitions is None else len(tps), ctx.header.client_id)
     controller = active_controller(ctx)
-    if election_type not in ELECTION_TYPES:
+    authorized = allowed(ctx, "ALTER", "CLUSTER")
+    if not authorized:  # Kafka: the top-level error, every partition refused too
+        results = {tp: ElectionResult(ErrorCode.CLUSTER_AUTHORIZATION_FAILED, None) for tp in tps}
+    elif election_type not in ELECTION_TYPES:
         results = {tp: ElectionResult(ErrorCode.INVALID_REQUEST, f"Unknown election type {election_type}")
                    for tp in tps}
     elif controller is None:
@@ -59,7 +63,8 @@ async def handle_elect_leaders(ctx: HandlerContext, req):
     for (topic, p), r in results.items():
         by_topic.setdefault(topic, []).append(cls.ReplicaElectionResult.PartitionResult(
             partition_id=p, error_code=int(r.error), error_message=r.message))
-    return cls(throttle_time_ms=0, error_code=0, replica_election_results=[
+    top = 0 if authorized else int(ErrorCode.CLUSTER_AUTHORIZATION_FAILED)
+    return cls(throttle_time_ms=0, error_code=top, replica_election_results=[
         cls.ReplicaElectionResult(topic=t, partition_result=ps) for t, ps in by_topic.items()])
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from pylog.broker.handlers import active_controller, handler
 from pylog.broker.services import HandlerContext
+from pylog.security.authorizer import allowed
 from pylog.protocol.api import ApiKey, response_class
 from pylog.protocol.errors import ErrorCode
 
@@ -18,6 +19,9 @@ from pylog.protocol.errors import ErrorCode
 async def handle_list_partition_reassignments(ctx: HandlerContext, req):
     """Report in-flight reassignments from the controller's context."""
     cls = response_class(ApiKey.ListPartitionReassignments)[ctx.header.api_version]
+    if not allowed(ctx, "DESCRIBE", "CLUSTER"):
+        return cls(throttle_time_ms=0, error_code=int(ErrorCode.CLUSTER_AUTHORIZATION_FAILED),
+                   error_message=ErrorCode.CLUSTER_AUTHORIZATION_FAILED.message, topics=[])
     controller = active_controller(ctx)
     wanted = None if req.topics is None else [(t.name, p) for t in req.topics for p in t.partition_indexes]
     found = None if controller is None else await controller.reassignments.list_for_admin(wanted)

@@ -11,7 +11,9 @@ from __future__ import annotations
 
 from pylog.broker.handlers import handler
 from pylog.broker.services import HandlerContext
+from pylog.security.authorizer import allowed
 from pylog.protocol.api import ApiKey, response_class
+from pylog.protocol.errors import ErrorCode
 
 
 @handler(ApiKey.OffsetForLeaderEpoch, 2, 4)
@@ -20,12 +22,16 @@ async def handle_offset_for_leader_epoch(ctx: HandlerContext, req):
     rm = ctx.broker.replicas
     cls = response_class(ApiKey.OffsetForLeaderEpoch)[ctx.header.api_version]
     out = []
+    # Followers (replica_id >= 0) need CLUSTER_ACTION, consumers DESCRIBE on the topic, as in Kafka.
+    follower_ok = getattr(req, "replica_id", -1) < 0 or allowed(ctx, "CLUSTER_ACTION", "CLUSTER")
     for t in req.topics:
         parts = []
+        ok = follower_ok and (getattr(req, "replica_id", -1) >= 0 or allowed(ctx, "DESCRIBE", "TOPIC", t.topic))
         for pr in t.partitions:
             res = cls.OffsetForLeaderTopicResult.EpochEndOffset(
                 error_code=0, partition=pr.partition, leader_epoch=-1, end_offset=-1)
-            p, err = rm.leader_partition(t.topic, pr.partition, pr.current_leader_epoch)
+            p, err = rm.leader_partition(t.topic, pr.partition, pr.current_leader_epoch) if ok else \
+                (None, ErrorCode.TOPIC_AUTHORIZATION_FAILED)
             if p is None:
                 res.error_code = int(err)
             else:

@@ -10,11 +10,15 @@ import subprocess
 
 import pytest
 from confluent_kafka import KafkaException, Producer, TopicPartition
+from confluent_kafka import ElectionType
 from confluent_kafka.admin import (AclBinding, AclBindingFilter, AclOperation, AclPermissionType, AdminClient,
-                                   NewTopic, ResourcePatternType, ResourceType)
+                                   AlterConfigOpType, ConfigEntry, ConfigResource, NewPartitions, NewTopic,
+                                   ResourcePatternType, ResourceType)
+from confluent_kafka.admin import ResourceType as CkResourceType
 from kafka import KafkaConsumer
 from kafka import TopicPartition as KpTopicPartition
-from kafka.errors import TopicAuthorizationFailedError
+from kafka.admin import KafkaAdminClient
+from kafka.errors import ClusterAuthorizationFailedError, TopicAuthorizationFailedError
 
 from support.clients import create_topic, kcat, wait_for
 from .conftest import SECURE_LISTENERS, security_overrides
@@ -135,6 +139,40 @@ def test_admin_apis_refused_without_permission(acl_cluster):
     with pytest.raises(KafkaException) as info:
         alice.delete_topics(["kept"])["kept"].result(30)
     assert info.value.args[0].name() == "TOPIC_AUTHORIZATION_FAILED"
+    # Topic-level admin APIs answer TOPIC_AUTHORIZATION_FAILED, cluster-level ones CLUSTER_AUTHORIZATION_FAILED.
+    refused = {}
+    refused["create_partitions"] = alice.create_partitions([NewPartitions("kept", 3)])["kept"]
+    topic_cfg = ConfigResource(CkResourceType.TOPIC, "kept", incremental_configs=[
+        ConfigEntry("retention.ms", "1000", incremental_operation=AlterConfigOpType.SET)])
+    refused["incremental_alter_configs"] = alice.incremental_alter_configs([topic_cfg])[topic_cfg]
+    plain_cfg = ConfigResource(CkResourceType.TOPIC, "kept")
+    refused["describe_configs"] = alice.describe_configs([plain_cfg])[plain_cfg]
+    broker_cfg = ConfigResource(CkResourceType.BROKER, "0")
+    refused["describe_configs_broker"] = alice.describe_configs([broker_cfg])[broker_cfg]
+    refused["elect_leaders"] = alice.elect_leaders(ElectionType.PREFERRED, [TopicPartition("kept", 0)])
+    names = {}
+    for api, fut in refused.items():
+        try:
+            result = fut.result(30)
+            names[api] = next(iter(result.values())).name() if isinstance(result, dict) else "no error"
+        except KafkaException as exc:
+            names[api] = exc.args[0].name()
+    assert names == {"create_partitions": "TOPIC_AUTHORIZATION_FAILED",
+                     "incremental_alter_configs": "TOPIC_AUTHORIZATION_FAILED",
+                     "describe_configs": "TOPIC_AUTHORIZATION_FAILED",
+                     "describe_configs_broker": "CLUSTER_AUTHORIZATION_FAILED",
+                     "elect_leaders": "CLUSTER_AUTHORIZATION_FAILED"}
+    # librdkafka 2.16 aborts the process on DescribeUserScramCredentials' top-level error (Kafka sends the
+    # same answer): kafka-python reads it.
+    k = KafkaAdminClient(bootstrap_servers=c.bootstrap_on("SASL_PLAINTEXT"), security_protocol="SASL_PLAINTEXT",
+                         sasl_mechanism="PLAIN", sasl_plain_username="alice", sasl_plain_password="alice-secret")
+    try:
+        with pytest.raises(ClusterAuthorizationFailedError):
+            k.describe_user_scram_credentials(["x"])
+        with pytest.raises(ClusterAuthorizationFailedError):
+            k.list_partition_reassignments()
+    finally:
+        k.close()
     # The super user may do all of it.
     admin = AdminClient(sasl(c, "admin"))
     assert admin.create_topics([NewTopic("made", 1, 1)])["made"].result(30) is None
