@@ -1,5 +1,6 @@
 """The quickstart behind ./scripts/quickstart (run with the repo's .venv python).
 
+secure: the same with a SASL_SSL listener (also the inter-broker one), a generated CA and a SCRAM user.
 start: stop a previous quickstart cluster if one runs, start ZooKeeper and three brokers (on
 2181 and 9092-9094 when free), create a topic with replication factor 3 and
 min.insync.replicas=2, produce and consume with kcat, describe the topic, and leave it running.
@@ -101,11 +102,56 @@ def start() -> None:
           f"(logs in {STATE}).\nStop it with: ./scripts/quickstart stop")
 
 
+def secure() -> None:
+    """The same three brokers with a SASL_SSL listener (inter-broker too), a generated CA and a SCRAM user."""
+    from pylog.security.certs import LocalCA
+
+    if PIDS.exists():
+        print("A quickstart cluster is already running; restarting it from scratch.")
+        stop(quiet=True)
+    shutil.rmtree(STATE, ignore_errors=True)
+    ca = LocalCA(STATE / "ca", "pylog-quickstart-ca")
+    keystore = ca.issue("broker", "/CN=localhost")
+    jaas = ('org.apache.kafka.common.security.plain.PlainLoginModule required username="admin" '
+            'password="admin-secret" user_admin="admin-secret";')
+    overrides = {"zookeeper.session.timeout.ms": "18000", "ssl.keystore.type": "PEM",
+                 "ssl.keystore.location": str(keystore.path), "ssl.truststore.type": "PEM",
+                 "ssl.truststore.location": str(ca.cert), "sasl.enabled.mechanisms": "SCRAM-SHA-512,PLAIN",
+                 "inter.broker.listener.name": "SASL_SSL", "sasl.mechanism.inter.broker.protocol": "PLAIN",
+                 "listener.name.sasl_ssl.plain.sasl.jaas.config": jaas}
+    cluster = LocalCluster(STATE, 3, zk_port=_port(2181), broker_ports={i: _port(9092 + i) for i in range(3)},
+                           overrides=overrides, extra_listeners={"SASL_SSL": "SASL_SSL"})
+    cluster.start()
+    PIDS.write_text(json.dumps({"zookeeper": cluster.zk_process.pid,
+                                **{f"broker-{i}": b.pid for i, b in cluster.brokers.items()}}))
+    secure_bs = cluster.bootstrap_on("SASL_SSL")
+    admin = STATE / "admin.properties"
+    admin.write_text(f"security.protocol=SASL_SSL\nsasl.mechanism=PLAIN\nssl.truststore.type=PEM\n"
+                     f"ssl.truststore.location={ca.cert}\nsasl.jaas.config={jaas.split(' user_')[0]};\n")
+    bin_ = ROOT / "bin"
+    print(_run(str(bin_ / "pylog-configs.sh"), "--bootstrap-server", secure_bs, "--command-config", str(admin),
+               "--alter", "--add-config", "SCRAM-SHA-512=[iterations=8192,password=alice-secret]",
+               "--entity-type", "users", "--entity-name", "alice"), end="")
+    print(_run(str(bin_ / "pylog-topics.sh"), "--bootstrap-server", secure_bs, "--command-config", str(admin),
+               "--create", "--topic", TOPIC, "--partitions", "3", "--replication-factor", "3"), end="")
+    kcat = ["kcat", "-b", secure_bs, "-X", "security.protocol=SASL_SSL", "-X", "sasl.mechanisms=SCRAM-SHA-512",
+            "-X", "sasl.username=alice", "-X", "sasl.password=alice-secret", "-X", f"ssl.ca.location={ca.cert}"]
+    wait_until(lambda: subprocess.run([*kcat, "-L", "-t", TOPIC], capture_output=True, timeout=60).returncode == 0,
+               60, "alice's SCRAM login")
+    _run(*kcat, "-P", "-t", TOPIC, "-X", "acks=all", stdin="".join(f"secure hello {i}\n" for i in range(3)))
+    print("Produced 3 records over SASL_SSL as alice (SCRAM-SHA-512). Consume them with:")
+    print("  " + " ".join(kcat) + f" -C -t {TOPIC} -o beginning -e")
+    print(_run(*kcat, "-C", "-t", TOPIC, "-o", "beginning", "-e", "-q"), end="")
+    print(f"\nSASL_SSL listeners: {secure_bs} (brokers talk to each other there too); CA certificate {ca.cert}; "
+          f"admin client properties {admin}.\nPLAINTEXT stays on 127.0.0.1 only ({cluster.bootstrap}). "
+          "Stop it with: ./scripts/quickstart stop")
+
+
 def main() -> None:
-    """Dispatch start/stop/status."""
+    """Dispatch start/secure/stop/status."""
     action = sys.argv[1] if len(sys.argv) > 1 else "start"
-    {"start": start, "stop": stop, "status": status}.get(action, lambda: sys.exit(
-        f"usage: scripts/quickstart [start|stop|status] (got {action!r})"))()
+    {"start": start, "secure": secure, "stop": stop, "status": status}.get(action, lambda: sys.exit(
+        f"usage: scripts/quickstart [start|secure|stop|status] (got {action!r})"))()
 
 
 if __name__ == "__main__":
