@@ -13,14 +13,14 @@ import logging
 from typing import Any
 
 from pylog.security.acl import (CLUSTER_NAME, OPERATIONS, PATTERNS, PERMISSIONS, RESOURCE_TYPES, AclBinding, AclEntry,
-                                BindingFilter, ResourcePattern, authorize)
+                                BindingFilter, ResourcePattern, authorize, supported_operations)
 from pylog.security.acl_store import PATTERN_TYPES, bindings, decode_change, read_all, read_resource, update_resource
 from pylog.security.connection import ANONYMOUS
 from pylog.zk import paths
 
 log = logging.getLogger("pylog.authorizer")
 
-__all__ = ["AUTHORIZER_NAMES", "AclAuthorizer", "allowed", "config_refusal", "from_config"]
+__all__ = ["AUTHORIZER_NAMES", "AclAuthorizer", "allowed", "authorized_operations", "config_refusal", "from_config"]
 
 AUTHORIZER_NAMES = ("kafka.security.authorizer.AclAuthorizer", "kafka.security.auth.SimpleAclAuthorizer",
                     "pylog.security.AclAuthorizer")
@@ -48,6 +48,13 @@ def allowed(ctx: Any, operation: str, resource_type: str, name: str = CLUSTER_NA
         return True
     host = ctx.peer.rpartition(":")[0] or ctx.peer
     return authorizer.authorize(security.principal or ANONYMOUS, host, operation, resource_type, name)
+
+
+def authorized_operations(ctx: Any, resource_type: str, name: str = CLUSTER_NAME) -> frozenset[int]:
+    """The AclOperation codes the principal may use on a resource (every supported one without ACLs), for the
+    authorized-operations fields of Metadata and DescribeCluster."""
+    return frozenset(code for code, op in OPERATIONS.items()
+                     if op in supported_operations(resource_type) and allowed(ctx, op, resource_type, name))
 
 
 def config_refusal(ctx: Any, operation: str, resource_type: int, name: str) -> tuple[int, str] | None:

@@ -4,7 +4,7 @@ Behavior: the live brokers and the controller id as this broker last heard them 
 controller (UpdateMetadata), and the cluster id from ZooKeeper. Cluster authorized operations are
 Int.MinValue ("not requested") unless asked for; when asked for, without an authorizer, every
 operation Kafka supports on the CLUSTER resource is allowed (as a Kafka broker without
-authorizer.class.name reports).
+authorizer.class.name reports); with the ACL authorizer, those the principal is allowed.
 Version notes: v1 adds the endpoint type; a broker only serves type 1 (brokers) and answers
 UNSUPPORTED_ENDPOINT_TYPE otherwise, as Kafka 3.7+ does.
 """
@@ -14,15 +14,13 @@ from __future__ import annotations
 from pylog.broker.handlers import handler
 from pylog.broker.services import HandlerContext
 from pylog.protocol.api import ApiKey, response_class
+from pylog.security.authorizer import authorized_operations
 
 # The codec carries authorized operations as the set of allowed bit positions; None encodes Kafka's
 # Int.MinValue (bit 31 alone), "not requested".
 NOT_REQUESTED = None
 BROKER_ENDPOINT = 1
 UNSUPPORTED_ENDPOINT_TYPE = 119  # Kafka's Errors.UNSUPPORTED_ENDPOINT_TYPE (3.7+)
-# AclOperation codes allowed on CLUSTER (AclEntry.supportedOperations): CREATE 5, ALTER 7,
-# DESCRIBE 8, CLUSTER_ACTION 9, DESCRIBE_CONFIGS 10, ALTER_CONFIGS 11, IDEMPOTENT_WRITE 12.
-CLUSTER_OPERATIONS = frozenset((5, 7, 8, 9, 10, 11, 12))
 
 
 @handler(ApiKey.DescribeCluster, 0, 1)
@@ -47,5 +45,5 @@ async def handle_describe_cluster(ctx: HandlerContext, req):
         brokers = [cls.DescribeClusterBroker(broker_id=broker.broker_id, host=host, port=port, rack=broker.rack)]
     return cls(throttle_time_ms=0, error_code=0, error_message=None, endpoint_type=BROKER_ENDPOINT,
                cluster_id=broker.cluster_id or "", controller_id=cache.controller_id, brokers=brokers,
-               authorized_operations=CLUSTER_OPERATIONS if req.include_cluster_authorized_operations
+               authorized_operations=authorized_operations(ctx, "CLUSTER") if req.include_cluster_authorized_operations
                else NOT_REQUESTED)

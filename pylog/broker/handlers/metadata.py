@@ -17,7 +17,7 @@ from pylog.broker.handlers import handler
 from pylog.broker.services import HandlerContext
 from pylog.protocol.api import ApiKey, response_class
 from pylog.protocol.errors import ErrorCode
-from pylog.security.authorizer import allowed
+from pylog.security.authorizer import allowed, authorized_operations
 
 _ZERO_UUID = uuid.UUID(int=0)
 
@@ -35,6 +35,7 @@ async def handle_metadata(ctx: HandlerContext, req):
     else:
         names = [t.name for t in req.topics if t.name is not None]
     auto_create = version < 4 or req.allow_auto_topic_creation
+    want_topic_ops = version >= 8 and req.include_topic_authorized_operations
     topics = []
     for name in names:
         parts = cache.topics.get(name)
@@ -68,7 +69,8 @@ async def handle_metadata(ctx: HandlerContext, req):
                 offline_replicas=[r for r in pi.replicas if not cache.alive(r)]))
         topics.append(cls.MetadataResponseTopic(
             error_code=0, name=name, topic_id=cache.topic_ids.get(name, _ZERO_UUID),
-            is_internal=name.startswith("__"), partitions=plist, authorized_operations=None))
+            is_internal=name.startswith("__"), partitions=plist,
+            authorized_operations=authorized_operations(ctx, "TOPIC", name) if want_topic_ops else None))
     listener = None if ctx.security is None else ctx.security.listener_name
     brokers = [cls.MetadataResponseBroker(node_id=b.id, host=b.host, port=b.port, rack=b.rack)
                for b in cache.brokers_on(listener)]
@@ -77,4 +79,6 @@ async def handle_metadata(ctx: HandlerContext, req):
         host, port = broker.advertised_for(listener)
         brokers = [cls.MetadataResponseBroker(node_id=broker.broker_id, host=host, port=port, rack=broker.rack)]
     return cls(throttle_time_ms=0, brokers=brokers, cluster_id=broker.cluster_id,
-               controller_id=cache.controller_id, topics=topics, authorized_operations=None)
+               controller_id=cache.controller_id, topics=topics,
+               authorized_operations=authorized_operations(ctx, "CLUSTER")
+               if 8 <= version <= 10 and req.include_cluster_authorized_operations else None)

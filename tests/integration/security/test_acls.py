@@ -10,7 +10,7 @@ import subprocess
 
 import pytest
 from confluent_kafka import KafkaException, Producer, TopicPartition
-from confluent_kafka import ElectionType
+from confluent_kafka import ElectionType, TopicCollection
 from confluent_kafka.admin import (AclBinding, AclBindingFilter, AclOperation, AclPermissionType, AdminClient,
                                    AlterConfigOpType, ConfigEntry, ConfigResource, NewPartitions, NewTopic,
                                    ResourcePatternType, ResourceType)
@@ -119,6 +119,14 @@ def test_producer_consumer_deny_prefixed_and_live_removal(acl_cluster, zk):
     assert len(admin.delete_acls([gone])[gone].result(30)) == 1
     wait_for(lambda: produce(c, "alice", "orders") not in (None, "no delivery report"), what="alice refused")
     assert produce(c, "alice", "orders") == "TOPIC_AUTHORIZATION_FAILED"
+
+    # Authorized operations as the clients ask for them (Metadata v8+ / DescribeCluster).
+    bob = AdminClient(sasl(c, "bob"))
+    topic = bob.describe_topics(TopicCollection(["orders"]), include_authorized_operations=True)["orders"].result(30)
+    assert sorted(op.name for op in topic.authorized_operations) == ["DESCRIBE", "READ"]
+    assert not bob.describe_cluster(include_authorized_operations=True).result(30).authorized_operations  # none
+    every = admin.describe_cluster(include_authorized_operations=True).result(30).authorized_operations
+    assert len(every) == 7  # the super user: every operation Kafka checks on the cluster
 
     described = admin.describe_acls(AclBindingFilter(ResourceType.ANY, None, ResourcePatternType.ANY, None, None,
                                                      AclOperation.ANY, AclPermissionType.ANY)).result(30)
