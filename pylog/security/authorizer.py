@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from typing import Any
 
 from pylog.security.acl import (CLUSTER_NAME, OPERATIONS, PATTERNS, PERMISSIONS, RESOURCE_TYPES, AclBinding, AclEntry,
@@ -17,6 +18,7 @@ from pylog.security.acl import (CLUSTER_NAME, OPERATIONS, PATTERNS, PERMISSIONS,
 from pylog.security.acl_store import PATTERN_TYPES, bindings, decode_change, read_all, read_resource, update_resource
 from pylog.security.connection import ANONYMOUS
 from pylog.zk import paths
+from pylog.zk.errors import NoNodeError
 
 log = logging.getLogger("pylog.authorizer")
 
@@ -26,6 +28,7 @@ AUTHORIZER_NAMES = ("kafka.security.authorizer.AclAuthorizer", "kafka.security.a
                     "pylog.security.AclAuthorizer")
 _CODE = {name: code for table in (RESOURCE_TYPES, OPERATIONS, PERMISSIONS, PATTERNS) for code, name in table.items()}
 INVALID_REQUEST, TOPIC_AUTHORIZATION_FAILED, CLUSTER_AUTHORIZATION_FAILED = 42, 29, 31
+NOTIFICATION_EXPIRY_MS = 15 * 60 * 1000  # Kafka's changeExpirationMs
 
 
 def from_config(cfg: Any, zk: Any) -> "AclAuthorizer | None":
@@ -120,6 +123,18 @@ class AclAuthorizer:
                 updates[pattern] = read_resource(self.zk, pattern)[0]
         if self._loop is not None and not self._loop.is_closed():
             self._loop.call_soon_threadsafe(self._apply, updates)
+        self._purge(parent, children)
+
+    def _purge(self, parent: str, children: list[str]) -> None:
+        """Delete notifications older than 15 minutes, as Kafka's change listener does (any broker may)."""
+        now = time.time() * 1000
+        for child in children:
+            stat = self.zk.exists(f"{parent}/{child}")
+            if stat is not None and now - stat.ctime > NOTIFICATION_EXPIRY_MS:
+                try:
+                    self.zk.delete(f"{parent}/{child}")
+                except NoNodeError:
+                    pass  # another broker purged it first
 
     def _apply(self, updates: dict[ResourcePattern, set[AclEntry]]) -> None:
         acls = dict(self.acls)
