@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
+from pylog.protocol.api import api_name
 from pylog.security.sasl import PRE_AUTH_APIS, SaslSession
 from pylog.security.settings import ListenerSecurity
 
@@ -62,7 +63,7 @@ class ConnectionSecurity:
         if sasl is None or api_key in PRE_AUTH_APIS:
             return None
         if not sasl.authenticated:
-            return f"Unexpected Kafka request of type {api_key} during SASL handshake"
+            return f"Unexpected Kafka request of type {api_name(api_key).upper()} during SASL handshake"
         if sasl.expired():
             return "the SASL session expired (connections.max.reauth.ms) without re-authentication"
         self.principal = sasl.principal or ANONYMOUS
