@@ -25,6 +25,7 @@ from pylog.log.errors import (
     UnexpectedAppendOffsetError,
 )
 from pylog.log.loader import load_segments, new_segment, parse_partition_dir
+from pylog.log.max_timestamp import max_timestamp_offset
 from pylog.log.results import AppendInfo, FileSlice, OffsetTimestamp
 from pylog.log.retention import apply_retention
 from pylog.log.segment import LogSegment
@@ -362,11 +363,8 @@ class Log:
         return None
 
     def max_timestamp_offset(self) -> OffsetTimestamp | None:
-        """KIP-734 (timestamp -3): the largest timestamp and the last offset of its batch."""
-        best = max(self.segments, key=lambda s: s.max_timestamp)
-        if best.max_timestamp < 0:
-            return None
-        return OffsetTimestamp(best.offset_of_max_timestamp, best.max_timestamp)
+        """KIP-734 (timestamp -3): the largest timestamp and the offset of the record carrying it."""
+        return max_timestamp_offset(list(self.segments))
 
     # --- truncation, retention ------------------------------------------------------------------
     def truncate_to(self, offset: int) -> bool:
