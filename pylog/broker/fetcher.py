@@ -223,12 +223,13 @@ class ReplicaFetcher:
                                 headers[0].base_offset, plog.log_end_offset)
                     return
                 plog.append_as_follower(buf, headers)
-        if pr.log_start_offset > plog.log_start_offset:
-            plog.maybe_increment_log_start_offset(min(pr.log_start_offset, plog.log_end_offset))
         self.manager.broker.throttle.after_follower_append(p, len(data) if data else 0, pr.high_watermark)
         new_hw = min(pr.high_watermark, plog.log_end_offset)
         if new_hw > plog.high_watermark:
             plog.high_watermark = new_hw
+        # After the high watermark, as Kafka's fetcher does: a log start offset may not pass it.
+        if pr.log_start_offset > plog.log_start_offset:
+            plog.maybe_increment_log_start_offset(min(pr.log_start_offset, plog.high_watermark))
         self.manager.on_follower_progress(p)
 
     async def _handle_out_of_range(self, conn: AsyncBrokerConnection, st: FetchState) -> None:

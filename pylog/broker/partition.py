@@ -27,6 +27,7 @@ class FollowerState:
     last_fetch_ms: int = 0
     last_fetch_leader_leo: int = UNKNOWN_OFFSET
     last_caught_up_ms: int = 0
+    log_start_offset: int = UNKNOWN_OFFSET  # from its fetches (v5+); DeleteRecords waits on it
 
 
 class Partition:
@@ -103,8 +104,8 @@ class Partition:
 
     # -- leader bookkeeping ---------------------------------------------------------------
 
-    def update_follower(self, replica_id: int, fetch_offset: int, now_ms: int) -> None:
-        """Record a follower's fetch: its LEO is the offset it asks for."""
+    def update_follower(self, replica_id: int, fetch_offset: int, now_ms: int, log_start_offset: int = -1) -> None:
+        """Record a follower's fetch: its LEO is the offset it asks for, and its log start offset."""
         st = self.followers.get(replica_id)
         if st is None:
             if replica_id not in self.replicas:
@@ -118,6 +119,9 @@ class Partition:
         st.leo = fetch_offset
         st.last_fetch_leader_leo = leader_leo
         st.last_fetch_ms = now_ms
+        if log_start_offset != st.log_start_offset:
+            st.log_start_offset = log_start_offset
+            self.notify_fetchers()  # a DeleteRecords waiting for the low watermark rechecks
         self.maybe_increment_high_watermark()
 
     def maybe_increment_high_watermark(self) -> bool:
@@ -219,3 +223,17 @@ class Partition:
                 if not fut.done():
                     fut.set_result(None)
             self._fetch_waiters.clear()
+
+
+async def wait_for_change(partitions: list[Partition], timeout: float) -> None:
+    """Return on the next append, high watermark or follower change of any of them, or after `timeout` s."""
+    fut = asyncio.get_running_loop().create_future()
+    for p in partitions:
+        p.add_fetch_waiter(fut)
+    try:
+        await asyncio.wait_for(fut, timeout)
+    except asyncio.TimeoutError:
+        pass
+    finally:
+        for p in partitions:
+            p.remove_fetch_waiter(fut)

@@ -205,10 +205,12 @@ class ReplicaManager:
                     log.info("Expanding ISR of %s from %s to %s", p, p.isr, new_isr)
                 await self.update_isr(p, new_isr)
 
-    def on_follower_fetch(self, p: Partition, replica_id: int, fetch_offset: int, now: int) -> None:
+    def on_follower_fetch(self, p: Partition, replica_id: int, fetch_offset: int, now: int,
+                          log_start_offset: int = -1) -> None:
         """A follower fetched from `fetch_offset` (its log end offset): track its position (which may
-        advance the high watermark) and, once it caught up, add it to the ISR in the background."""
-        p.update_follower(replica_id, fetch_offset, now)
+        advance the high watermark) and its log start offset (DeleteRecords' low watermark), and, once
+        it caught up, add it to the ISR in the background."""
+        p.update_follower(replica_id, fetch_offset, now, log_start_offset)
         if p.caught_up_replicas():
             self.broker.spawn(self.maybe_expand_isr(p))
 

@@ -326,3 +326,32 @@ class BrokerAdmin:
         return {(t.topic, p.partition_id): None if p.error_code == ErrorCode.NONE else
                 ApiError(p.error_code, p.error_message)
                 for t in resp.replica_election_results for p in t.partition_result}
+
+    # ------------------------------------------------------------------ records
+
+    def delete_records(self, offsets: Mapping[tuple[str, int], int]) -> dict[tuple[str, int], int | ApiError]:
+        """DeleteRecords (API 21) at each partition's leader: per partition its low watermark or its error."""
+        meta = self.metadata(sorted({t for t, _ in offsets}))
+        out: dict[tuple[str, int], int | ApiError] = {}
+        by_leader: dict[int, dict[str, list[tuple[int, int]]]] = {}
+        for (t, p), offset in offsets.items():
+            part = meta.topics[t].partitions.get(p) if t in meta.topics else None
+            if part is None:
+                out[(t, p)] = ApiError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
+            elif part.leader is None:
+                out[(t, p)] = ApiError(ErrorCode.LEADER_NOT_AVAILABLE)
+            else:
+                by_leader.setdefault(part.leader, {}).setdefault(t, []).append((p, offset))
+        for leader, topics in by_leader.items():
+            self._require(ApiKey.DeleteRecords, leader)
+
+            def build(cls: type, v: int, topics: dict[str, list[tuple[int, int]]] = topics) -> ApiMessage:
+                return cls(timeout_ms=self.timeout_ms, topics=[cls.DeleteRecordsTopic(name=t, partitions=[
+                    cls.DeleteRecordsTopic.DeleteRecordsPartition(partition_index=p, offset=o) for p, o in ps])
+                    for t, ps in topics.items()])
+            resp = self.client.call(ApiKey.DeleteRecords, build, node=leader)
+            for t in resp.topics:
+                for p in t.partitions:
+                    out[(t.name, p.partition_index)] = (p.low_watermark if p.error_code == ErrorCode.NONE
+                                                        else ApiError(p.error_code))
+        return out

@@ -18,7 +18,8 @@ from typing import Any
 import click
 
 from pylog.cli.results import (ConfigsAltered, ConfigsDescribed, ElectionResult, EntityConfigs, PartitionLine,
-                               TopicCreated, TopicLine, TopicList, TopicsAltered, TopicsDeleted, TopicsDescribed)
+                               RecordsDeleted, TopicCreated, TopicLine, TopicList, TopicsAltered, TopicsDeleted,
+                               TopicsDescribed)
 
 ZK = "zookeeper"
 
@@ -202,6 +203,15 @@ def _(r: ElectionResult) -> list[str]:
     return lines
 
 
+@text.register
+def _(r: RecordsDeleted) -> list[str]:
+    lines = ["Executing records delete operation", "Records delete operation completed:"]
+    for p in r.partitions:
+        outcome = f"error: {p.error}" if p.error is not None else f"low_watermark: {p.low_watermark}"
+        lines.append(f"partition: {p.partition}\t{outcome}")
+    return lines
+
+
 # ---------------------------------------------------------------- rich tables
 
 @singledispatch
@@ -266,3 +276,9 @@ def _(r: ElectionResult) -> None:
     rows = [[p, "elected", ""] for p in r.succeeded] + [[p, "already elected", ""] for p in r.not_needed]
     rows += [[f.partition, "failed", f"{f.exception.rsplit('.', 1)[-1]}: {f.message}"] for f in r.failed]
     _console().print(_table(f"Leader election ({r.election_type})", ["Partition", "Result", "Detail"], rows))
+
+
+@table.register
+def _(r: RecordsDeleted) -> None:
+    rows = [[p.partition, "" if p.low_watermark is None else str(p.low_watermark), p.error or ""] for p in r.partitions]
+    _console().print(_table("Records deleted", ["Partition", "Low watermark", "Error"], rows))

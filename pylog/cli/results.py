@@ -174,3 +174,22 @@ class ElectionResult:
     failed: list[ElectionFailure]
     via: str
     failure: str | None = None
+
+
+# ---------------------------------------------------------------- pylog-delete-records
+
+@dataclass
+class DeletedPartition:
+    """One partition's outcome: its new low watermark, or Kafka's exception text."""
+
+    partition: str
+    low_watermark: int | None
+    error: str | None = None
+
+
+@dataclass
+class RecordsDeleted:
+    """DeleteRecords outcome per partition ("topic-partition"), sorted."""
+
+    partitions: list[DeletedPartition]
+    failure: str | None = None

@@ -13,10 +13,10 @@ ignored (no follower fetching).
 
 from __future__ import annotations
 
-import asyncio
 import time
 
 from pylog.broker.handlers import handler
+from pylog.broker.partition import wait_for_change
 from pylog.broker.services import HandlerContext
 from pylog.common.clock import now_ms
 from pylog.protocol.api import ApiKey
@@ -50,7 +50,7 @@ def _read_all(ctx, req, follower: bool, first_pass: bool, denied: frozenset = fr
             plog = p.log
             if follower:
                 if first_pass:
-                    rm.on_follower_fetch(p, req.replica_id, fp.fetch_offset, t)
+                    rm.on_follower_fetch(p, req.replica_id, fp.fetch_offset, t, getattr(fp, "log_start_offset", -1))
                 max_offset = plog.log_end_offset
             else:
                 max_offset = p.high_watermark
@@ -81,7 +81,6 @@ async def handle_fetch(ctx: HandlerContext, req):
     follower = req.replica_id >= 0
     deadline = time.monotonic() + max(req.max_wait_ms, 0) / 1000
     first = True
-    loop = asyncio.get_running_loop()
     # Followers need CLUSTER_ACTION on the cluster, consumers READ on each topic (Kafka's checks).
     follower_ok = not follower or allowed(ctx, "CLUSTER_ACTION", "CLUSTER")
     denied = frozenset(ft.topic for ft in req.topics
@@ -93,16 +92,7 @@ async def handle_fetch(ctx: HandlerContext, req):
         wait = deadline - time.monotonic()
         if total >= req.min_bytes or has_error or wait <= 0 or not touched:
             break
-        fut = loop.create_future()
-        for p in touched:
-            p.add_fetch_waiter(fut)
-        try:
-            await asyncio.wait_for(fut, wait)
-        except asyncio.TimeoutError:
-            pass
-        finally:
-            for p in touched:
-                p.remove_fetch_waiter(fut)
+        await wait_for_change(touched, wait)
     if follower:
         ctx.broker.throttle.after_leader_fetch(req, topics)
     return encode_fetch_response(ctx.header, topics, session_id=0)
