@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from typing import Any, Mapping, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 from pylog.broker.handlers import handler
 from pylog.broker.services import HandlerContext
@@ -87,12 +87,12 @@ def _config_error(type_id: int, name: str, exc: ConfigError) -> KafkaProtocolErr
                               f"Invalid config value for resource {_resource(type_id, name)}: {text}")
 
 
-def _preprocess(res) -> None:
-    """ConfigAdminManager.preprocess checks that do not need ZooKeeper."""
+def preprocess(res, incremental: bool = True) -> None:
+    """ConfigAdminManager.preprocess checks that do not need ZooKeeper (AlterConfigs allows no null value)."""
     names = [c.name for c in res.configs]
     if len(set(names)) != len(names):
         raise _invalid_request("Error due to duplicate config keys")
-    nulls = [c.name for c in res.configs if c.config_operation != DELETE and c.value is None]
+    nulls = [c.name for c in res.configs if c.value is None and not (incremental and c.config_operation == DELETE)]
     if nulls:
         raise _invalid_request("Null value not supported for : " + ", ".join(nulls))
     if res.resource_type not in (TOPIC, BROKER):
@@ -100,20 +100,27 @@ def _preprocess(res) -> None:
                                f"{_TYPE_NAMES.get(res.resource_type, 'UNKNOWN')}")
 
 
-class _Alterer:
-    """Reads, changes, validates and writes one resource's overrides (blocking; run in a thread)."""
+Update = Callable[[Mapping[str, str], Mapping[str, Any]], dict[str, str]]  # (current overrides, keys) -> new
+
+
+class ConfigAlterer:
+    """Reads, changes, validates and writes one resource's overrides (blocking; run in a thread).
+
+    `update` turns the stored overrides into the new ones: the incremental operations, or (the
+    legacy AlterConfigs) the request's entries replacing them all.
+    """
 
     def __init__(self, broker: Any, validate_only: bool) -> None:
         self.broker = broker
         self.validate_only = validate_only
         self.admin = AdminZkClient(broker.zk)
 
-    def topic(self, name: str, ops: list[tuple[str, int, str | None]]) -> None:
+    def topic(self, name: str, update: Update) -> None:
         if not name:
             raise _invalid_request("Default topic resources are not allowed.")
         if name not in self.broker.metadata.topics:
             raise KafkaProtocolError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, f"The topic '{name}' does not exist.")
-        new = apply_operations(self.admin.fetch_entity_config("topics", name), ops, TOPIC_CONFIGS)
+        new = update(self.admin.fetch_entity_config("topics", name), TOPIC_CONFIGS)
         try:
             validate_topic_config(new)
         except ConfigError as exc:
@@ -122,7 +129,7 @@ class _Alterer:
             log.info("Updating topic %s with new configuration : %s", name, new)
             self.admin.change_entity_config("topics", name, new)
 
-    def broker_config(self, name: str, ops: list[tuple[str, int, str | None]]) -> None:
+    def broker_config(self, name: str, update: Update) -> None:
         per_broker = name != ""
         if per_broker:
             if not name.lstrip("-").isdigit():
@@ -131,7 +138,7 @@ class _Alterer:
                 raise _invalid_request(f"Unexpected broker id, expected {self.broker.broker_id}, "
                                        f"but received {name}")
         entity = name if per_broker else paths.DEFAULT_ENTITY
-        new = apply_operations(self.admin.fetch_entity_config("brokers", entity), ops, BROKER_CONFIGS)
+        new = update(self.admin.fetch_entity_config("brokers", entity), BROKER_CONFIGS)
         try:
             validate_dynamic_broker_config(new, per_broker=per_broker)
         except ConfigError as exc:
@@ -141,17 +148,17 @@ class _Alterer:
             self.admin.change_entity_config("brokers", entity, new)
 
 
-@handler(ApiKey.IncrementalAlterConfigs, 0, 1)
-async def handle_incremental_alter_configs(ctx: HandlerContext, req):
-    """Change topic and broker configs through ZooKeeper."""
-    cls = response_class(ApiKey.IncrementalAlterConfigs)[ctx.header.api_version]
-    log.info("IncrementalAlterConfigs v%d for %d resources from %s (validate_only=%s)", ctx.header.api_version,
+async def alter_resources(ctx: HandlerContext, req, update_for: Callable[[Any], Update], incremental: bool):
+    """Both AlterConfigs flavours: alter each resource on its own, answer its error code and message."""
+    api = ApiKey.IncrementalAlterConfigs if incremental else ApiKey.AlterConfigs
+    cls = response_class(api)[ctx.header.api_version]
+    log.info("%s v%d for %d resources from %s (validate_only=%s)", api.name, ctx.header.api_version,
              len(req.resources), ctx.header.client_id, req.validate_only)
     seen: dict[tuple[int, str], int] = {}
     for res in req.resources:
         key = (res.resource_type, res.resource_name)
         seen[key] = seen.get(key, 0) + 1
-    alterer = _Alterer(ctx.broker, req.validate_only)
+    alterer = ConfigAlterer(ctx.broker, req.validate_only)
     loop = asyncio.get_running_loop()
     responses = []
     for res in req.resources:
@@ -162,17 +169,25 @@ async def handle_incremental_alter_configs(ctx: HandlerContext, req):
             refusal = config_refusal(ctx, "ALTER_CONFIGS", res.resource_type, res.resource_name)
             if refusal is not None:
                 raise KafkaProtocolError(*refusal)
-            _preprocess(res)
-            ops = [(c.name, c.config_operation, c.value) for c in res.configs]
+            preprocess(res, incremental)
             fn = alterer.topic if res.resource_type == TOPIC else alterer.broker_config
-            await loop.run_in_executor(None, fn, res.resource_name, ops)
+            await loop.run_in_executor(None, fn, res.resource_name, update_for(res))
         except KafkaProtocolError as exc:
             err, msg = exc.code, exc.message
         except Exception as exc:  # ZooKeeper trouble or a bug: this resource fails, the others proceed
-            log.exception("Error processing incremental alter configs request for resource %s",
-                          _resource(res.resource_type, res.resource_name))
+            log.exception("Error processing %salter configs request for resource %s",
+                          "incremental " if incremental else "", _resource(res.resource_type, res.resource_name))
             err, msg = ErrorCode.UNKNOWN_SERVER_ERROR, str(exc)
         responses.append(cls.AlterConfigsResourceResponse(error_code=int(err), error_message=msg,
                                                           resource_type=res.resource_type,
                                                           resource_name=res.resource_name))
     return cls(throttle_time_ms=0, responses=responses)
+
+
+@handler(ApiKey.IncrementalAlterConfigs, 0, 1)
+async def handle_incremental_alter_configs(ctx: HandlerContext, req):
+    """Change topic and broker configs through ZooKeeper, operation by operation."""
+    def update_for(res) -> Update:
+        ops = [(c.name, c.config_operation, c.value) for c in res.configs]
+        return lambda current, keys: apply_operations(current, ops, keys)
+    return await alter_resources(ctx, req, update_for, incremental=True)
