@@ -1,0 +1,38 @@
+"""What ApiVersions advertises, against a real Kafka release's set (README "Which Kafka pylog presents as").
+
+The release table is kafka-python's record of what each Apache Kafka release's brokers answer to
+ApiVersions (kafka/protocol/broker_version_data.py), the same data kafka-python negotiates with.
+"""
+
+import re
+from pathlib import Path
+
+from kafka.protocol.broker_version_data import BROKER_API_VERSIONS, infer_broker_version_from_api_versions
+
+from pylog.broker.handlers import advertised_ranges, load_all
+from pylog.protocol.api import api_name
+
+PRESENTS_AS = (3, 7)  # the newest ZooKeeper-mode release whose ranges contain every one of ours
+README = Path(__file__).resolve().parents[3] / "README.md"
+
+
+def _ours() -> dict[int, tuple[int, int]]:
+    load_all()
+    return {k: (lo, hi) for k, lo, hi in advertised_ranges()}
+
+
+def test_every_advertised_range_is_within_kafka_3_7s():
+    release = BROKER_API_VERSIONS[PRESENTS_AS]
+    beyond = {api_name(k): (r, release.get(k)) for k, r in _ours().items()
+              if k not in release or r[0] < release[k][0] or r[1] > release[k][1]}
+    # A version Kafka 3.7 does not have would make pylog something no real broker is.
+    assert beyond == {}
+
+
+def test_readme_names_the_release_and_what_kafka_python_infers():
+    text = README.read_text()
+    section = text[text.index("## Which Kafka pylog presents as"):]
+    claimed = re.search(r"kafka-python \S+ infers \*\*Kafka (\d+)\.(\d+)\*\*", section)
+    assert claimed, "the README section names the version kafka-python infers"
+    assert tuple(map(int, claimed.groups())) == infer_broker_version_from_api_versions(_ours())
+    assert f"Kafka {PRESENTS_AS[0]}.{PRESENTS_AS[1]}" in section
