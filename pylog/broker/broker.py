@@ -18,6 +18,7 @@ from typing import Any, Coroutine
 from pylog.broker.fetcher import ReplicaFetcherManager
 from pylog.broker.handlers import HANDLERS
 from pylog.broker.log_cleaner_task import LogCleanerTask
+from pylog.broker.log_dir_mover import LogDirMover
 from pylog.broker.metadata_cache import MetadataCache
 from pylog.broker.metrics_reporter import MetricsReporter
 from pylog.broker.replica_manager import ReplicaManager
@@ -74,6 +75,7 @@ class Broker:
         self.fetchers = ReplicaFetcherManager(self)
         self.topic_configs = TopicConfigs(self)
         self.topic_admin = TopicAdmin(self)
+        self.log_dir_mover = LogDirMover(self)
         self.zk_store: BrokerZkStore | None = None
         self.replicas: ReplicaManager | None = None
         self.controller: Controller | None = None

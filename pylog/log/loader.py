@@ -37,9 +37,16 @@ class LoadedSegments(NamedTuple):
     changed: bool  # files were truncated or deleted (the directory needs an fsync)
 
 
+_MARKED_DIR = re.compile(r"^\S+-\S+\.\S+-(delete|future)$")  # Kafka's DeleteDirPattern / FutureDirPattern
+
+
 def parse_partition_dir(name: str) -> tuple[str, int]:
-    """`<topic>-<partition>` -> (topic, partition); raises ValueError for anything else."""
-    topic, sep, part = name.rpartition("-")
+    """`<topic>-<partition>`, or `<topic>-<partition>.<uniqueId>-delete|-future` -> (topic, partition).
+
+    Raises ValueError for anything else (UnifiedLog.parseTopicPartitionName).
+    """
+    base = name[: name.rindex(".")] if _MARKED_DIR.match(name) else name
+    topic, sep, part = base.rpartition("-")
     if not sep or not topic or not part.isdigit():
         raise ValueError(
             f"Found directory {name}, '{name}' is not in the form of topic-partition or "

@@ -15,7 +15,9 @@ import uuid
 from typing import Mapping
 
 from pylog.log.checkpoint import (
+    LEADER_EPOCH_CHECKPOINT,
     LOG_START_OFFSET_CHECKPOINT,
+    PARTITION_METADATA,
     RECOVERY_POINT_CHECKPOINT,
     REPLICATION_OFFSET_CHECKPOINT,
     OffsetCheckpoint,
@@ -34,9 +36,9 @@ FUTURE_DIR_SUFFIX = "-future"
 TopicPartition = tuple[str, int]
 
 
-def delete_dir_name(topic: str, partition: int) -> str:
-    """Kafka's `<topic>-<partition>.<uuid32hex>-delete`, topic cut so the name fits 255 chars."""
-    suffix = f"-{partition}.{uuid.uuid4().hex}{DELETE_DIR_SUFFIX}"
+def delete_dir_name(topic: str, partition: int, marker: str = DELETE_DIR_SUFFIX) -> str:
+    """Kafka's `<topic>-<partition>.<uuid32hex>-delete` (or `-future`), topic cut so the name fits 255 chars."""
+    suffix = f"-{partition}.{uuid.uuid4().hex}{marker}"
     return topic[: max(0, 255 - len(suffix))] + suffix
 
 
@@ -55,6 +57,9 @@ class LogManager:
         self.default_config = default_config
         self.topic_configs: dict[str, LogConfig] = dict(topic_configs or {})
         self._logs: dict[TopicPartition, Log] = {}
+        self._futures: dict[TopicPartition, Log] = {}  # replicas being copied to another log dir
+        # Where AlterReplicaLogDirs asked a replica not created yet to go (Kafka's preferredLogDirs).
+        self.preferred_dirs: dict[TopicPartition, str] = {}
         self.had_clean_shutdown: dict[str, bool] = {}
         self._shut_down = False
 
@@ -86,7 +91,9 @@ class LogManager:
                     shutil.rmtree(path, ignore_errors=True)
                     continue
                 if entry.endswith(FUTURE_DIR_SUFFIX):
-                    log.warning("Ignoring %s: moving replicas between log dirs is not supported", path)
+                    # Kafka resumes such a move; pylog keeps the replica where it is (the move may be asked again).
+                    log.warning("Deleting %s, the copy of an unfinished move between log dirs", path)
+                    shutil.rmtree(path, ignore_errors=True)
                     continue
                 try:
                     tp = parse_partition_dir(entry)
@@ -134,7 +141,8 @@ class LogManager:
     def get_or_create(
         self, topic: str, partition: int, config: LogConfig | None = None, topic_id: str | None = None
     ) -> Log:
-        """Return the log, creating it in the log dir with the fewest partitions if needed."""
+        """Return the log, creating it if needed: in the dir AlterReplicaLogDirs asked for, else in the log dir
+        with the fewest partitions (ties: the first configured), as Kafka's nextLogDirs does."""
         existing = self._logs.get((topic, partition))
         if existing is not None:
             if topic_id is not None and existing.topic_id is None:
@@ -143,7 +151,7 @@ class LogManager:
         counts = {d: 0 for d in self.log_dirs}
         for plog in self._logs.values():
             counts[self.log_dir_of(plog)] = counts.get(self.log_dir_of(plog), 0) + 1
-        root = min(self.log_dirs, key=lambda d: counts[d])  # ties: first configured dir
+        root = self.preferred_dirs.pop((topic, partition), None) or min(self.log_dirs, key=lambda d: counts[d])
         cfg = config or self.config_for(topic)
         if config is not None:
             self.topic_configs[topic] = config
@@ -160,6 +168,7 @@ class LogManager:
         plog = self._logs.pop((topic, partition), None)
         if plog is None:
             return False
+        self.abort_future(topic, partition)
         root = self.log_dir_of(plog)
         plog.close()
         # Rename first: a crash half-way through the rmtree leaves a dir load() cleans up.
@@ -171,6 +180,71 @@ class LogManager:
         shutil.rmtree(doomed, ignore_errors=True)
         log.info("Deleted log for partition %s-%d in %s", topic, partition, root)
         return True
+
+    # --- moving a replica to another log dir (AlterReplicaLogDirs) ---------------------------
+    def future_log(self, topic: str, partition: int) -> Log | None:
+        """The copy being made of a partition in another log dir, if any."""
+        return self._futures.get((topic, partition))
+
+    def future_logs(self) -> list[Log]:
+        """Every copy in progress."""
+        return list(self._futures.values())
+
+    def create_future(self, topic: str, partition: int, root: str) -> Log:
+        """The (empty at first) `<topic>-<partition>.<id>-future` log in `root` the replica is copied into."""
+        if root not in self.log_dirs:
+            raise LogError(f"Log dir {root} is not found in the config.")
+        current = self._logs[(topic, partition)]
+        existing = self._futures.get((topic, partition))
+        if existing is not None:
+            if self.log_dir_of(existing) == root:
+                return existing
+            self.abort_future(topic, partition)
+        future = Log.open(os.path.join(root, delete_dir_name(topic, partition, FUTURE_DIR_SUFFIX)), current.config)
+        fsync_dir(root)
+        self._futures[(topic, partition)] = future
+        log.info("Created future log for partition %s-%d in %s", topic, partition, root)
+        return future
+
+    def abort_future(self, topic: str, partition: int) -> None:
+        """Drop an unfinished copy."""
+        future = self._futures.pop((topic, partition), None)
+        if future is not None:
+            future.delete()
+            log.info("Deleted future log for partition %s-%d", topic, partition)
+
+    def replace_current_with_future(self, topic: str, partition: int) -> Log:
+        """Swap a complete copy in for the replica: Kafka's replaceCurrentWithFutureLog. Returns the new log.
+
+        The caller has checked that the copy holds every batch of the current log; the leader-epoch
+        file and the topic id are carried over, the old dir is renamed `-delete` and removed.
+        """
+        current, future = self._logs[(topic, partition)], self._futures.pop((topic, partition))
+        old_root, new_root = self.log_dir_of(current), self.log_dir_of(future)
+        current.flush()
+        future.flush()
+        current.close()
+        future.close()
+        for name in (LEADER_EPOCH_CHECKPOINT, PARTITION_METADATA):
+            if os.path.exists(os.path.join(current.dir, name)):
+                shutil.copyfile(os.path.join(current.dir, name), os.path.join(future.dir, name))
+        doomed = os.path.join(old_root, delete_dir_name(topic, partition))
+        os.rename(current.dir, doomed)
+        target = os.path.join(new_root, f"{topic}-{partition}")
+        os.rename(future.dir, target)
+        fsync_dir(old_root)
+        fsync_dir(new_root)
+        plog = Log.open(target, current.config, future.recovery_point, current.log_start_offset, clean_shutdown=True)
+        plog.high_watermark = current.high_watermark
+        plog.recovery_point_listener = self._recovery_point_lowered
+        self._logs[(topic, partition)] = plog
+        for root in (old_root, new_root):
+            self._checkpoint(root, RECOVERY_POINT_CHECKPOINT, lambda p: p.recovery_point)
+            self._checkpoint(root, LOG_START_OFFSET_CHECKPOINT, self._log_start_to_checkpoint)
+            self._checkpoint(root, REPLICATION_OFFSET_CHECKPOINT, lambda p: p.high_watermark)
+        shutil.rmtree(doomed, ignore_errors=True)
+        log.info("The current replica of %s-%d moved from %s to %s", topic, partition, old_root, new_root)
+        return plog
 
     # --- checkpoints --------------------------------------------------------------------------
     def _checkpoint(self, root: str, filename: str, value) -> None:  # type: ignore[no-untyped-def]
@@ -230,7 +304,7 @@ class LogManager:
         self.checkpoint_recovery_points()
         self.checkpoint_log_start_offsets()
         self.checkpoint_high_watermarks()
-        for plog in self._logs.values():
+        for plog in [*self._logs.values(), *self._futures.values()]:
             plog.close()
         for root in self.log_dirs:
             open(os.path.join(root, CLEAN_SHUTDOWN_FILE), "ab").close()

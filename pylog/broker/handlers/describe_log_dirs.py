@@ -2,8 +2,9 @@
 
 Behavior: every log dir of this broker with the partitions it holds (all, or those asked for),
 each with its size on disk and its offset lag (high watermark minus log end offset, at least
-0, as Kafka computes it). The reassignment tools read replica sizes here to
-show bytes copied. pylog has no future (log-dir move) replicas, so is_future_key is always false.
+0, as Kafka computes it). The reassignment tools read replica sizes here to show bytes copied.
+A replica being moved to another log dir (AlterReplicaLogDirs) also shows its copy there, with
+is_future_key set and the copy's lag behind the replica's log end offset.
 Version notes: v3 adds the top-level error code; v4 the volume's total and usable bytes.
 """
 
@@ -34,14 +35,19 @@ async def handle_describe_log_dirs(ctx: HandlerContext, req):
         return cls(throttle_time_ms=0, error_code=31, results=[])
     wanted = None if req.topics is None else {(t.topic, p) for t in req.topics for p in t.partitions}
     by_dir: dict[str, dict[str, list]] = {d: {} for d in logs.log_dirs}
-    for plog in logs.all_logs():
+    futures = [(plog, True) for plog in logs.future_logs()]
+    for plog, is_future in [(plog, False) for plog in logs.all_logs()] + futures:
         key = (plog.topic, plog.partition)
         if wanted is not None and key not in wanted:
             continue
+        current = logs.get(*key) if is_future else None
+        # Kafka's getLogEndOffsetLag: a copy lags its replica's log end, a replica its high watermark.
+        lag = (current.log_end_offset - plog.log_end_offset if current is not None
+               else max(0, plog.high_watermark - plog.log_end_offset))
         by_dir.setdefault(logs.log_dir_of(plog), {}).setdefault(plog.topic, []).append(
             cls.DescribeLogDirsResult.DescribeLogDirsTopic.DescribeLogDirsPartition(
-                partition_index=plog.partition, partition_size=plog.size_bytes,
-                offset_lag=max(0, plog.high_watermark - plog.log_end_offset), is_future_key=False))
+                partition_index=plog.partition, partition_size=plog.size_bytes, offset_lag=lag,
+                is_future_key=is_future))
     results = []
     for root, topics in sorted(by_dir.items()):
         total, usable = _volume(root)

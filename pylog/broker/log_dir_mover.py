@@ -1,0 +1,120 @@
+"""Moving a replica between this broker's log dirs (AlterReplicaLogDirs; Kafka's ReplicaAlterLogDirsThread).
+
+A move creates a `-future` log in the destination dir and copies the replica's batches into it
+chunk by chunk on the event loop (appends and truncations of the replica go on meanwhile). Once
+the copy holds every batch, the swap happens in the same loop step as that check, so no append
+can slip in between: the future log replaces the current one (LogManager.replace_current_with_future)
+and the partition serves from the new dir. A truncated or rewritten replica is noticed by comparing
+the last copied batch's header with the replica's, and the copy starts over.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+
+from pylog.log import Log, LogError
+from pylog.protocol import records
+from pylog.protocol.errors import ErrorCode
+
+log = logging.getLogger("pylog.broker.log_dir_mover")
+
+CHUNK_BYTES = 1 << 20
+_HEADER_BYTES = 61  # a v2 batch header
+
+
+def _batch_header(plog: Log, offset: int) -> tuple[int, int, int] | None:
+    """(base offset, length, crc) of the batch holding `offset`, or None."""
+    slices = plog.read(offset, 1)
+    if not slices:
+        return None
+    fd = os.open(slices[0].path, os.O_RDONLY)
+    try:
+        raw = os.pread(fd, _HEADER_BYTES, slices[0].position)
+    finally:
+        os.close(fd)
+    h = records.parse_header(raw)
+    return h.base_offset, h.batch_length, h.crc
+
+
+def _diverged(current: Log, future: Log) -> bool:
+    """Whether the copy's last batch is no longer the replica's (the replica was truncated)."""
+    last = future.log_end_offset - 1
+    if last >= current.log_end_offset:
+        return True
+    if last < max(current.log_start_offset, future.log_start_offset):
+        return False
+    return _batch_header(current, last) != _batch_header(future, last)
+
+
+def copy_step(current: Log, future: Log, max_bytes: int = CHUNK_BYTES) -> bool:
+    """Copy the next batches of `current` into `future`; True when the copy holds all of them."""
+    if future.log_end_offset > future.log_start_offset and _diverged(current, future):
+        future.truncate_fully_and_start_at(current.log_start_offset)
+    start = max(future.log_end_offset, current.log_start_offset)
+    if start >= current.log_end_offset:
+        if future.log_end_offset != current.log_end_offset:  # everything below was deleted: start empty there
+            future.truncate_fully_and_start_at(current.log_end_offset)
+        return True
+    # No more than a segment at once: one append may not exceed segment.bytes (at least one batch is read).
+    limit = min(max_bytes, future.config.segment_bytes)
+    buf = bytearray(b"".join(s.read() for s in current.read(start, limit)))
+    headers = records.validate_batches(buf)
+    if headers[0].base_offset != future.log_end_offset:
+        future.truncate_fully_and_start_at(headers[0].base_offset)
+    future.append_as_follower(buf, headers)
+    return False
+
+
+class LogDirMover:
+    """The moves in progress on one broker, one task each."""
+
+    def __init__(self, broker) -> None:
+        self.broker = broker
+        self._tasks: dict[tuple[str, int], asyncio.Task] = {}
+
+    def request(self, topic: str, partition: int, root: str) -> ErrorCode:
+        """Start (or keep, or cancel) moving a replica to `root`; the per-partition error code."""
+        logs = self.broker.logs
+        if root not in logs.log_dirs:
+            return ErrorCode.LOG_DIR_NOT_FOUND
+        p = self.broker.replicas.get(topic, partition)
+        if p is None:
+            # Kafka remembers the dir for when the replica is created, and answers REPLICA_NOT_AVAILABLE.
+            logs.preferred_dirs[(topic, partition)] = root
+            return ErrorCode.REPLICA_NOT_AVAILABLE
+        future = logs.future_log(topic, partition)
+        if future is not None and logs.log_dir_of(future) == root:
+            return ErrorCode.NONE
+        self._stop(topic, partition)
+        if logs.log_dir_of(p.log) == root:
+            return ErrorCode.NONE
+        logs.create_future(topic, partition, root)
+        self._tasks[(topic, partition)] = self.broker.spawn(self._copy(topic, partition))
+        return ErrorCode.NONE
+
+    def _stop(self, topic: str, partition: int) -> None:
+        task = self._tasks.pop((topic, partition), None)
+        if task is not None:
+            task.cancel()
+        self.broker.logs.abort_future(topic, partition)
+
+    async def _copy(self, topic: str, partition: int) -> None:
+        logs = self.broker.logs
+        try:
+            while True:
+                p = self.broker.replicas.get(topic, partition)
+                future = logs.future_log(topic, partition)
+                if p is None or future is None:
+                    return
+                if copy_step(p.log, future):
+                    p.log = logs.replace_current_with_future(topic, partition)
+                    return
+                await asyncio.sleep(0)  # let requests run between chunks
+        except (LogError, records.RecordError, OSError):
+            log.exception("Moving %s-%d between log dirs failed; the replica stays where it was", topic, partition)
+            logs.abort_future(topic, partition)
+        finally:
+            if self._tasks.get((topic, partition)) is asyncio.current_task():
+                del self._tasks[(topic, partition)]
