@@ -21,6 +21,8 @@ from pylog.protocol.errors import ErrorCode
 log = logging.getLogger("pylog.broker.log_dir_mover")
 
 CHUNK_BYTES = 1 << 20
+LOG_DIR_RATE = "replica.alter.log.dirs.io.max.bytes.per.second"
+LONG_MAX = 2**63 - 1
 _HEADER_BYTES = 61  # a v2 batch header
 
 
@@ -108,10 +110,13 @@ class LogDirMover:
                 future = logs.future_log(topic, partition)
                 if p is None or future is None:
                     return
+                before = future.size_bytes
                 if copy_step(p.log, future):
                     p.log = logs.replace_current_with_future(topic, partition)
                     return
-                await asyncio.sleep(0)  # let requests run between chunks
+                # Requests run between chunks; replica.alter.log.dirs.io.max.bytes.per.second paces them.
+                rate = int(self.broker.topic_configs.broker_value(LOG_DIR_RATE))
+                await asyncio.sleep(max(0, future.size_bytes - before) / rate if 0 < rate < LONG_MAX else 0)
         except (LogError, records.RecordError, OSError):
             log.exception("Moving %s-%d between log dirs failed; the replica stays where it was", topic, partition)
             logs.abort_future(topic, partition)

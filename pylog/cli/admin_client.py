@@ -355,3 +355,48 @@ class BrokerAdmin:
                     out[(t.name, p.partition_index)] = (p.low_watermark if p.error_code == ErrorCode.NONE
                                                         else ApiError(p.error_code))
         return out
+
+    # ------------------------------------------------------------------ log dirs
+
+    def alter_replica_log_dirs(self, moves: Mapping[tuple[str, int, int], str]
+                               ) -> dict[tuple[str, int, int], ApiError | None]:
+        """AlterReplicaLogDirs (API 34) at each replica's broker: per (topic, partition, broker) None or its error."""
+        by_broker: dict[int, dict[str, dict[str, list[int]]]] = {}
+        for (t, p, b), path in moves.items():
+            by_broker.setdefault(b, {}).setdefault(path, {}).setdefault(t, []).append(p)
+        out: dict[tuple[str, int, int], ApiError | None] = {}
+        for broker, dirs in sorted(by_broker.items()):
+            self._require(ApiKey.AlterReplicaLogDirs, broker)
+
+            def build(cls: type, v: int, dirs: dict[str, dict[str, list[int]]] = dirs) -> ApiMessage:
+                d_cls = cls.AlterReplicaLogDir
+                return cls(dirs=[d_cls(path=path, topics=[d_cls.AlterReplicaLogDirTopic(name=t, partitions=ps)
+                                                          for t, ps in topics.items()])
+                                 for path, topics in dirs.items()])
+            resp = self.client.call(ApiKey.AlterReplicaLogDirs, build, node=broker)
+            for t in resp.results:
+                for p in t.partitions:
+                    out[(t.topic_name, p.partition_index, broker)] = (
+                        None if p.error_code == ErrorCode.NONE else ApiError(p.error_code))
+        return out
+
+    def replica_log_dirs(self, replicas: Iterable[tuple[str, int, int]]
+                         ) -> dict[tuple[str, int, int], tuple[str | None, str | None]]:
+        """describeReplicaLogDirs: (current dir, future dir) of each (topic, partition, broker) found."""
+        by_broker: dict[int, dict[str, list[int]]] = {}
+        for t, p, b in replicas:
+            by_broker.setdefault(b, {}).setdefault(t, []).append(p)
+        out: dict[tuple[str, int, int], tuple[str | None, str | None]] = {}
+        for broker, topics in sorted(by_broker.items()):
+            self._require(ApiKey.DescribeLogDirs, broker)
+
+            def build(cls: type, v: int, topics: dict[str, list[int]] = topics) -> ApiMessage:
+                return cls(topics=[cls.DescribableLogDirTopic(topic=t, partitions=ps) for t, ps in topics.items()])
+            resp = self.client.call(ApiKey.DescribeLogDirs, build, node=broker)
+            for d in resp.results:
+                for t in d.topics if d.error_code == ErrorCode.NONE else ():
+                    for p in t.partitions:
+                        current, future = out.get((t.name, p.partition_index, broker), (None, None))
+                        out[(t.name, p.partition_index, broker)] = ((current, d.log_dir) if p.is_future_key
+                                                                    else (d.log_dir, future))
+        return out

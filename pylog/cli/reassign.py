@@ -103,7 +103,8 @@ def _cluster(zookeeper: str | None, bootstrap_server: str | None) -> ClusterView
 @click.option("--export-snapshot", type=click.Path(dir_okay=False), metavar="FILE",
               help="Write the live cluster as a snapshot JSON file (for --cluster-snapshot).")
 @click.option("--reassignment-json-file", type=click.Path(dir_okay=False),
-              help='{"version":1,"partitions":[{"topic":"foo","partition":1,"replicas":[1,2,3]}]}')
+              help='{"version":1,"partitions":[{"topic":"foo","partition":1,"replicas":[1,2,3],'
+                   '"log_dirs":["any","/data/b","any"]}]} (log_dirs optional; "any" = no move)')
 @click.option("--topics-to-move-json-file", type=click.Path(dir_okay=False),
               help='{"topics":[{"topic":"foo"},{"topic":"foo1"}],"version":1}')
 @click.option("--broker-list", metavar="0,1,2", help="The brokers to reassign the topics' partitions to.")
@@ -111,9 +112,9 @@ def _cluster(zookeeper: str | None, bootstrap_server: str | None) -> ClusterView
 @click.option("--throttle", type=int, default=-1, show_default=True,
               help="Throttle replication of the moving replicas to this many bytes/s (at least 1 KB/s advised).")
 @click.option("--replica-alter-log-dirs-throttle", type=int, default=-1, show_default=True,
-              help="Kafka's log-dir move throttle (pylog has no log-dir moves; accepted for scripts).")
+              help="Throttle moves between the log dirs of a broker (log_dirs in the JSON) to this many bytes/s.")
 @click.option("--timeout", type=int, default=10000, show_default=True,
-              help="Kafka's wait for log-dir moves to start, in ms (none happen in pylog; accepted for scripts).")
+              help="How long (ms) to keep trying to start log-dir moves (a replica must exist on its broker first).")
 @click.option("--additional", is_flag=True, help="Execute in addition to ongoing reassignments (or change the "
                                                  "throttle by resubmitting the current one).")
 @click.option("--preserve-throttles", is_flag=True, help="Do not modify broker or topic throttles.")
@@ -166,10 +167,10 @@ def reassign_command(zookeeper: str | None, bootstrap_server: str | None, **opts
     if action == "verify":
         return ops.verify(cluster, text, opts["preserve_throttles"])
     if action == "cancel":
-        return ops.cancel(cluster, text, opts["preserve_throttles"])
+        return ops.cancel(cluster, text, opts["preserve_throttles"], opts["timeout"])
     return ops.execute(cluster, text, ops.ExecuteOptions(
         opts["additional"], opts["throttle"], opts["replica_alter_log_dirs_throttle"], opts["wait"],
-        opts["wait_timeout"], opts["preserve_throttles"]))
+        opts["wait_timeout"], opts["preserve_throttles"], opts["timeout"]))
 
 
 def main() -> None:

@@ -27,7 +27,8 @@ from pylog.zk.codecs import TopicPartition
 
 log = logging.getLogger("pylog.cli")
 # ReassignPartitionsCommand.brokerLevelThrottles / topicLevelThrottles: what --verify and --cancel clear.
-BROKER_THROTTLES = (LEADER_RATE, FOLLOWER_RATE, "replica.alter.log.dirs.io.max.bytes.per.second")
+LOG_DIR_RATE = "replica.alter.log.dirs.io.max.bytes.per.second"
+BROKER_THROTTLES = (LEADER_RATE, FOLLOWER_RATE, LOG_DIR_RATE)
 TOPIC_THROTTLES = (LEADER_REPLICAS, FOLLOWER_REPLICAS)
 ZK_ADDITIONAL_BLOCKED = (
     "Cannot add to the reassignment through ZooKeeper while /admin/reassign_partitions is still being processed "
@@ -82,6 +83,10 @@ class ClusterView:
 
     def _admin_for_sizes(self) -> BrokerAdmin | None:
         raise NotImplementedError
+
+    def log_dir_admin(self) -> BrokerAdmin | None:
+        """The admin client replica moves between log dirs go through (Kafka: --bootstrap-server only)."""
+        return None
 
     def replica_sizes(self) -> dict[tuple[TP, int], int] | None:
         """(partition, broker) -> bytes on disk, from each live broker's DescribeLogDirs; None if unknown."""
@@ -253,6 +258,9 @@ class BrokerCluster(ClusterView):
         return _election_outcome(self.admin.elect_leaders(PREFERRED, tps))
 
     def _admin_for_sizes(self) -> BrokerAdmin | None:
+        return self.admin
+
+    def log_dir_admin(self) -> BrokerAdmin | None:
         return self.admin
 
 

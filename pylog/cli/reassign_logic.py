@@ -11,6 +11,7 @@ from pylog.cli.common import OperationError
 from pylog.common.types import TP
 from pylog.planner.formats import parse_reassignment_json
 
+TPR = tuple[str, int, int]  # Kafka's TopicPartitionReplica: (topic, partition, broker id)
 ANY_LOG_DIR = "any"
 
 # ReassignPartitionsCommand's fixed texts.
@@ -20,8 +21,7 @@ CANNOT_EXECUTE_MESSAGE = (
     "change the throttle by resubmitting the current reassignment.")
 VERIFY_WARNING = ("Warning: You must run --verify periodically, until the reassignment completes, to ensure the "
                   "throttle is removed.")
-LOG_DIR_MOVES_UNSUPPORTED = ('pylog brokers keep each replica in one log directory: log_dirs entries other than '
-                             '"any" (moves between log directories) are not supported')
+LOG_DIRS_NEED_BOOTSTRAP = "bootstrap-server needs to be provided when replica reassignments are present."
 
 
 def name(tp: TP) -> str:
@@ -58,17 +58,23 @@ def parse_targets(text: str) -> dict[TP, list[int]]:
     if repeated:
         detail = ". ".join(f"{name(tp)} contains multiple entries for {','.join(map(str, d))}" for tp, d in repeated)
         raise OperationError(f"Partition replica lists may not contain duplicate entries: {detail}")
-    if any(d != ANY_LOG_DIR for _, _, dirs in entries for d in dirs):
-        raise OperationError(LOG_DIR_MOVES_UNSUPPORTED)
     return {tp: replicas for tp, replicas, _ in entries}
 
 
 def parse_verify_targets(text: str) -> dict[TP, list[int]]:
     """parsePartitionReassignmentData for --verify/--cancel: no emptiness checks (a later entry wins)."""
-    entries = parse_reassignment_json(text)
-    if any(d != ANY_LOG_DIR for _, _, dirs in entries for d in dirs):
-        raise OperationError(LOG_DIR_MOVES_UNSUPPORTED)
-    return {tp: replicas for tp, replicas, _ in entries}
+    return {tp: replicas for tp, replicas, _ in parse_reassignment_json(text)}
+
+
+def parse_log_dirs(text: str) -> dict[TPR, str]:
+    """The replica moves of the JSON: (topic, partition, broker) -> log dir, for log_dirs entries not "any"."""
+    return {(tp[0], tp[1], broker): d for tp, replicas, dirs in parse_reassignment_json(text)
+            for broker, d in zip(replicas, dirs) if d != ANY_LOG_DIR}
+
+
+def replica_names(replicas: Iterable[TPR]) -> list[str]:
+    """TopicPartitionReplica.toString (topic-partition-broker), in compareTopicPartitionReplicas order."""
+    return [f"{t}-{p}-{b}" for t, p, b in sorted(replicas, key=lambda r: (r[2], r[0], r[1]))]
 
 
 # ---------------------------------------------------------------- moves and throttles

@@ -12,11 +12,13 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from pylog.cli import render
+from pylog.cli.admin_client import BrokerAdmin
 from pylog.cli.common import CliError, OperationError, output_format
 from pylog.cli.reassign_cluster import ZK_ADDITIONAL_BLOCKED, ClusterView, missing_partitions
-from pylog.cli.reassign_logic import (CANNOT_EXECUTE_MESSAGE, TP, Ongoing, cancellable, move_map, name, names,
-                                      parse_targets, parse_verify_targets, partition_state, reassigning_brokers,
-                                      topic_throttles)
+from pylog.cli.reassign_logic import (CANNOT_EXECUTE_MESSAGE, LOG_DIRS_NEED_BOOTSTRAP, TP, TPR, Ongoing,
+                                      cancellable, move_map, name, names, parse_log_dirs, parse_targets,
+                                      parse_verify_targets, partition_state, reassigning_brokers, topic_throttles)
+from pylog.cli.reassign_moves import execute_moves, move_states, set_log_dir_throttle
 from pylog.cli.reassign_generate import as_reassignment
 from pylog.cli.reassign_results import (OngoingPartition, PartitionStatus, ReassignmentCancelled,
                                         ReassignmentList, ReassignmentStarted, ReassignmentStatus,
@@ -36,6 +38,7 @@ class ExecuteOptions:
     wait: bool = False
     wait_timeout_s: float | None = None
     preserve_throttles: bool = False
+    timeout_ms: int = 10000  # --timeout: how long log-dir moves may take to start
 
 
 def _check_brokers(cluster: ClusterView, targets: Mapping[TP, Sequence[int]], live: set[int]) -> None:
@@ -69,6 +72,8 @@ def _emit_and_fail(result: object, message: str) -> None:
 def execute(cluster: ClusterView, text: str, opts: ExecuteOptions) -> ReassignmentStarted:
     """executeAssignment: check, print the current replicas, set throttles, start, and maybe wait."""
     targets = parse_targets(text)
+    log_dirs = parse_log_dirs(text)
+    admin = _log_dir_admin(cluster, log_dirs)
     ongoing = cluster.ongoing()
     pending = cluster.pending()
     if cluster.via == ZK and pending and opts.additional:
@@ -94,7 +99,9 @@ def execute(cluster: ClusterView, text: str, opts: ExecuteOptions) -> Reassignme
         result.throttle = opts.throttle
         result.throttled_brokers = brokers
         result.throttled_topics = [TopicThrottle(t, lead, follow_) for t, (lead, follow_) in throttles.items()]
-    if opts.log_dir_throttle >= 0:  # there are no log-dir moves here: Kafka prints its line and sets nothing
+    if opts.log_dir_throttle >= 0:  # on the brokers with log-dir moves (none: Kafka prints its line all the same)
+        if admin is not None:
+            set_log_dir_throttle(admin, log_dirs, opts.log_dir_throttle)
         result.log_dir_throttle = opts.log_dir_throttle
     errors = cluster.start(targets)
     if errors:
@@ -102,6 +109,8 @@ def execute(cluster: ClusterView, text: str, opts: ExecuteOptions) -> Reassignme
         result.partitions = names(set(targets) - set(errors))
         _emit_and_fail(result, "Error reassigning partition(s):\n" + "\n".join(
             f"{name(tp)}: {errors[tp]}" for tp in sorted(errors)))
+    if admin is not None:
+        _start_moves(result, admin, log_dirs, opts.timeout_ms)
     if opts.wait:
         # The rollback JSON must reach the operator before a wait that may time out or be interrupted:
         # Kafka's text is printed now, and a JSON document is still printed if the wait fails.
@@ -115,7 +124,7 @@ def execute(cluster: ClusterView, text: str, opts: ExecuteOptions) -> Reassignme
             if fmt != "text":
                 render.emit(result, fmt)
             raise
-        result.waited = verify_targets(cluster, targets, opts.preserve_throttles)
+        result.waited = verify_targets(cluster, targets, opts.preserve_throttles, log_dirs)
         if fmt == "text":
             return result.waited  # only the --verify lines are left to print
     return result
@@ -130,9 +139,31 @@ def clear_all(cluster: ClusterView, targets: Mapping[TP, Sequence[int]]) -> Thro
     return ThrottlesCleared(brokers, topics)
 
 
+def _log_dir_admin(cluster: ClusterView, log_dirs: Mapping[TPR, str]) -> BrokerAdmin | None:
+    """Where the log-dir moves go; refused through ZooKeeper, as Kafka refuses them."""
+    if not log_dirs:
+        return None
+    admin = cluster.log_dir_admin()
+    if admin is None:
+        raise OperationError(LOG_DIRS_NEED_BOOTSTRAP)
+    return admin
+
+
+def _start_moves(result: ReassignmentStarted, admin: BrokerAdmin, log_dirs: Mapping[TPR, str],
+                 timeout_ms: int) -> None:
+    """executeMoves after the reassignments started; on failure what was done is printed first."""
+    try:
+        result.log_dir_moves = execute_moves(admin, log_dirs, timeout_ms)
+    except CliError as exc:  # timed out: Kafka's terse message after the moves that did start
+        _emit_and_fail(result, exc.format_message())
+    except OperationError as exc:
+        _emit_and_fail(result, f"Error: {exc}")
+
+
 def verify_targets(cluster: ClusterView, targets: Mapping[TP, Sequence[int]],
-                   preserve_throttles: bool) -> ReassignmentStatus:
+                   preserve_throttles: bool, log_dirs: Mapping[TPR, str] | None = None) -> ReassignmentStatus:
     """verifyAssignment: each partition's state; throttles cleared once nothing is in flight anywhere."""
+    admin = _log_dir_admin(cluster, log_dirs or {})
     ongoing: dict[TP, Ongoing] = cluster.ongoing()
     pending = cluster.pending()
     current = cluster.assignments({tp[0] for tp in targets if tp not in ongoing})
@@ -144,27 +175,37 @@ def verify_targets(cluster: ClusterView, targets: Mapping[TP, Sequence[int]],
         now = list(in_flight.replicas) if in_flight else current.get(tp, [])
         statuses.append(PartitionStatus(name(tp), partition_state(in_flight, now, targets[tp]), now,
                                         list(targets[tp])))
+    move_lines, moving = move_states(admin, log_dirs) if admin is not None and log_dirs else ([], False)
     busy = bool(ongoing or pending)
-    cleared = None if busy or preserve_throttles else clear_all(cluster, targets)
-    return ReassignmentStatus(statuses, busy, cleared, cluster.via)
+    cleared = None if busy or moving or preserve_throttles else clear_all(cluster, targets)
+    return ReassignmentStatus(statuses, busy, cleared, cluster.via, move_lines)
 
 
 def verify(cluster: ClusterView, text: str, preserve_throttles: bool) -> ReassignmentStatus:
     """The --verify action."""
-    return verify_targets(cluster, parse_verify_targets(text), preserve_throttles)
+    return verify_targets(cluster, parse_verify_targets(text), preserve_throttles, parse_log_dirs(text))
 
 
-def cancel(cluster: ClusterView, text: str, preserve_throttles: bool) -> ReassignmentCancelled:
-    """cancelAssignment: revert the listed partitions that are moving, then clear throttles."""
+def cancel(cluster: ClusterView, text: str, preserve_throttles: bool, timeout_ms: int = 10000
+           ) -> ReassignmentCancelled:
+    """cancelAssignment: revert the listed partitions that are moving and the listed log-dir moves in
+    progress (each replica is asked back to its current dir), then clear throttles."""
     targets = parse_verify_targets(text)
+    log_dirs = parse_log_dirs(text)
+    admin = _log_dir_admin(cluster, log_dirs)
     to_cancel = cancellable(cluster.ongoing(), targets)
     if to_cancel:
         errors = cluster.cancel(to_cancel)
         if errors:
             raise CliError(f"Error cancelling partition reassignment{'' if len(errors) == 1 else 's'} for:\n" +
                            "\n".join(f"{name(tp)}: {errors[tp]}" for tp in sorted(errors)))
+    moves_back: dict[TPR, str] = {}
+    if admin is not None:
+        moves_back = {r: current for r, (current, future) in admin.replica_log_dirs(log_dirs).items()
+                      if r in log_dirs and current is not None and future is not None}
+    lines = execute_moves(admin, moves_back, timeout_ms) if admin is not None and moves_back else []
     cleared = None if preserve_throttles else clear_all(cluster, targets)
-    return ReassignmentCancelled(names(to_cancel), cleared, cluster.via)
+    return ReassignmentCancelled(names(to_cancel), cleared, cluster.via, lines)
 
 
 def list_reassignments(cluster: ClusterView) -> ReassignmentList:

@@ -70,6 +70,7 @@ class ReassignmentStatus:
     ongoing: bool
     cleared: ThrottlesCleared | None
     via: str
+    log_dir_moves: list[str] = field(default_factory=list)  # replicaMoveStatesToString's lines
 
 
 @dataclass
@@ -85,6 +86,7 @@ class ReassignmentStarted:
     log_dir_throttle: int | None = None
     failed: dict[str, str] = field(default_factory=dict)   # partition -> the controller's error message
     waited: ReassignmentStatus | None = None
+    log_dir_moves: list[str] = field(default_factory=list)  # "Successfully started log directory move(s)" lines
 
 
 @dataclass
@@ -94,6 +96,7 @@ class ReassignmentCancelled:
     cancelled: list[str]
     cleared: ThrottlesCleared | None
     via: str
+    log_dir_moves: list[str] = field(default_factory=list)  # moves cancelled by starting them back home
 
 
 @dataclass
@@ -161,7 +164,7 @@ def status_lines(r: ReassignmentStatus) -> list[str]:
             lines.append(f"There is no active reassignment of partition {p.partition}, but replica set is "
                          f"{_ids(p.current_replicas)} rather than {_ids(p.target_replicas)}.")
     if r.via != ZK:
-        lines.append("")  # 3.x prints the (empty) replica log-dir move summary
+        lines += r.log_dir_moves or [""]  # 3.x prints the replica log-dir move summary, empty or not
     return lines + cleared_lines(r.cleared)
 
 
@@ -184,6 +187,7 @@ def _(r: ReassignmentStarted) -> list[str]:
     if not r.failed:
         lines.append(f"Successfully started partition reassignment{_plural(len(r.partitions))} for "
                      f"{','.join(r.partitions)}")
+    lines += r.log_dir_moves
     if r.waited is not None:
         lines += status_lines(r.waited)
     return lines
@@ -201,7 +205,8 @@ def _(r: ReassignmentCancelled) -> list[str]:
                  f"{','.join(r.cancelled)}"]
     else:
         lines = ["None of the specified partition reassignments are active."]
-    return lines + ["None of the specified partition moves are active."] + cleared_lines(r.cleared)
+    return lines + (r.log_dir_moves or ["None of the specified partition moves are active."]) + \
+        cleared_lines(r.cleared)
 
 
 @render.text.register

@@ -231,8 +231,8 @@ _k("follower.replication.throttled.rate", Type.LONG, LONG_MAX, "Upper bound (byt
    "this broker fetches as follower for the replicas listed in each topic's "
    "follower.replication.throttled.replicas. Normally set dynamically during reassignments.",
    at_least(0), dynamic=CLUSTER)
-_k("replica.alter.log.dirs.io.max.bytes.per.second", Type.LONG, LONG_MAX, "Kafka's bound on disk I/O used to "
-   "move replicas between log directories of one broker.", at_least(0), dynamic=CLUSTER, used=False)
+_k("replica.alter.log.dirs.io.max.bytes.per.second", Type.LONG, LONG_MAX, "Bytes per second a broker may copy "
+   "when it moves replicas between its log directories (AlterReplicaLogDirs).", at_least(0), dynamic=CLUSTER)
 
 _group("Leader Balancing")
 _k("auto.leader.rebalance.enable", Type.BOOLEAN, True, "Whether the controller periodically moves leadership "

@@ -13,7 +13,8 @@ from pylog.cli import reassign as reassign_cli
 from pylog.cli.common import OperationError
 from pylog.cli.reassign import reassign_command
 from pylog.cli.reassign_logic import (COMPLETED, IN_PROGRESS, NOT_REASSIGNED, Move, Ongoing, cancellable, move_map,
-                                      parse_targets, partition_state, reassigning_brokers, topic_throttles)
+                                      parse_log_dirs, parse_targets, partition_state, reassigning_brokers, replica_names,
+                                      topic_throttles)
 from pylog.planner.formats import ReassignmentFormatError
 
 from reassign_fakes import FakeCluster
@@ -42,8 +43,6 @@ def doc(*entries):
      "b-3 contains multiple entries for 4"),
     ('{"version":1,"partitions":[{"topic":"a","partition":0,"replicas":[1,2],"log_dirs":["any"]}]}',
      "Size of replicas list Vector(1, 2) is different from size of log dirs list Vector(any) for partition a-0"),
-    ('{"version":1,"partitions":[{"topic":"a","partition":0,"replicas":[1],"log_dirs":["/d"]}]}',
-     'pylog brokers keep each replica in one log directory: log_dirs entries other than "any"'),
     ('{"version":2,"partitions":[]}', "Not supported version field value 2"),
     ("{nope", "The input string is not a valid JSON"),
 ])
@@ -51,6 +50,15 @@ def test_execute_input_checks_have_kafkas_messages(text, message):
     with pytest.raises((OperationError, ReassignmentFormatError), match="^" + message.replace("(", r"\(")
                        .replace(")", r"\)").replace(".", r"\.")):
         parse_targets(text)
+
+
+def test_log_dirs_become_replica_moves_in_kafkas_order():
+    text = ('{"version":1,"partitions":[{"topic":"b","partition":1,"replicas":[2,1],"log_dirs":["/x","any"]},'
+            '{"topic":"a","partition":0,"replicas":[1,2],"log_dirs":["/y","/z"]}]}')
+    assert parse_targets(text) == {("b", 1): [2, 1], ("a", 0): [1, 2]}
+    moves = parse_log_dirs(text)
+    assert moves == {("b", 1, 2): "/x", ("a", 0, 1): "/y", ("a", 0, 2): "/z"}
+    assert replica_names(moves) == ["a-0-1", "a-0-2", "b-1-2"]  # by broker, then topic and partition
 
 
 def test_move_map_and_throttle_values_follow_kafka():
