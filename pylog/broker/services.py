@@ -11,6 +11,7 @@ import asyncio
 from typing import TYPE_CHECKING, Any, Coroutine, Protocol
 
 if TYPE_CHECKING:
+    from pylog.broker.log_dir_mover import LogDirMover
     from pylog.broker.metadata_cache import MetadataCache
     from pylog.broker.replica_manager import ReplicaManager
     from pylog.broker.stats import PartitionStats
@@ -45,6 +46,7 @@ class BrokerServices(Protocol):
     controller: Controller | None  # hosted here; acts only while active
     authorizer: AclAuthorizer | None  # ACLs, when authorizer.class.name is set (pylog.security.authorizer.allowed)
     credentials: CredentialStore  # SCRAM credentials from /config/users
+    log_dir_mover: LogDirMover  # AlterReplicaLogDirs: replicas moving between this broker's log dirs
 
     @property
     def advertised_endpoint(self) -> tuple[str, int]:

@@ -10,12 +10,13 @@ per-resource errors; a null value is INVALID_REQUEST ("Null value not supported 
 from __future__ import annotations
 
 from pylog.broker.handlers import handler
+from pylog.broker.services import HandlerContext
 from pylog.broker.handlers.incremental_alter_configs import Update, alter_resources
 from pylog.protocol.api import ApiKey
 
 
 @handler(ApiKey.AlterConfigs, 0, 2)
-async def handle_alter_configs(ctx, req):
+async def handle_alter_configs(ctx: HandlerContext, req):
     """Replace topic and broker config overrides through ZooKeeper."""
     def update_for(res) -> Update:
         entries = {c.name: c.value for c in res.configs}

@@ -11,11 +11,12 @@ already in cancels a move in progress. DescribeLogDirs shows the copy as a futur
 from __future__ import annotations
 
 from pylog.broker.handlers import handler
+from pylog.broker.services import HandlerContext
 from pylog.protocol.api import ApiKey, response_class
 
 
 @handler(ApiKey.AlterReplicaLogDirs, 1, 2)
-async def handle_alter_replica_log_dirs(ctx, req):
+async def handle_alter_replica_log_dirs(ctx: HandlerContext, req):
     """Move this broker's replicas between its log dirs."""
     cls = response_class(ApiKey.AlterReplicaLogDirs)[ctx.header.api_version]
     topic_cls = cls.AlterReplicaLogDirTopicResult

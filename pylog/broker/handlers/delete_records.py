@@ -16,6 +16,7 @@ import asyncio
 import logging
 
 from pylog.broker.handlers import Later, handler
+from pylog.broker.services import HandlerContext
 from pylog.broker.partition import wait_for_change
 from pylog.log import OffsetOutOfRangeError
 from pylog.protocol.api import ApiKey, response_class
@@ -55,7 +56,7 @@ def delete_on_leader(p, offset: int) -> tuple[ErrorCode, int]:
 
 
 @handler(ApiKey.DeleteRecords, 0, 2)
-async def handle_delete_records(ctx, req):
+async def handle_delete_records(ctx: HandlerContext, req):
     """Delete records below the requested offsets on the partitions this broker leads."""
     rm = ctx.broker.replicas
     outcome: dict[tuple[str, int], tuple[ErrorCode, int]] = {}
