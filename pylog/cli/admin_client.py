@@ -35,6 +35,11 @@ class ApiError(Exception):
         self.message = message or self.code.message
         super().__init__(self.message)
 
+    def java_string(self) -> str:
+        """Java's Throwable.toString, as Kafka's tools print a per-partition failure."""
+        return f"{self.code.exception_name}: {self.message}"
+
+
 def _check(code: int, message: str | None = None) -> None:
     if code != ErrorCode.NONE:
         raise ApiError(code, message)
