@@ -1,0 +1,139 @@
+"""The broker side of the group coordinator: `__consumer_offsets` as its store, and FindCoordinator.
+
+The coordinator (pylog/coordinator/group/) only sees the `OffsetsLog` seam implemented here:
+leadership of an offsets partition, appends through the replica manager with acks=all (the
+commit answers once every ISR member has the record, or fails after offsets.commit.timeout.ms),
+and reading a partition back when this broker becomes its leader.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import Any, AsyncIterator
+
+from pylog.coordinator.group.api import CoordinatorConfig
+from pylog.coordinator.group.coordinator import GroupCoordinator
+from pylog.coordinator.group.hashing import OFFSETS_TOPIC, partition_for
+from pylog.protocol import records
+from pylog.protocol.errors import ErrorCode
+
+log = logging.getLogger("pylog.coordinator.group")
+
+READ_CHUNK = 1 << 20
+
+
+class GroupHost:
+    """Hosts a GroupCoordinator over this broker's replicas of `__consumer_offsets`."""
+
+    def __init__(self, broker: Any) -> None:
+        self.broker = broker
+        self.config = broker.config
+        self.coordinator = GroupCoordinator(self, CoordinatorConfig.from_broker(self.config.get))
+        self._creating: asyncio.Task | None = None
+
+    def start(self) -> None:
+        """Follow leadership changes of offsets partitions (load on becoming leader, unload on losing it)."""
+        self.broker.replicas.on_leadership_change.append(self._leadership_changed)
+        for p in self.broker.replicas.partitions.values():
+            if p.topic == OFFSETS_TOPIC and p.is_leader:
+                self.coordinator.on_leadership_change(p.index)
+
+    def _leadership_changed(self, p: Any) -> None:
+        if p.topic == OFFSETS_TOPIC:
+            self.coordinator.on_leadership_change(p.index)
+
+    # -- OffsetsLog ---------------------------------------------------------------------------
+
+    def num_partitions(self) -> int:
+        """The topic's partition count once it exists, else offsets.topic.num.partitions."""
+        parts = self.broker.metadata.topics.get(OFFSETS_TOPIC)
+        return len(parts) if parts else int(self.config.get("offsets.topic.num.partitions"))
+
+    def leader_epoch(self, partition: int) -> int | None:
+        """Our leader epoch of the offsets partition, or None when we do not lead it."""
+        replicas = self.broker.replicas
+        p = replicas.get(OFFSETS_TOPIC, partition) if replicas is not None else None
+        return p.leader_epoch if p is not None and p.is_leader and not p.fenced else None
+
+    async def append(self, partition: int, recs: list[tuple[bytes, bytes | None]]) -> ErrorCode:
+        """Append as leader and wait for the ISR (acks=all), up to offsets.commit.timeout.ms."""
+        rm = self.broker.replicas
+        p, err = rm.leader_partition(OFFSETS_TOPIC, partition)
+        if p is None:
+            return err
+        buf = bytearray(records.build_batch([(k, v, (), None) for k, v in recs]))
+        err, _, last = rm.append(p, buf, -1)
+        if err != ErrorCode.NONE:
+            return err
+        waiter = p.add_produce_waiter(last + 1)
+        try:
+            return ErrorCode(await asyncio.wait_for(waiter, int(self.config.get("offsets.commit.timeout.ms")) / 1000))
+        except asyncio.TimeoutError:
+            return ErrorCode.REQUEST_TIMED_OUT
+
+    async def read(self, partition: int) -> AsyncIterator[tuple[bytes, bytes | None]]:
+        """Every record from the log start to the log end offset (what Kafka's loader reads)."""
+        p = self.broker.replicas.get(OFFSETS_TOPIC, partition)
+        if p is None:
+            return
+        plog = p.log
+        offset, end = plog.log_start_offset, plog.log_end_offset
+        while offset < end:
+            slices = plog.read(offset, READ_CHUNK, end)
+            if not slices:
+                break
+            for sl in slices:
+                data = await asyncio.get_running_loop().run_in_executor(None, sl.read)
+                for h in records.iter_batches(data):
+                    if h.last_offset >= offset and not h.attributes & records.CONTROL_MASK:
+                        for r in records.read_records(memoryview(data)[h.position:h.position + h.size]):
+                            if r.offset >= offset and r.key is not None:
+                                yield r.key, r.value
+                    offset = max(offset, h.last_offset + 1)
+
+    # -- FindCoordinator ----------------------------------------------------------------------
+
+    def find(self, group_id: str) -> tuple[ErrorCode, int, str, int]:
+        """(error, node id, host, port) of the group's coordinator; creates the offsets topic on first use."""
+        parts = self.broker.metadata.topics.get(OFFSETS_TOPIC)
+        if not parts:
+            self._ensure_topic()
+            return ErrorCode.COORDINATOR_NOT_AVAILABLE, -1, "", -1
+        info = parts.get(partition_for(group_id, len(parts)))
+        node = self.broker.metadata.brokers.get(info.leader) if info is not None else None
+        if node is None:
+            return ErrorCode.COORDINATOR_NOT_AVAILABLE, -1, "", -1
+        return ErrorCode.NONE, node.id, node.host, node.port
+
+    def _ensure_topic(self) -> None:
+        if self._creating is None or self._creating.done():
+            self._creating = self.broker.spawn(self._create_topic())
+
+    async def _create_topic(self) -> None:
+        cfg = self.config
+        live = max(len(self.broker.metadata.brokers), 1)
+        rf = min(int(cfg.get("offsets.topic.replication.factor")), live)
+        configs = {"cleanup.policy": "compact", "compression.type": "producer",
+                   "segment.bytes": str(cfg.get("offsets.topic.segment.bytes"))}
+        res = await self.broker.topic_admin.create_topic(
+            OFFSETS_TOPIC, int(cfg.get("offsets.topic.num.partitions")), rf, None, configs, False, 30000)
+        if res.error not in (ErrorCode.NONE, ErrorCode.TOPIC_ALREADY_EXISTS):
+            log.warning("Could not create %s: %s", OFFSETS_TOPIC, res.message or res.error.name)
+        else:
+            log.info("Created %s with %d partitions, replication factor %d", OFFSETS_TOPIC,
+                     int(cfg.get("offsets.topic.num.partitions")), rf)
+
+    async def expire_offsets(self) -> None:
+        """Periodic offsets.retention.minutes check."""
+        await self.coordinator.expire_offsets()
+
+
+def coordinator_of(ctx: Any) -> GroupCoordinator:
+    """The group coordinator of the broker serving a request (the handlers' only way to it)."""
+    return ctx.broker.groups.coordinator
+
+
+def client_host(ctx: Any) -> str:
+    """A member's host as Kafka reports it (`/<address>`)."""
+    return "/" + ctx.peer.rsplit(":", 1)[0] if ctx.peer and ctx.peer != "?" else ""
