@@ -80,7 +80,7 @@ class MembershipOps(CoordinatorCore):
             if known is not None and known != mid:
                 return JoinResult(E.FENCED_INSTANCE_ID, member_id=mid)
         if mid in group.pending_members:
-            if self._is_full(group) and mid not in group.members:
+            if len(group.members) >= self.config.max_size:
                 group.pending_members.discard(mid)
                 return JoinResult(E.GROUP_MAX_SIZE_REACHED, member_id=mid)
             self.cancel(("pending", group.group_id, mid))
