@@ -14,8 +14,6 @@ from pylog.broker.handlers import handler
 from pylog.protocol.api import ApiKey, response_class
 from pylog.protocol.errors import ErrorCode
 
-NO_OPERATIONS = -(2**31)  # Kafka's "authorized operations not requested / unknown"
-
 
 @handler(ApiKey.DescribeGroups, 0, 6)
 async def handle_describe_groups(ctx, req):
@@ -32,5 +30,5 @@ async def handle_describe_groups(ctx, req):
                 member_id=m.member_id, group_instance_id=m.instance_id, client_id=m.client_id,
                 client_host=m.client_host, member_metadata=m.metadata, member_assignment=m.assignment)
                 for m in s.members],
-            authorized_operations=NO_OPERATIONS))
+            authorized_operations=None))  # encoded as Kafka's MIN_VALUE: not computed
     return cls(throttle_time_ms=0, groups=out)
