@@ -18,6 +18,6 @@ async def handle_delete_groups(ctx, req):
     cls = response_class(ApiKey.DeleteGroups)[ctx.header.api_version]
     coord = coordinator_of(ctx)
     results = []
-    for gid in dict.fromkeys(req.groups_names):
+    for gid in dict.fromkeys(g or "" for g in req.groups_names or []):
         results.append(cls.DeletableGroupResult(group_id=gid, error_code=int(await coord.delete_group(gid))))
     return cls(throttle_time_ms=0, results=results)

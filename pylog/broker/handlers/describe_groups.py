@@ -21,7 +21,8 @@ async def handle_describe_groups(ctx, req):
     cls = response_class(ApiKey.DescribeGroups)[ctx.header.api_version]
     coord = coordinator_of(ctx)
     out = []
-    for gid in req.groups:
+    for gid in req.groups or []:
+        gid = gid or ""
         s = coord.describe(gid)
         out.append(cls.DescribedGroup(
             error_code=int(s.error), error_message=None if s.error == ErrorCode.NONE else s.error.name,

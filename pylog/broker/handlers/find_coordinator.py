@@ -23,7 +23,7 @@ async def handle_find_coordinator(ctx, req):
     version = ctx.header.api_version
     cls = response_class(ApiKey.FindCoordinator)[version]
     key_type = getattr(req, "key_type", GROUP) if version >= 1 else GROUP
-    keys = list(req.coordinator_keys) if version >= 4 else [req.key]
+    keys = [k or "" for k in (req.coordinator_keys or [])] if version >= 4 else [req.key or ""]
     found = [_find(ctx, key_type, k) for k in keys]
     if version >= 4:
         return cls(throttle_time_ms=0, coordinators=[

@@ -16,6 +16,6 @@ from pylog.protocol.api import ApiKey, response_class
 async def handle_heartbeat(ctx, req):
     """A member says it is alive."""
     version = ctx.header.api_version
-    err = coordinator_of(ctx).heartbeat(req.group_id, req.generation_id, req.member_id,
+    err = coordinator_of(ctx).heartbeat(req.group_id or "", req.generation_id, req.member_id or "",
                                         req.group_instance_id if version >= 3 else None)
     return response_class(ApiKey.Heartbeat)[version](throttle_time_ms=0, error_code=int(err))

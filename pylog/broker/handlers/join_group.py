@@ -22,10 +22,11 @@ async def handle_join_group(ctx, req):
     version = ctx.header.api_version
     cls = response_class(ApiKey.JoinGroup)[version]
     rebalance = req.rebalance_timeout_ms if version >= 1 else req.session_timeout_ms
+    # Null strings, bytes and arrays (well-formed on the wire) count as empty, as in Kafka's handlers.
     r = await coordinator_of(ctx).join(JoinRequest(
-        req.group_id, req.member_id, getattr(req, "group_instance_id", None) if version >= 5 else None,
-        req.protocol_type, [(p.name, bytes(p.metadata)) for p in req.protocols], req.session_timeout_ms,
-        rebalance, ctx.header.client_id or "", client_host(ctx), version >= 4))
+        req.group_id or "", req.member_id or "", req.group_instance_id if version >= 5 else None,
+        req.protocol_type or "", [(p.name or "", bytes(p.metadata or b"")) for p in req.protocols or []],
+        req.session_timeout_ms, rebalance, ctx.header.client_id or "", client_host(ctx), version >= 4))
     return cls(throttle_time_ms=0, error_code=int(r.error), generation_id=r.generation,
                protocol_type=r.protocol_type, protocol_name=r.protocol_name if version >= 7 else r.protocol_name or "",
                leader=r.leader_id, skip_assignment=False, member_id=r.member_id,

@@ -17,8 +17,9 @@ async def handle_leave_group(ctx, req):
     """Members leave the group."""
     version = ctx.header.api_version
     cls = response_class(ApiKey.LeaveGroup)[version]
-    members = [(m.member_id, m.group_instance_id) for m in req.members] if version >= 3 else [(req.member_id, None)]
-    err, per_member = coordinator_of(ctx).leave(req.group_id, members)
+    members = ([(m.member_id or "", m.group_instance_id) for m in req.members or []] if version >= 3
+               else [(req.member_id or "", None)])
+    err, per_member = coordinator_of(ctx).leave(req.group_id or "", members)
     if version < 3:
         return cls(throttle_time_ms=0, error_code=int(err if per_member == [] else per_member[0]))
     return cls(throttle_time_ms=0, error_code=int(err), members=[

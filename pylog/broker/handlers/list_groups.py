@@ -19,9 +19,9 @@ async def handle_list_groups(ctx, req):
     """List groups."""
     version = ctx.header.api_version
     cls = response_class(ApiKey.ListGroups)[version]
-    names = list(req.states_filter or []) if version >= 4 else []
+    names = [n or "" for n in req.states_filter or []] if version >= 4 else []
     states = {s for s in map(parse_state, names) if s is not None} if names else None
-    types = {t.lower() for t in (req.types_filter or [])} if version >= 5 else set()
+    types = {(t or "").lower() for t in (req.types_filter or [])} if version >= 5 else set()
     err, groups = coordinator_of(ctx).list_groups(states)
     if names and not states or types and "classic" not in types:
         groups = []

@@ -31,9 +31,9 @@ async def handle_offset_commit(ctx, req):
     offsets: dict[tuple[str, int], OffsetValue] = {}
     results: dict[tuple[str, int], ErrorCode] = {}
     order: list[tuple[str, int]] = []
-    for t in req.topics:
-        for p in t.partitions:
-            tp = (t.name, p.partition_index)
+    for t in req.topics or []:
+        for p in t.partitions or []:
+            tp = (t.name or "", p.partition_index)
             order.append(tp)
             if ctx.broker.metadata.partition(*tp) is None:
                 results[tp] = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
@@ -42,7 +42,7 @@ async def handle_offset_commit(ctx, req):
                                       p.committed_metadata or "", now, now + retention if retention >= 0 else -1)
     if offsets:
         results.update(await coordinator_of(ctx).commit(CommitRequest(
-            req.group_id, req.generation_id_or_member_epoch, req.member_id,
+            req.group_id or "", req.generation_id_or_member_epoch, req.member_id or "",
             req.group_instance_id if version >= 7 else None, offsets)))
     topics: dict[str, list] = {}
     for tp in dict.fromkeys(order):

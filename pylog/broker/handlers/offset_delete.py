@@ -16,9 +16,9 @@ from pylog.protocol.errors import ErrorCode
 async def handle_offset_delete(ctx, req):
     """Delete committed offsets."""
     cls = response_class(ApiKey.OffsetDelete)[ctx.header.api_version]
-    asked = [(t.name, p.partition_index) for t in req.topics for p in t.partitions]
+    asked = [(t.name or "", p.partition_index) for t in req.topics or [] for p in t.partitions or []]
     unknown = {tp for tp in asked if ctx.broker.metadata.partition(*tp) is None}
-    err, results = await coordinator_of(ctx).delete_offsets(req.group_id, [tp for tp in asked if tp not in unknown])
+    err, results = await coordinator_of(ctx).delete_offsets(req.group_id or "", [tp for tp in asked if tp not in unknown])
     results.update({tp: ErrorCode.UNKNOWN_TOPIC_OR_PARTITION for tp in unknown})
     topics: dict[str, list] = {}
     if err == ErrorCode.NONE:

@@ -27,18 +27,18 @@ async def handle_offset_fetch(ctx, req):
     coord = coordinator_of(ctx)
     if version >= 8:
         groups = []
-        for g in req.groups:
-            err, topics = _one(coord, g.group_id, g.topics, cls.OffsetFetchResponseGroup.OffsetFetchResponseTopics,
+        for g in req.groups or []:
+            err, topics = _one(coord, g.group_id or "", g.topics, cls.OffsetFetchResponseGroup.OffsetFetchResponseTopics,
                                version)
             groups.append(cls.OffsetFetchResponseGroup(group_id=g.group_id, topics=topics, error_code=int(err)))
         return cls(throttle_time_ms=0, groups=groups)
-    err, topics = _one(coord, req.group_id, req.topics, cls.OffsetFetchResponseTopic, version)
+    err, topics = _one(coord, req.group_id or "", req.topics, cls.OffsetFetchResponseTopic, version)
     return cls(throttle_time_ms=0, topics=topics, error_code=int(err))
 
 
 def _one(coord, group_id: str, req_topics, topic_cls, version: int):
     """(group error, response topics) for one group."""
-    asked = None if req_topics is None else [(t.name, p) for t in req_topics for p in t.partition_indexes]
+    asked = None if req_topics is None else [(t.name or "", p) for t in req_topics for p in t.partition_indexes or []]
     res = coord.fetch(group_id, asked)
     part_cls = getattr(topic_cls, "OffsetFetchResponsePartitions", None) or topic_cls.OffsetFetchResponsePartition
     per_partition_error = res.error if version < 2 else ErrorCode.NONE

@@ -19,8 +19,8 @@ async def handle_sync_group(ctx, req):
     version = ctx.header.api_version
     cls = response_class(ApiKey.SyncGroup)[version]
     r = await coordinator_of(ctx).sync(
-        req.group_id, req.generation_id, req.member_id, req.group_instance_id if version >= 3 else None,
+        req.group_id or "", req.generation_id, req.member_id or "", req.group_instance_id if version >= 3 else None,
         req.protocol_type if version >= 5 else None, req.protocol_name if version >= 5 else None,
-        {a.member_id: bytes(a.assignment) for a in req.assignments})
+        {a.member_id or "": bytes(a.assignment or b"") for a in req.assignments or []})
     return cls(throttle_time_ms=0, error_code=int(r.error), protocol_type=r.protocol_type,
                protocol_name=r.protocol_name, assignment=r.assignment)
