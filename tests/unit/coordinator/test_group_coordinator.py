@@ -251,3 +251,25 @@ def test_initial_rebalance_delay_gathers_members_into_one_generation():
         assert len(ra.members or rb.members) == 2
         assert loop.time() - t0 >= 0.1  # never completed before the delay, even with everybody in
     run(go())
+
+
+def test_offsets_of_a_group_empty_longer_than_retention_expire():
+    async def go():
+        clock = [1_000_000]
+        c = GroupCoordinator(MemoryLog(), cfg(retention_ms=1000), now_ms=lambda: clock[0])
+        for p in range(3):
+            c.check_partition(p)
+        await asyncio.sleep(0.01)
+        value = {("t", 0): OffsetValue(1, -1, "", clock[0])}
+        assert await c.commit(CommitRequest("old", -1, "", None, value)) == {("t", 0): E.NONE}
+        r = await join_one(c, group="active")
+        await c.sync("active", 1, r.member_id, None, None, None, {})
+        assert await c.commit(CommitRequest("active", 1, r.member_id, None, value)) == {("t", 0): E.NONE}
+        clock[0] += 999
+        assert await c.expire_offsets() == 0
+        clock[0] += 2
+        assert await c.expire_offsets() == 1  # "old" (simple group, last commit 1001 ms ago); "active" has members
+        assert c.fetch("old", None).offsets == {} and c.fetch("active", None).offsets
+        tombstones = [r for recs in c.store.records.values() for r in recs if r[1] is None]
+        assert len(tombstones) == 1
+    run(go())
