@@ -17,8 +17,9 @@ from typing import Any
 
 import click
 
-from pylog.cli.results import (ConfigsAltered, ConfigsDescribed, ElectionResult, EntityConfigs, PartitionLine,
-                               TopicCreated, TopicLine, TopicList, TopicsAltered, TopicsDeleted, TopicsDescribed)
+from pylog.cli.results import (ConfigsAltered, ConfigsDescribed, ElectionResult, EntityConfigs, GroupListing,
+                               GroupsDeleted, GroupsDescribed, PartitionLine, TopicCreated, TopicLine, TopicList,
+                               TopicsAltered, TopicsDeleted, TopicsDescribed)
 
 ZK = "zookeeper"
 
@@ -204,6 +205,56 @@ def _(r: ElectionResult) -> list[str]:
 
 # ---------------------------------------------------------------- rich tables
 
+def _padded(widths: list[int], values: list[str]) -> str:
+    """Kafka's `%-Ns %-Ns ... %s`: every column left-aligned to its width but the last."""
+    return " ".join(v.ljust(w) for w, v in zip(widths, values[:-1])) + " " + values[-1]
+
+
+@text.register
+def _(r: GroupListing) -> list[str]:
+    if r.states is None:
+        return list(r.groups)
+    width = max([15] + [len(g) for g in r.groups])
+    return [_padded([width], ["GROUP", "STATE"])] + [_padded([width], [g, r.states[g]]) for g in r.groups]
+
+
+GROUP_COLUMNS = ["GROUP", "TOPIC", "PARTITION", "CURRENT-OFFSET", "LOG-END-OFFSET", "LAG", "CONSUMER-ID", "HOST",
+                 "CLIENT-ID"]
+
+
+def _dash(v: object) -> str:
+    return "-" if v is None else str(v)
+
+
+@text.register
+def _(r: GroupsDescribed) -> list[str]:
+    lines: list[str] = []
+    for g in r.groups:
+        # Kafka's ConsumerGroupCommand.shouldPrintMemberState: these notes go to stderr.
+        if g.state == "Empty":
+            click.echo(f"\nConsumer group '{g.group}' has no active members.", err=True)
+        elif g.state in ("PreparingRebalance", "CompletingRebalance"):
+            click.echo(f"\nWarning: Consumer group '{g.group}' is rebalancing.", err=True)
+        if not g.rows:
+            continue
+        rows = [[x.group, _dash(x.topic), _dash(x.partition), _dash(x.current_offset), _dash(x.log_end_offset),
+                 _dash(x.lag), _dash(x.consumer_id), _dash(x.host), _dash(x.client_id)] for x in g.rows]
+        widths = [max([15] + [len(row[i]) for row in rows]) for i in (0, 1)] + [10, 15, 15, 15] + [
+            max([15] + [len(row[i]) for row in rows]) for i in (6, 7)]
+        lines += ["", _padded(widths, GROUP_COLUMNS)] + [_padded(widths, row) for row in rows]
+    return lines
+
+
+@text.register
+def _(r: GroupsDeleted) -> list[str]:
+    ok = ", ".join(f"'{g}'" for g in r.deleted)
+    if not r.failed:
+        return [f"Deletion of requested consumer groups ({ok}) was successful."]
+    # Kafka prints "Error: Deletion of some consumer groups failed:" on stderr (our failure line).
+    lines = [f"* Group '{g}' could not be deleted due to: {why}" for g, why in r.failed.items()]
+    return lines + (["", f"These consumer groups were deleted successfully: {ok}"] if r.deleted else [])
+
+
 @singledispatch
 def table(result: Any) -> None:
     """Tables for people; results without a table print their text."""
@@ -231,6 +282,20 @@ def _table(title: str, columns: list[str], rows: list[list[str]]) -> Any:
 def _(r: TopicList) -> None:
     rows = [[t.name, "yes" if t.marked_for_deletion else ""] for t in r.topics]
     _console().print(_table("Topics", ["Topic", "Marked for deletion"], rows))
+
+
+@table.register
+def _(r: GroupsDescribed) -> None:
+    rows = [[_dash(getattr(x, f)) for f in ("group", "topic", "partition", "current_offset", "log_end_offset", "lag",
+                                            "consumer_id", "host", "client_id")] for g in r.groups for x in g.rows]
+    _console().print(_table("Consumer groups (" + ", ".join(f"{g.group}: {g.state}" for g in r.groups) + ")",
+                            GROUP_COLUMNS, rows))
+
+
+@table.register
+def _(r: GroupListing) -> None:
+    rows = [[g, (r.states or {}).get(g, "")] for g in r.groups]
+    _console().print(_table("Consumer groups", ["GROUP", "STATE"], rows))
 
 
 @table.register

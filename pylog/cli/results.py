@@ -174,3 +174,54 @@ class ElectionResult:
     failed: list[ElectionFailure]
     via: str
     failure: str | None = None
+
+
+# ---------------------------------------------------------------- pylog-consumer-groups
+
+@dataclass
+class GroupListing:
+    """--list: group ids; with --state also each group's state (Kafka then prints a GROUP STATE table)."""
+
+    groups: list[str]
+    states: dict[str, str] | None = None
+
+
+@dataclass
+class GroupOffsetRow:
+    """One --describe row; None prints as '-' (Kafka's MISSING_COLUMN_VALUE)."""
+
+    group: str
+    topic: str | None
+    partition: int | None
+    current_offset: int | None
+    log_end_offset: int | None
+    lag: int | None
+    consumer_id: str | None
+    host: str | None
+    client_id: str | None
+
+
+@dataclass
+class GroupDescribed:
+    """One group's --describe: its state and rows (lag against the high watermark)."""
+
+    group: str
+    state: str
+    rows: list[GroupOffsetRow]
+
+
+@dataclass
+class GroupsDescribed:
+    """--describe over one or more groups, sorted by group id."""
+
+    groups: list[GroupDescribed]
+    failure: str | None = None
+
+
+@dataclass
+class GroupsDeleted:
+    """--delete: the groups deleted and, for the others, why not."""
+
+    deleted: list[str]
+    failed: dict[str, str]
+    failure: str | None = None

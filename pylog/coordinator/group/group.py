@@ -177,3 +177,24 @@ def consumer_subscription(data: bytes) -> set[str] | None:
         return out
     except (struct.error, UnicodeDecodeError):
         return None
+
+
+def consumer_assignment(data: bytes) -> list[tuple[str, int]]:
+    """The partitions of a ConsumerProtocolAssignment (int16 version, [topic, [partition]]); [] if unreadable."""
+    try:
+        pos = 2
+        (topics,) = struct.unpack_from(">i", data, pos)
+        pos += 4
+        out = []
+        for _ in range(max(topics, 0)):
+            (n,) = struct.unpack_from(">h", data, pos)
+            topic = data[pos + 2:pos + 2 + n].decode()
+            pos += 2 + n
+            (count,) = struct.unpack_from(">i", data, pos)
+            pos += 4
+            parts = struct.unpack_from(f">{max(count, 0)}i", data, pos)
+            pos += 4 * max(count, 0)
+            out += [(topic, p) for p in parts]
+        return out
+    except (struct.error, UnicodeDecodeError):
+        return []

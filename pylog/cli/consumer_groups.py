@@ -1,0 +1,108 @@
+"""pylog-consumer-groups: kafka-consumer-groups.sh for pylog (--list [--state], --describe, --delete).
+
+--describe prints Kafka 3.3's offsets view: one row per partition a member owns or the group
+committed, with the committed offset, the high watermark and the lag between them. An unknown
+group is an error (exit 1); option mistakes print usage and exit 2.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import click
+
+from pylog.cli.common import OperationError, OptionRules, command, open_admin
+from pylog.cli.groups_admin import GroupAdmin
+from pylog.cli.results import GroupDescribed, GroupListing, GroupOffsetRow, GroupsDeleted, GroupsDescribed
+from pylog.coordinator.group.state import GroupState, parse_state
+from pylog.protocol.errors import ErrorCode
+
+ACTIONS = ("list", "describe", "delete")
+# Kafka's ConsumerGroupState values, in its order (they show in the error message).
+KAFKA_STATES = ("Unknown", "PreparingRebalance", "CompletingRebalance", "Stable", "Dead", "Empty")
+
+
+def parse_states(value: str) -> list[str]:
+    """--state's comma-separated, case-insensitive list, as Kafka's names."""
+    names = [v.strip() for v in value.split(",") if v.strip()]
+    parsed = [parse_state(n) for n in names]
+    if not names or any(p is None for p in parsed):
+        raise OperationError(f"Invalid state list '{value}'. Valid states are: {', '.join(KAFKA_STATES)}")
+    return [p.value for p in parsed if isinstance(p, GroupState)]
+
+
+def check_args(rules: OptionRules, groups: tuple[str, ...], all_groups: bool) -> None:
+    """ConsumerGroupCommandOptions.checkArgs for the actions we implement, with Kafka's messages."""
+    if rules.count(ACTIONS) != 1:
+        raise click.UsageError("Command must include exactly one action: --list, --describe, --delete")
+    if (rules.has("describe") or rules.has("delete")) and not groups and not all_groups:
+        raise click.UsageError("Option [describe] takes one of these options: [all-groups], [group]"
+                               if rules.has("describe") else
+                               "Option [delete] takes one of these options: [all-groups], [group]")
+    if groups and all_groups:
+        raise click.UsageError("Option [all-groups] can't be used with option [group]")
+    rules.invalid("state", {"delete"})
+
+
+def describe_group(ga: GroupAdmin, group: str) -> GroupDescribed:
+    """The offsets view of one group: members' partitions first (most partitions first), then committed-only ones."""
+    g = ga.describe(group)
+    if g.state == "Dead":
+        return GroupDescribed(group, "Dead", [])
+    committed = ga.committed(group)
+    members = sorted(g.members, key=lambda m: -len(m.assignment))
+    owned = [(m, tp) for m in members for tp in m.assignment]
+    orphans = sorted(set(committed) - {tp for _, tp in owned})
+    ends = ga.end_offsets([tp for _, tp in owned] + orphans)
+
+    def row(tp: tuple[str, int], m: Any) -> GroupOffsetRow:
+        cur, end = committed.get(tp), ends.get(tp)
+        return GroupOffsetRow(group, tp[0], tp[1], cur, end, end - cur if cur is not None and end is not None
+                              else None, m.member_id if m else None, m.host if m else None, m.client_id if m else None)
+    return GroupDescribed(group, g.state, [row(tp, m) for m, tp in owned] + [row(tp, None) for tp in orphans])
+
+
+@command("pylog-consumer-groups", help=(
+    "List all consumer groups, describe a consumer group, or delete consumer group info.\n\n"
+    "Kafka's kafka-consumer-groups.sh flags and texts (--list [--state], --describe, --delete)."))
+@click.option("--bootstrap-server", required=True, metavar="HOST:PORT", help="The server(s) to connect to.")
+@click.option("--list", "list_", is_flag=True, help="List all consumer groups.")
+@click.option("--describe", is_flag=True, help="Describe consumer group and list offset lag (number of messages "
+              "not yet processed) related to given group.")
+@click.option("--delete", is_flag=True, help="Pass in groups to delete topic partition offsets and ownership "
+              "information over the entire consumer group.")
+@click.option("--group", "groups", multiple=True, help="The consumer group we wish to act on (repeatable).")
+@click.option("--all-groups", is_flag=True, help="Apply to all consumer groups.")
+@click.option("--state", "state", is_flag=False, flag_value="", default=None, metavar="[STATES]",
+              help="With --list: show each group's state, optionally only groups in these (comma-separated) states.")
+@click.option("--timeout", type=int, default=5000, show_default=True, help="Timeout (ms) for some use cases.")
+def consumer_groups_command(bootstrap_server: str, list_: bool, describe: bool, delete: bool,
+                            groups: tuple[str, ...], all_groups: bool, state: str | None, timeout: int,
+                            **_: Any) -> Any:
+    """The pylog-consumer-groups command."""
+    check_args(OptionRules(click.get_current_context()), groups, all_groups)
+    if describe and state is not None:
+        raise click.UsageError("--describe --state (the group state view) is not implemented yet; use --list --state")
+    states = parse_states(state) if state else []
+    ga = GroupAdmin(open_admin(bootstrap_server, max(timeout, 30000)))
+    if list_:
+        listed = ga.list_groups(states)
+        return GroupListing([g for g, _ in listed], dict(listed) if state is not None else None)
+    names = sorted(set(groups)) if groups else [g for g, _ in ga.list_groups()]
+    if describe:
+        described = [describe_group(ga, g) for g in names]
+        dead = [d.group for d in described if d.state == "Dead"]
+        return GroupsDescribed(described, "; ".join(f"Consumer group '{g}' does not exist." for g in dead) or None)
+    results = {g: ga.delete(g) for g in names}
+    failed = {g: f"{e.exception_name}: {e.message}" for g, e in results.items() if e != ErrorCode.NONE}
+    deleted = [g for g, e in results.items() if e == ErrorCode.NONE]
+    return GroupsDeleted(deleted, failed, "Deletion of some consumer groups failed:" if failed else None)
+
+
+def main() -> None:
+    """Console entry point (bin/pylog-consumer-groups.sh)."""
+    consumer_groups_command.main(prog_name="pylog-consumer-groups")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,148 @@
+"""What pylog-consumer-groups needs from Kafka's Admin client: list, describe, offsets, end offsets, delete.
+
+Group requests go to the group's coordinator (FindCoordinator first, retried while the coordinator
+is loading or `__consumer_offsets` is being created); ListGroups goes to every broker, as Admin does.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Iterable
+
+from pylog.cli.admin_client import ApiError, BrokerAdmin
+from pylog.coordinator.group.group import consumer_assignment
+from pylog.protocol.api import ApiKey
+from pylog.protocol.errors import ErrorCode
+
+_RETRIABLE = {ErrorCode.COORDINATOR_NOT_AVAILABLE, ErrorCode.COORDINATOR_LOAD_IN_PROGRESS, ErrorCode.NOT_COORDINATOR}
+_RETRIES, _BACKOFF_S = 20, 0.25
+
+
+@dataclass(frozen=True)
+class Member:
+    """A group member as DescribeGroups reports it, with its decoded assignment."""
+
+    member_id: str
+    client_id: str
+    host: str
+    assignment: tuple[tuple[str, int], ...]
+
+
+@dataclass(frozen=True)
+class Group:
+    """A described group."""
+
+    group_id: str
+    state: str
+    protocol_type: str
+    members: tuple[Member, ...] = field(default_factory=tuple)
+
+
+class GroupAdmin:
+    """Group operations through a BrokerAdmin's connections."""
+
+    def __init__(self, admin: BrokerAdmin) -> None:
+        self.admin = admin
+        self.client = admin.client
+
+    def _retry(self, fn, *args):
+        for attempt in range(_RETRIES):
+            try:
+                return fn(*args)
+            except ApiError as exc:
+                if exc.code not in _RETRIABLE or attempt == _RETRIES - 1:
+                    raise
+                time.sleep(_BACKOFF_S)
+        raise AssertionError("unreachable")
+
+    def list_groups(self, states: Iterable[str] = ()) -> list[tuple[str, str]]:
+        """(group id, state) of every group on every broker, sorted."""
+        self.client.refresh_metadata(topics=[])
+        out: dict[str, str] = {}
+        for node in sorted(self.client.brokers):
+            resp = self.client.call(ApiKey.ListGroups, lambda cls, v: cls(states_filter=list(states), types_filter=[]),
+                                    node=node)
+            if resp.error_code != ErrorCode.NONE:
+                raise ApiError(resp.error_code)
+            for g in resp.groups:
+                out[g.group_id] = getattr(g, "group_state", "") or ""
+        return sorted(out.items())
+
+    def coordinator(self, group: str) -> int:
+        """The node id of the group's coordinator."""
+        def find() -> int:
+            resp = self.client.call(ApiKey.FindCoordinator, lambda cls, v: cls(
+                key=group, key_type=0, coordinator_keys=[group]))
+            c = resp.coordinators[0] if getattr(resp, "coordinators", None) else resp
+            if c.error_code != ErrorCode.NONE:
+                raise ApiError(c.error_code, c.error_message)
+            self.client.refresh_metadata(topics=[])
+            return c.node_id
+        return self._retry(find)
+
+    def describe(self, group: str) -> Group:
+        """DescribeGroups at the coordinator."""
+        def ask() -> Group:
+            node = self.coordinator(group)
+            g = self.client.call(ApiKey.DescribeGroups, lambda cls, v: cls(
+                groups=[group], include_authorized_operations=False), node=node).groups[0]
+            if g.error_code != ErrorCode.NONE:
+                raise ApiError(g.error_code)
+            consumer = g.protocol_type in ("consumer", "")
+            return Group(group, g.group_state, g.protocol_type, tuple(Member(
+                m.member_id, m.client_id, m.client_host,
+                tuple(sorted(consumer_assignment(bytes(m.member_assignment)))) if consumer else ())
+                for m in g.members))
+        return self._retry(ask)
+
+    def committed(self, group: str) -> dict[tuple[str, int], int]:
+        """Every committed offset of the group (OffsetFetch with null topics)."""
+        def ask() -> dict[tuple[str, int], int]:
+            node = self.coordinator(group)
+            resp = self.client.call(ApiKey.OffsetFetch, lambda cls, v: cls(
+                group_id=group, topics=None, require_stable=False), node=node, max_version=7)
+            if resp.error_code != ErrorCode.NONE:
+                raise ApiError(resp.error_code)
+            return {(t.name, p.partition_index): p.committed_offset for t in resp.topics for p in t.partitions
+                    if p.error_code == ErrorCode.NONE and p.committed_offset >= 0}
+        return self._retry(ask)
+
+    def end_offsets(self, partitions: Iterable[tuple[str, int]]) -> dict[tuple[str, int], int]:
+        """The high watermark of each partition (ListOffsets latest at its leader); unknown ones are left out."""
+        wanted = sorted(set(partitions))
+        if not wanted:
+            return {}
+        md = self.admin.metadata(sorted({t for t, _ in wanted}))
+        by_leader: dict[int, list[tuple[str, int]]] = {}
+        for t, p in wanted:
+            pm = md.topics.get(t).partitions.get(p) if t in md.topics else None
+            if pm is not None and pm.leader is not None:
+                by_leader.setdefault(pm.leader, []).append((t, p))
+        out: dict[tuple[str, int], int] = {}
+        for leader, tps in by_leader.items():
+            topics: dict[str, list[int]] = {}
+            for t, p in tps:
+                topics.setdefault(t, []).append(p)
+
+            def build(cls, v, topics=topics):
+                T = cls.ListOffsetsTopic
+                return cls(replica_id=-1, isolation_level=0, topics=[T(name=t, partitions=[
+                    T.ListOffsetsPartition(partition_index=p, current_leader_epoch=-1, timestamp=-1)
+                    for p in ps]) for t, ps in topics.items()])
+            resp = self.client.call(ApiKey.ListOffsets, build, node=leader)
+            for t in resp.topics:
+                for p in t.partitions:
+                    if p.error_code == ErrorCode.NONE:
+                        out[(t.name, p.partition_index)] = p.offset
+        return out
+
+    def delete(self, group: str) -> ErrorCode:
+        """DeleteGroups for one group at its coordinator."""
+        def ask() -> ErrorCode:
+            node = self.coordinator(group)
+            r = self.client.call(ApiKey.DeleteGroups, lambda cls, v: cls(groups_names=[group]), node=node).results[0]
+            if r.error_code in _RETRIABLE:
+                raise ApiError(r.error_code)
+            return ErrorCode(r.error_code)
+        return self._retry(ask)

@@ -1,0 +1,72 @@
+"""pylog-consumer-groups against a real broker and a real confluent-kafka group: Kafka 3.3's texts, lag against
+the high watermark, JSON for cron checks, and one clear error (exit 1) for bad input."""
+
+import json
+
+import pytest
+
+from pylog.cli.consumer_groups import consumer_groups_command
+
+from cli_helpers import cli, script
+from support.clients import create_topic, kcat
+from support.groups import GROUPS, poll_values, produce
+
+pytestmark = pytest.mark.integration
+
+
+def header(consumer_width: int) -> str:
+    return (f"{'GROUP':<15} {'TOPIC':<15} {'PARTITION':<10} {'CURRENT-OFFSET':<15} {'LOG-END-OFFSET':<15} "
+            f"{'LAG':<15} {'CONSUMER-ID':<{consumer_width}} {'HOST':<15} CLIENT-ID")
+
+
+def test_list_describe_delete(cluster_factory):
+    ck = pytest.importorskip("confluent_kafka")
+    c = cluster_factory(1, overrides=GROUPS)
+    create_topic(c.bootstrap, "cg", partitions=1)
+    produce(c.bootstrap, "cg", [f"m{i}" for i in range(30)])
+    kcat(c.bootstrap, "-G", "done", "-o", "beginning", "-e", "cg")  # leaves an Empty group at offset 30
+    cons = ck.Consumer({"bootstrap.servers": c.bootstrap, "group.id": "live", "auto.offset.reset": "earliest",
+                        "enable.auto.commit": False, "client.id": "lag-checker"})
+    cons.subscribe(["cg"])
+    try:
+        poll_values(cons, 10)
+        cons.commit(asynchronous=False)
+        run = lambda *a: cli(consumer_groups_command, "--bootstrap-server", c.bootstrap, *a)  # noqa: E731
+
+        listed = run("--list")
+        assert (listed.exit_code, listed.stdout) == (0, "done\nlive\n")
+        states = run("--list", "--state")
+        assert states.stdout == f"{'GROUP':<15} STATE\n{'done':<15} Empty\n{'live':<15} Stable\n"
+        assert run("--list", "--state", "STABLE").stdout == f"{'GROUP':<15} STATE\n{'live':<15} Stable\n"
+
+        described = run("--describe", "--group", "live")
+        member = cons.memberid()
+        w = max(15, len(member))
+        assert described.exit_code == 0, described.output
+        assert described.stdout == (
+            "\n" + header(w) + "\n" + f"{'live':<15} {'cg':<15} {'0':<10} {'10':<15} {'30':<15} {'20':<15} "
+            f"{member:<{w}} {'/127.0.0.1':<15} lag-checker\n")
+        empty = run("--describe", "--group", "done")
+        assert "Consumer group 'done' has no active members." in empty.stderr
+        assert empty.stdout.splitlines()[2].split() == ["done", "cg", "0", "30", "30", "0", "-", "-", "-"]
+
+        doc = json.loads(run("--describe", "--all-groups", "--output", "json").stdout)
+        lag = {(g["group"], r["partition"]): r["lag"] for g in doc["groups"] for r in g["rows"]}
+        assert lag == {("done", 0): 0, ("live", 0): 20}
+
+        missing = run("--describe", "--group", "nope")
+        assert (missing.exit_code, missing.stderr) == (1, "Error: Consumer group 'nope' does not exist.\n")
+        bad = run("--list", "--state", "bogus")
+        assert bad.exit_code == 1 and bad.stderr.startswith("Error: Invalid state list 'bogus'.")
+        assert run("--describe").exit_code == 2
+
+        deleted = script("pylog-consumer-groups.sh", "--bootstrap-server", c.bootstrap, "--delete",
+                         "--group", "live", "--group", "done")
+        assert deleted.returncode == 1
+        assert deleted.stdout == (
+            "* Group 'live' could not be deleted due to: org.apache.kafka.common.errors.GroupNotEmptyException: "
+            "The group is not empty.\n\nThese consumer groups were deleted successfully: 'done'\n")
+        assert deleted.stderr == "Error: Deletion of some consumer groups failed:\n"
+        assert run("--list").stdout == "live\n"
+    finally:
+        cons.close()
