@@ -45,6 +45,7 @@ class CoordinatorCore:
         self._loading: dict[int, tuple[int, asyncio.Task]] = {}
         self._timers: dict[tuple, asyncio.TimerHandle] = {}
         self.initial_delay: set[str] = set()  # groups in their initial-rebalance delay
+        self._background: set[asyncio.Task] = set()
 
     # -- ownership ------------------------------------------------------------------------
 
@@ -86,7 +87,7 @@ class CoordinatorCore:
         if current is not None:
             current[1].cancel()
         self.unload(p)
-        self._loading[p] = (epoch, asyncio.get_running_loop().create_task(self._load(p, epoch)))
+        self._loading[p] = (epoch, self.background(self._load(p, epoch)))
 
     async def _load(self, p: int, epoch: int) -> None:
         t0 = time.monotonic()
@@ -144,6 +145,13 @@ class CoordinatorCore:
             self.offsets.pop(gid, None)
         if was_loaded:
             log.info("Unloaded the groups of __consumer_offsets-%d", p)
+
+    def background(self, coro: Any) -> asyncio.Task:
+        """Run a coroutine without waiting for it (a reference is kept until it ends)."""
+        task = asyncio.get_running_loop().create_task(coro)
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)
+        return task
 
     # -- timers ---------------------------------------------------------------------------
 

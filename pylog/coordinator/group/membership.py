@@ -215,7 +215,7 @@ class MembershipOps(CoordinatorCore):
         log.info("Group %s moved to generation %d (%s) with %d members", group.group_id, group.generation,
                  group.state.value, len(group.members))
         if group.state == S.EMPTY:
-            asyncio.get_running_loop().create_task(self.persist_group(group))
+            self.background(self.persist_group(group))
             return
         if group.leader_id not in group.members or group.members[group.leader_id].join_waiter is None:
             group.leader_id = next(m.member_id for m in group.members.values() if m.join_waiter is not None)
@@ -358,12 +358,12 @@ class MembershipOps(CoordinatorCore):
             self.try_complete_join(group)
 
     def on_session_expired(self, group: Group, member_id: str) -> None:
-        """No heartbeat within the session timeout: the member is gone, unless it waits in a join."""
+        """No heartbeat within the session timeout: the member is gone, unless it waits in a join or sync."""
         m = group.members.get(member_id)
         if m is None or self.groups.get(group.group_id) is not group:
             return
-        if m.join_waiter is not None:
-            self.schedule_heartbeat(group, m)  # a parked JoinGroup keeps its member alive
+        if m.join_waiter is not None or m.sync_waiter is not None:
+            self.schedule_heartbeat(group, m)  # a parked JoinGroup or SyncGroup keeps its member alive (as Kafka)
             return
         self.remove_member(group, member_id, f"its session timed out after {m.session_timeout_ms} ms")
 
