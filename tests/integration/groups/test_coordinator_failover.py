@@ -46,3 +46,38 @@ def test_committed_offsets_survive_kill_9_of_the_coordinator(cluster_factory):
     finally:
         second.close()
     assert committed(rest, "dur-g") == {("dur", 0): 50, ("dur", 1): 50}
+
+
+def test_committed_offsets_follow_a_reassignment_of_the_offsets_partition(cluster_factory):
+    ck = pytest.importorskip("confluent_kafka")
+    from pylog.cli.admin_client import BrokerAdmin
+    from pylog.coordinator.group.hashing import partition_for
+
+    c = cluster_factory(3, overrides=GROUPS)  # offsets RF 1: the move leaves nothing behind on the old broker
+    create_topic(c.bootstrap, "mv", partitions=1, rf=3)
+    produce(c.bootstrap, "mv", [f"r{i}" for i in range(20)])
+    conf = {"bootstrap.servers": c.bootstrap, "group.id": "mv-g", "auto.offset.reset": "earliest"}
+    first = ck.Consumer(conf)
+    first.subscribe(["mv"])
+    seen = poll_values(first, 12)
+    first.close()
+    assert committed(c.bootstrap, "mv-g") == {("mv", 0): 12}
+    p = partition_for("mv-g", 3)
+    old = partitions(c.bootstrap, "__consumer_offsets")[p].leader
+    target = next(b for b in c.brokers if b != old)
+    admin = BrokerAdmin(c.bootstrap)
+    try:
+        assert admin.alter_partition_reassignments({("__consumer_offsets", p): [target]}) == {
+            ("__consumer_offsets", p): None}
+    finally:
+        admin.close()
+    wait_for(lambda: (v := partitions(c.bootstrap, "__consumer_offsets")[p]) and v.leader == target
+             and list(v.replicas) == [target], 60, f"__consumer_offsets-{p} moved to broker {target}")
+    wait_for(lambda: describe(c.bootstrap, "mv-g").coordinator.id == target, 30, "the coordinator to follow")
+    assert committed(c.bootstrap, "mv-g") == {("mv", 0): 12}
+    second = ck.Consumer(conf)
+    second.subscribe(["mv"])
+    try:
+        assert sorted(seen + poll_values(second, 8)) == sorted(f"r{i}" for i in range(20))
+    finally:
+        second.close()
