@@ -31,16 +31,24 @@ class GroupHost:
         self.config = broker.config
         self.coordinator = GroupCoordinator(self, CoordinatorConfig.from_broker(self.config.get))
         self._creating: asyncio.Task | None = None
+        # partition -> the leader epoch at which this broker last became its leader. The coordinator
+        # reloads when this changes, not on every epoch bump: the controller also bumps the epoch when
+        # a follower dies, and a leader that never stopped leading already holds its log's state.
+        self._terms: dict[int, int] = {}
 
     def start(self) -> None:
         """Follow leadership changes of offsets partitions (load on becoming leader, unload on losing it)."""
         self.broker.replicas.on_leadership_change.append(self._leadership_changed)
         for p in self.broker.replicas.partitions.values():
             if p.topic == OFFSETS_TOPIC and p.is_leader:
-                self.coordinator.on_leadership_change(p.index)
+                self._leadership_changed(p)
 
     def _leadership_changed(self, p: Any) -> None:
         if p.topic == OFFSETS_TOPIC:
+            if p.is_leader:
+                self._terms[p.index] = p.leader_epoch
+            else:
+                self._terms.pop(p.index, None)
             self.coordinator.on_leadership_change(p.index)
 
     # -- OffsetsLog ---------------------------------------------------------------------------
@@ -51,10 +59,12 @@ class GroupHost:
         return len(parts) if parts else int(self.config.get("offsets.topic.num.partitions"))
 
     def leader_epoch(self, partition: int) -> int | None:
-        """Our leader epoch of the offsets partition, or None when we do not lead it."""
+        """The epoch at which we became leader of the offsets partition, or None when we do not lead it."""
         replicas = self.broker.replicas
         p = replicas.get(OFFSETS_TOPIC, partition) if replicas is not None else None
-        return p.leader_epoch if p is not None and p.is_leader and not p.fenced else None
+        if p is None or not p.is_leader or p.fenced:
+            return None
+        return self._terms.setdefault(partition, p.leader_epoch)
 
     async def append(self, partition: int, recs: list[tuple[bytes, bytes | None]]) -> ErrorCode:
         """Append as leader and wait for the ISR (acks=all), up to offsets.commit.timeout.ms."""

@@ -26,7 +26,8 @@ class OffsetsLog(Protocol):
         """The partition count of `__consumer_offsets` (the topic's, once it exists)."""
 
     def leader_epoch(self, partition: int) -> int | None:
-        """This broker's leader epoch for `__consumer_offsets-<partition>`, or None when it does not lead it."""
+        """The leader epoch at which this broker became leader of `__consumer_offsets-<partition>` (a new
+        value means a new leadership: reload), or None when it does not lead it."""
 
     async def append(self, partition: int, records: list[Record]) -> ErrorCode:
         """Append records as leader and wait until every ISR member has them (acks=all)."""
