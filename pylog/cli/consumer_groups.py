@@ -51,7 +51,8 @@ def describe_group(ga: GroupAdmin, group: str) -> GroupDescribed:
         return GroupDescribed(group, "Dead", [])
     committed = ga.committed(group)
     members = sorted(g.members, key=lambda m: -len(m.assignment))
-    owned = [(m, tp) for m in members for tp in m.assignment]
+    # Kafka sorts each member's partitions by partition number only (stably, in assignment order).
+    owned = [(m, tp) for m in members for tp in sorted(m.assignment, key=lambda tp: tp[1])]
     orphans = sorted(set(committed) - {tp for _, tp in owned})
     ends = ga.end_offsets([tp for _, tp in owned] + orphans)
 

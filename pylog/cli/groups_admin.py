@@ -92,7 +92,7 @@ class GroupAdmin:
             consumer = g.protocol_type in ("consumer", "")
             return Group(group, g.group_state, g.protocol_type, tuple(Member(
                 m.member_id, m.client_id, m.client_host,
-                tuple(sorted(consumer_assignment(bytes(m.member_assignment)))) if consumer else ())
+                tuple(consumer_assignment(bytes(m.member_assignment))) if consumer else ())
                 for m in g.members))
         return self._retry(ask)
 
