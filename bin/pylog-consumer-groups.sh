@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
 # kafka-consumer-groups.sh for pylog: pylog-consumer-groups.sh --bootstrap-server HOST:PORT
-#   --list [--state [S]] | --describe (--group G | --all-groups) | --delete (--group G | --all-groups)
+#   --list [--state [S]] | --describe [--members [--verbose] | --state] (--group G | --all-groups) | --delete (--group G | --all-groups)
 # Works from any directory: pylog-run-class.sh finds the repo and its .venv from its own path.
 exec "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/pylog-run-class.sh" pylog.cli.consumer_groups "$@"

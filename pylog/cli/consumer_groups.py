@@ -1,8 +1,9 @@
 """pylog-consumer-groups: kafka-consumer-groups.sh for pylog (--list [--state], --describe, --delete).
 
---describe prints Kafka 3.3's offsets view: one row per partition a member owns or the group
-committed, with the committed offset, the high watermark and the lag between them. An unknown
-group is an error (exit 1); option mistakes print usage and exit 2.
+--describe prints Kafka 3.3's offsets view by default: one row per partition a member owns or the
+group committed, with the committed offset, the high watermark and the lag between them;
+--members [--verbose] and --state print its other two views. An unknown group is an error
+(exit 1); option mistakes print usage and exit 2.
 """
 
 from __future__ import annotations
@@ -13,7 +14,8 @@ import click
 
 from pylog.cli.common import OperationError, OptionRules, command, open_admin
 from pylog.cli.groups_admin import GroupAdmin
-from pylog.cli.results import GroupDescribed, GroupListing, GroupOffsetRow, GroupsDeleted, GroupsDescribed
+from pylog.cli.results import (GroupDescribed, GroupListing, GroupMemberRow, GroupOffsetRow, GroupsDeleted,
+                               GroupsDescribed, GroupStateRow)
 from pylog.coordinator.group.state import GroupState, parse_state
 from pylog.protocol.errors import ErrorCode
 
@@ -42,25 +44,38 @@ def check_args(rules: OptionRules, groups: tuple[str, ...], all_groups: bool) ->
     if groups and all_groups:
         raise click.UsageError("Option [all-groups] can't be used with option [group]")
     rules.invalid("state", {"delete"})
+    for view in ("members", "offsets"):
+        rules.invalid(view, {"list", "delete"})
+    rules.invalid("verbose", {"list", "delete", "offsets", "state"})
+    if rules.count(("members", "offsets")) + (rules.has("describe") and rules.has("state")) > 1:
+        raise click.UsageError("Option [describe] takes at most one of these options: [members], [offsets], [state]")
 
 
-def describe_group(ga: GroupAdmin, group: str) -> GroupDescribed:
-    """The offsets view of one group: members' partitions first (most partitions first), then committed-only ones."""
+def describe_group(ga: GroupAdmin, group: str, view: str, verbose: bool
+                   ) -> tuple[GroupDescribed, list[GroupMemberRow], GroupStateRow | None]:
+    """One group in the asked view (offsets: members' partitions, most first, then committed-only ones)."""
     g = ga.describe(group)
     if g.state == "Dead":
-        return GroupDescribed(group, "Dead", [])
+        return GroupDescribed(group, "Dead", []), [], None
+    if view == "state":
+        return GroupDescribed(group, g.state, []), [], GroupStateRow(group, g.coordinator, g.protocol, g.state,
+                                                                     len(g.members))
+    if view == "members":
+        return GroupDescribed(group, g.state, []), [
+            GroupMemberRow(group, m.member_id, m.instance_id, m.host, m.client_id, len(m.assignment),
+                           list(m.assignment) if verbose else None) for m in g.members], None
     committed = ga.committed(group)
-    members = sorted(g.members, key=lambda m: -len(m.assignment))
+    members = sorted((m for m in g.members if m.assignment), key=lambda m: -len(m.assignment))
     # Kafka sorts each member's partitions by partition number only (stably, in assignment order).
     owned = [(m, tp) for m in members for tp in sorted(m.assignment, key=lambda tp: tp[1])]
-    orphans = sorted(set(committed) - {tp for _, tp in owned})
+    orphans = sorted(set(committed) - {tp for _, tp in owned}, key=lambda tp: (tp[1], tp[0]))
     ends = ga.end_offsets([tp for _, tp in owned] + orphans)
 
     def row(tp: tuple[str, int], m: Any) -> GroupOffsetRow:
         cur, end = committed.get(tp), ends.get(tp)
         return GroupOffsetRow(group, tp[0], tp[1], cur, end, end - cur if cur is not None and end is not None
                               else None, m.member_id if m else None, m.host if m else None, m.client_id if m else None)
-    return GroupDescribed(group, g.state, [row(tp, m) for m, tp in owned] + [row(tp, None) for tp in orphans])
+    return GroupDescribed(group, g.state, [row(tp, m) for m, tp in owned] + [row(tp, None) for tp in orphans]), [], None
 
 
 @command("pylog-consumer-groups", help=(
@@ -75,25 +90,38 @@ def describe_group(ga: GroupAdmin, group: str) -> GroupDescribed:
 @click.option("--group", "groups", multiple=True, help="The consumer group we wish to act on (repeatable).")
 @click.option("--all-groups", is_flag=True, help="Apply to all consumer groups.")
 @click.option("--state", "state", is_flag=False, flag_value="", default=None, metavar="[STATES]",
-              help="With --list: show each group's state, optionally only groups in these (comma-separated) states.")
+              help="With --list: show each group's state, optionally only groups in these (comma-separated) states. "
+              "With --describe: the group's coordinator, assignment strategy, state and member count.")
+@click.option("--members", is_flag=True, help="With --describe: the group's members.")
+@click.option("--offsets", is_flag=True, help="With --describe: the group's offsets and lag (the default view).")
+@click.option("--verbose", is_flag=True, help="With --describe --members: each member's partitions too.")
 @click.option("--timeout", type=int, default=5000, show_default=True, help="Timeout (ms) for some use cases.")
 def consumer_groups_command(bootstrap_server: str, list_: bool, describe: bool, delete: bool,
-                            groups: tuple[str, ...], all_groups: bool, state: str | None, timeout: int,
-                            **_: Any) -> Any:
+                            groups: tuple[str, ...], all_groups: bool, state: str | None, members: bool,
+                            offsets: bool, verbose: bool, timeout: int, **_: Any) -> Any:
     """The pylog-consumer-groups command."""
     check_args(OptionRules(click.get_current_context()), groups, all_groups)
-    if describe and state is not None:
-        raise click.UsageError("--describe --state (the group state view) is not implemented yet; use --list --state")
-    states = parse_states(state) if state else []
+    if describe and state:
+        raise click.UsageError("--state takes no value with --describe")
+    states = parse_states(state) if state and list_ else []
     ga = GroupAdmin(open_admin(bootstrap_server, max(timeout, 30000)))
     if list_:
         listed = ga.list_groups(states)
         return GroupListing([g for g, _ in listed], dict(listed) if state is not None else None)
     names = sorted(set(groups)) if groups else [g for g, _ in ga.list_groups()]
     if describe:
-        described = [describe_group(ga, g) for g in names]
-        dead = [d.group for d in described if d.state == "Dead"]
-        return GroupsDescribed(described, "; ".join(f"Consumer group '{g}' does not exist." for g in dead) or None)
+        view = "state" if state is not None else "members" if members else "offsets"
+        out = GroupsDescribed([], view=view)
+        for g in names:
+            described, member_rows, state_row = describe_group(ga, g, view, verbose)
+            out.groups.append(described)
+            if member_rows:
+                out.members[g] = member_rows
+            if state_row is not None:
+                out.states.append(state_row)
+        dead = [d.group for d in out.groups if d.state == "Dead"]
+        out.failure = "; ".join(f"Consumer group '{g}' does not exist." for g in dead) or None
+        return out
     results = {g: ga.delete(g) for g in names}
     failed = {g: f"{e.exception_name}: {e.message}" for g, e in results.items() if e != ErrorCode.NONE}
     deleted = [g for g, e in results.items() if e == ErrorCode.NONE]

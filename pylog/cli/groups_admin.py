@@ -24,6 +24,7 @@ class Member:
     """A group member as DescribeGroups reports it, with its decoded assignment."""
 
     member_id: str
+    instance_id: str | None
     client_id: str
     host: str
     assignment: tuple[tuple[str, int], ...]
@@ -36,6 +37,8 @@ class Group:
     group_id: str
     state: str
     protocol_type: str
+    protocol: str = ""
+    coordinator: str = ""  # Kafka's "host:port (id)"
     members: tuple[Member, ...] = field(default_factory=tuple)
 
 
@@ -71,27 +74,31 @@ class GroupAdmin:
 
     def coordinator(self, group: str) -> int:
         """The node id of the group's coordinator."""
-        def find() -> int:
+        return self.find_coordinator(group)[0]
+
+    def find_coordinator(self, group: str) -> tuple[int, str]:
+        """The node id of the group's coordinator and Kafka's "host:port (id)" for it."""
+        def find() -> tuple[int, str]:
             resp = self.client.call(ApiKey.FindCoordinator, lambda cls, v: cls(
                 key=group, key_type=0, coordinator_keys=[group]))
             c = resp.coordinators[0] if getattr(resp, "coordinators", None) else resp
             if c.error_code != ErrorCode.NONE:
                 raise ApiError(c.error_code, c.error_message)
             self.client.refresh_metadata(topics=[])
-            return c.node_id
+            return c.node_id, f"{c.host}:{c.port} ({c.node_id})"
         return self._retry(find)
 
     def describe(self, group: str) -> Group:
         """DescribeGroups at the coordinator."""
         def ask() -> Group:
-            node = self.coordinator(group)
+            node, where = self.find_coordinator(group)
             g = self.client.call(ApiKey.DescribeGroups, lambda cls, v: cls(
                 groups=[group], include_authorized_operations=False), node=node).groups[0]
             if g.error_code != ErrorCode.NONE:
                 raise ApiError(g.error_code)
             consumer = g.protocol_type in ("consumer", "")
-            return Group(group, g.group_state, g.protocol_type, tuple(Member(
-                m.member_id, m.client_id, m.client_host,
+            return Group(group, g.group_state, g.protocol_type, g.protocol_data, where, tuple(Member(
+                m.member_id, getattr(m, "group_instance_id", None), m.client_id, m.client_host,
                 tuple(consumer_assignment(bytes(m.member_assignment))) if consumer else ())
                 for m in g.members))
         return self._retry(ask)

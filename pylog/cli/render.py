@@ -18,8 +18,8 @@ from typing import Any
 import click
 
 from pylog.cli.results import (ConfigsAltered, ConfigsDescribed, ElectionResult, EntityConfigs, GroupListing,
-                               GroupsDeleted, GroupsDescribed, PartitionLine, TopicCreated, TopicLine, TopicList,
-                               TopicsAltered, TopicsDeleted, TopicsDescribed)
+                               GroupMemberRow, GroupsDeleted, GroupsDescribed, GroupStateRow, PartitionLine,
+                               TopicCreated, TopicLine, TopicList, TopicsAltered, TopicsDeleted, TopicsDescribed)
 
 ZK = "zookeeper"
 
@@ -226,22 +226,69 @@ def _dash(v: object) -> str:
     return "-" if v is None else str(v)
 
 
+def _group_note(group: str, state: str) -> None:
+    """Kafka's ConsumerGroupCommand.shouldPrintMemberState notes, on stderr."""
+    if state == "Empty":
+        click.echo(f"\nConsumer group '{group}' has no active members.", err=True)
+    elif state in ("PreparingRebalance", "CompletingRebalance"):
+        click.echo(f"\nWarning: Consumer group '{group}' is rebalancing.", err=True)
+
+
+def _widths(rows: list[list[str]], columns: tuple[int, ...], least: int = 15) -> list[int]:
+    return [max([least] + [len(row[i]) for row in rows]) for i in columns]
+
+
+def _offset_lines(rows_in: list) -> list[str]:
+    rows = [[x.group, _dash(x.topic), _dash(x.partition), _dash(x.current_offset), _dash(x.log_end_offset),
+             _dash(x.lag), _dash(x.consumer_id), _dash(x.host), _dash(x.client_id)] for x in rows_in]
+    widths = _widths(rows, (0, 1)) + [10, 15, 15, 15] + _widths(rows, (6, 7))
+    return ["", _padded(widths, GROUP_COLUMNS)] + [_padded(widths, row) for row in rows]
+
+
+def _assignment(partitions: list[tuple[str, int]]) -> str:
+    by_topic: dict[str, list[int]] = defaultdict(list)
+    for t, p in partitions:
+        by_topic[t].append(p)
+    return ", ".join(sorted(f"{t}({','.join(map(str, sorted(ps)))})" for t, ps in by_topic.items())) or "-"
+
+
+def _member_lines(members: list[GroupMemberRow]) -> list[str]:
+    wide = any(m.instance_id for m in members)
+    verbose = any(m.partitions is not None for m in members)
+    rows = [[m.group, m.consumer_id] + ([m.instance_id or ""] if wide else []) + [m.host, m.client_id,
+                                                                                 str(m.partition_count)]
+            for m in members]
+    names = ["GROUP", "CONSUMER-ID"] + (["GROUP-INSTANCE-ID"] if wide else []) + ["HOST", "CLIENT-ID", "#PARTITIONS"]
+    widths = [max([least] + [len(row[i]) for row in rows]) for i, least in
+              enumerate([15, 15] + ([17] if wide else []) + [15, 15, 15])]
+
+    def line(values: list[str], last: str) -> str:  # Kafka's "%-Ns ... %-15s " then the assignment
+        return "".join(v.ljust(w) + " " for w, v in zip(widths, values)) + last
+    return ["", line(names, "ASSIGNMENT" if verbose else "")] + [
+        line(row, _assignment(m.partitions or []) if verbose else "") for row, m in zip(rows, members)]
+
+
+def _state_lines(st: GroupStateRow) -> list[str]:
+    width = max(25, len(st.coordinator))  # Kafka sizes the GROUP column by the coordinator's text
+    fmt = [width, 25, 20, 15]
+    return ["", _padded(fmt, ["GROUP", "COORDINATOR (ID)", "ASSIGNMENT-STRATEGY", "STATE", "#MEMBERS"]),
+            _padded(fmt, [st.group, st.coordinator, st.assignment_strategy, st.state, str(st.members)])]
+
+
 @text.register
 def _(r: GroupsDescribed) -> list[str]:
     lines: list[str] = []
+    states = {st.group: st for st in r.states}
     for g in r.groups:
-        # Kafka's ConsumerGroupCommand.shouldPrintMemberState: these notes go to stderr.
-        if g.state == "Empty":
-            click.echo(f"\nConsumer group '{g.group}' has no active members.", err=True)
-        elif g.state in ("PreparingRebalance", "CompletingRebalance"):
-            click.echo(f"\nWarning: Consumer group '{g.group}' is rebalancing.", err=True)
-        if not g.rows:
+        if g.state == "Dead":
             continue
-        rows = [[x.group, _dash(x.topic), _dash(x.partition), _dash(x.current_offset), _dash(x.log_end_offset),
-                 _dash(x.lag), _dash(x.consumer_id), _dash(x.host), _dash(x.client_id)] for x in g.rows]
-        widths = [max([15] + [len(row[i]) for row in rows]) for i in (0, 1)] + [10, 15, 15, 15] + [
-            max([15] + [len(row[i]) for row in rows]) for i in (6, 7)]
-        lines += ["", _padded(widths, GROUP_COLUMNS)] + [_padded(widths, row) for row in rows]
+        _group_note(g.group, g.state)
+        if r.view == "state":
+            lines += _state_lines(states[g.group])
+        elif r.view == "members":
+            lines += _member_lines(r.members.get(g.group, [])) if r.members.get(g.group) else []
+        elif g.rows:
+            lines += _offset_lines(g.rows)
     return lines
 
 
@@ -286,10 +333,20 @@ def _(r: TopicList) -> None:
 
 @table.register
 def _(r: GroupsDescribed) -> None:
-    rows = [[_dash(getattr(x, f)) for f in ("group", "topic", "partition", "current_offset", "log_end_offset", "lag",
-                                            "consumer_id", "host", "client_id")] for g in r.groups for x in g.rows]
-    _console().print(_table("Consumer groups (" + ", ".join(f"{g.group}: {g.state}" for g in r.groups) + ")",
-                            GROUP_COLUMNS, rows))
+    title = "Consumer groups (" + ", ".join(f"{g.group}: {g.state}" for g in r.groups) + ")"
+    if r.view == "state":
+        columns = ["GROUP", "COORDINATOR (ID)", "ASSIGNMENT-STRATEGY", "STATE", "#MEMBERS"]
+        rows = [[s.group, s.coordinator, s.assignment_strategy, s.state, str(s.members)] for s in r.states]
+    elif r.view == "members":
+        columns = ["GROUP", "CONSUMER-ID", "GROUP-INSTANCE-ID", "HOST", "CLIENT-ID", "#PARTITIONS", "ASSIGNMENT"]
+        rows = [[m.group, m.consumer_id, m.instance_id or "", m.host, m.client_id, str(m.partition_count),
+                 _assignment(m.partitions or [])] for ms in r.members.values() for m in ms]
+    else:
+        columns = GROUP_COLUMNS
+        rows = [[_dash(getattr(x, f)) for f in ("group", "topic", "partition", "current_offset", "log_end_offset",
+                                                "lag", "consumer_id", "host", "client_id")]
+                for g in r.groups for x in g.rows]
+    _console().print(_table(title, columns, rows))
 
 
 @table.register

@@ -211,11 +211,38 @@ class GroupDescribed:
 
 
 @dataclass
+class GroupMemberRow:
+    """One --describe --members row (partitions listed only with --verbose)."""
+
+    group: str
+    consumer_id: str
+    instance_id: str | None
+    host: str
+    client_id: str
+    partition_count: int
+    partitions: list[tuple[str, int]] | None = None
+
+
+@dataclass
+class GroupStateRow:
+    """--describe --state: one line per group."""
+
+    group: str
+    coordinator: str  # "host:port (id)"
+    assignment_strategy: str
+    state: str
+    members: int
+
+
+@dataclass
 class GroupsDescribed:
-    """--describe over one or more groups, sorted by group id."""
+    """--describe over one or more groups, sorted by group id: the offsets view, --members or --state."""
 
     groups: list[GroupDescribed]
     failure: str | None = None
+    view: str = "offsets"  # or "members" / "state"
+    members: dict[str, list[GroupMemberRow]] = field(default_factory=dict)
+    states: list[GroupStateRow] = field(default_factory=list)
 
 
 @dataclass

@@ -46,6 +46,18 @@ def test_list_describe_delete(cluster_factory):
         assert described.stdout == (
             "\n" + header(w) + "\n" + f"{'live':<15} {'cg':<15} {'0':<10} {'10':<15} {'30':<15} {'20':<15} "
             f"{member:<{w}} {'/127.0.0.1':<15} lag-checker\n")
+        members = run("--describe", "--group", "live", "--members", "--verbose")
+        assert members.stdout == (
+            f"\n{'GROUP':<15} {'CONSUMER-ID':<{w}} {'HOST':<15} {'CLIENT-ID':<15} {'#PARTITIONS':<15} ASSIGNMENT\n"
+            f"{'live':<15} {member:<{w}} {'/127.0.0.1':<15} {'lag-checker':<15} {'1':<15} cg(0)\n")
+        state = run("--describe", "--group", "live", "--state")
+        coordinator = state.stdout.splitlines()[2].split()[1:3]
+        assert coordinator[1] == "(0)" and coordinator[0] == c.bootstrap
+        where = f"{c.bootstrap} (0)"
+        width = max(25, len(where))
+        assert state.stdout == (
+            f"\n{'GROUP':<{width}} {'COORDINATOR (ID)':<25} {'ASSIGNMENT-STRATEGY':<20} {'STATE':<15} #MEMBERS\n"
+            f"{'live':<{width}} {where:<25} {'range':<20} {'Stable':<15} 1\n")
         empty = run("--describe", "--group", "done")
         assert "Consumer group 'done' has no active members." in empty.stderr
         assert empty.stdout.splitlines()[2].split() == ["done", "cg", "0", "30", "30", "0", "-", "-", "-"]
@@ -59,6 +71,7 @@ def test_list_describe_delete(cluster_factory):
         bad = run("--list", "--state", "bogus")
         assert bad.exit_code == 1 and bad.stderr.startswith("Error: Invalid state list 'bogus'.")
         assert run("--describe").exit_code == 2
+        assert run("--describe", "--group", "live", "--members", "--state").exit_code == 2
 
         deleted = script("pylog-consumer-groups.sh", "--bootstrap-server", c.bootstrap, "--delete",
                          "--group", "live", "--group", "done")
