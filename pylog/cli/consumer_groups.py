@@ -1,4 +1,5 @@
-"""pylog-consumer-groups: kafka-consumer-groups.sh for pylog (--list [--state], --describe, --delete).
+"""pylog-consumer-groups: kafka-consumer-groups.sh for pylog (--list, --describe, --delete, --reset-offsets,
+--delete-offsets).
 
 --describe prints Kafka 3.3's offsets view by default: one row per partition a member owns or the
 group committed, with the committed offset, the high watermark and the lag between them;
@@ -14,12 +15,17 @@ import click
 
 from pylog.cli.common import OperationError, OptionRules, command, open_admin
 from pylog.cli.groups_admin import GroupAdmin
+from pylog.cli.groups_reset import SCENARIOS, ResetSpec, delete_offsets, read_plan, reset_offsets
 from pylog.cli.results import (GroupDescribed, GroupListing, GroupMemberRow, GroupOffsetRow, GroupsDeleted,
-                               GroupsDescribed, GroupStateRow)
+                               GroupsDescribed, GroupStateRow, OffsetsReset)
 from pylog.coordinator.group.state import GroupState, parse_state
 from pylog.protocol.errors import ErrorCode
 
-ACTIONS = ("list", "describe", "delete")
+ACTIONS = ("list", "describe", "delete", "reset-offsets", "delete-offsets")
+NO_EXECUTE_WARNING = ("WARN: No action will be performed as the --execute option is missing.In a future major "
+                      "release, the default behavior of this command will be to prompt the user before executing the "
+                      "reset rather than doing a dry run. You should add the --dry-run option explicitly if you are "
+                      "scripting this command and want to keep the current default behavior without prompting.")
 # Kafka's ConsumerGroupState values, in its order (they show in the error message).
 KAFKA_STATES = ("Unknown", "PreparingRebalance", "CompletingRebalance", "Stable", "Dead", "Empty")
 
@@ -34,21 +40,44 @@ def parse_states(value: str) -> list[str]:
 
 
 def check_args(rules: OptionRules, groups: tuple[str, ...], all_groups: bool) -> None:
-    """ConsumerGroupCommandOptions.checkArgs for the actions we implement, with Kafka's messages."""
+    """ConsumerGroupCommandOptions.checkArgs, with Kafka's messages."""
     if rules.count(ACTIONS) != 1:
-        raise click.UsageError("Command must include exactly one action: --list, --describe, --delete")
-    if (rules.has("describe") or rules.has("delete")) and not groups and not all_groups:
-        raise click.UsageError("Option [describe] takes one of these options: [all-groups], [group]"
-                               if rules.has("describe") else
-                               "Option [delete] takes one of these options: [all-groups], [group]")
+        raise click.UsageError("Command must include exactly one action: --list, --describe, --delete, "
+                               "--reset-offsets, --delete-offsets")
+    for action in ("describe", "delete", "reset-offsets"):
+        if rules.has(action) and not groups and not all_groups:
+            raise click.UsageError(f"Option [{action}] takes one of these options: [all-groups], [group]")
     if groups and all_groups:
         raise click.UsageError("Option [all-groups] can't be used with option [group]")
-    rules.invalid("state", {"delete"})
+    if rules.has("delete") and rules.has("topic"):
+        raise click.UsageError("The consumer does not support topic-specific offset deletion from a consumer group.")
+    if rules.has("delete-offsets") and (not groups or not rules.has("topic")):
+        raise click.UsageError("Option [delete-offsets] takes the following options: [group], [topic]")
+    if rules.has("reset-offsets"):
+        _check_reset(rules)
+    rules.invalid("state", {"delete", "reset-offsets", "delete-offsets"})
     for view in ("members", "offsets"):
-        rules.invalid(view, {"list", "delete"})
-    rules.invalid("verbose", {"list", "delete", "offsets", "state"})
+        rules.invalid(view, set(ACTIONS) - {"describe"})
+    rules.invalid("verbose", set(ACTIONS) - {"describe"} | {"offsets", "state"})
+    rules.invalid("topic", {"list", "describe"})
+    for opt in ("all-topics", "dry-run", "execute", "export") + SCENARIOS:
+        rules.invalid(opt, set(ACTIONS) - {"reset-offsets"})
     if rules.count(("members", "offsets")) + (rules.has("describe") and rules.has("state")) > 1:
         raise click.UsageError("Option [describe] takes at most one of these options: [members], [offsets], [state]")
+
+
+def _check_reset(rules: OptionRules) -> None:
+    if rules.has("dry-run") and rules.has("execute"):
+        raise click.UsageError("Option [reset-offsets] only accepts one of [execute] and [dry-run]")
+    for scenario in SCENARIOS:
+        rules.invalid(scenario, set(SCENARIOS) - {scenario})
+    if rules.count(SCENARIOS) != 1:
+        raise click.UsageError("Option [reset-offsets] requires one of the following scenarios: "
+                               + ", ".join(f"[{s}]" for s in SCENARIOS))
+    if not rules.has("from-file") and not rules.has("topic") and not rules.has("all-topics"):
+        raise click.UsageError("One of the reset scopes should be defined: --all-topics, --topic.")
+    if not rules.has("dry-run") and not rules.has("execute"):
+        click.echo(NO_EXECUTE_WARNING, err=True)
 
 
 def describe_group(ga: GroupAdmin, group: str, view: str, verbose: bool
@@ -79,8 +108,8 @@ def describe_group(ga: GroupAdmin, group: str, view: str, verbose: bool
 
 
 @command("pylog-consumer-groups", help=(
-    "List all consumer groups, describe a consumer group, or delete consumer group info.\n\n"
-    "Kafka's kafka-consumer-groups.sh flags and texts (--list [--state], --describe, --delete)."))
+    "List all consumer groups, describe a consumer group, delete consumer group info, or reset consumer group "
+    "offsets.\n\nKafka's kafka-consumer-groups.sh flags and texts."))
 @click.option("--bootstrap-server", required=True, metavar="HOST:PORT", help="The server(s) to connect to.")
 @click.option("--list", "list_", is_flag=True, help="List all consumer groups.")
 @click.option("--describe", is_flag=True, help="Describe consumer group and list offset lag (number of messages "
@@ -95,10 +124,27 @@ def describe_group(ga: GroupAdmin, group: str, view: str, verbose: bool
 @click.option("--members", is_flag=True, help="With --describe: the group's members.")
 @click.option("--offsets", is_flag=True, help="With --describe: the group's offsets and lag (the default view).")
 @click.option("--verbose", is_flag=True, help="With --describe --members: each member's partitions too.")
+@click.option("--reset-offsets", is_flag=True, help="Reset offsets of inactive consumer groups: --dry-run (the "
+              "default) shows the plan, --execute commits it, --export prints it as CSV.")
+@click.option("--delete-offsets", is_flag=True, help="Delete offsets of one consumer group for the --topic(s).")
+@click.option("--topic", "topics", multiple=True, metavar="TOPIC[:P,...]", help="A topic (optionally some of its "
+              "partitions) for --reset-offsets / --delete-offsets (repeatable).")
+@click.option("--all-topics", is_flag=True, help="With --reset-offsets: every topic the group has offsets for.")
+@click.option("--dry-run", is_flag=True, help="Only show the new offsets (the default).")
+@click.option("--execute", is_flag=True, help="Commit the new offsets.")
+@click.option("--export", is_flag=True, help="Print the new offsets as CSV (the --from-file format).")
+@click.option("--to-offset", type=int, help="Reset to this offset.")
+@click.option("--to-datetime", help="Reset to the first offset at or after 'YYYY-MM-DDTHH:mm:SS.sss'.")
+@click.option("--by-duration", help="Reset to the first offset at or after now minus 'PnDTnHnMnS'.")
+@click.option("--to-earliest", is_flag=True, help="Reset to the earliest offset.")
+@click.option("--to-latest", is_flag=True, help="Reset to the latest offset (the high watermark).")
+@click.option("--to-current", is_flag=True, help="Reset to the committed offset (latest where none).")
+@click.option("--shift-by", type=int, help="Shift the committed offset by n (negative: back).")
+@click.option("--from-file", type=click.Path(), help="Reset to the offsets in this CSV file.")
 @click.option("--timeout", type=int, default=5000, show_default=True, help="Timeout (ms) for some use cases.")
 def consumer_groups_command(bootstrap_server: str, list_: bool, describe: bool, delete: bool,
                             groups: tuple[str, ...], all_groups: bool, state: str | None, members: bool,
-                            offsets: bool, verbose: bool, timeout: int, **_: Any) -> Any:
+                            offsets: bool, verbose: bool, timeout: int, **opts: Any) -> Any:
     """The pylog-consumer-groups command."""
     check_args(OptionRules(click.get_current_context()), groups, all_groups)
     if describe and state:
@@ -109,6 +155,10 @@ def consumer_groups_command(bootstrap_server: str, list_: bool, describe: bool, 
         listed = ga.list_groups(states)
         return GroupListing([g for g, _ in listed], dict(listed) if state is not None else None)
     names = sorted(set(groups)) if groups else [g for g, _ in ga.list_groups()]
+    if opts["delete_offsets"]:
+        return delete_offsets(ga, groups[0], list(opts["topics"]))
+    if opts["reset_offsets"]:
+        return _reset(ga, names, opts)
     if describe:
         view = "state" if state is not None else "members" if members else "offsets"
         out = GroupsDescribed([], view=view)
@@ -126,6 +176,16 @@ def consumer_groups_command(bootstrap_server: str, list_: bool, describe: bool, 
     failed = {g: f"{e.exception_name}: {e.message}" for g, e in results.items() if e != ErrorCode.NONE}
     deleted = [g for g, e in results.items() if e == ErrorCode.NONE]
     return GroupsDeleted(deleted, failed, "Deletion of some consumer groups failed:" if failed else None)
+
+
+def _reset(ga: GroupAdmin, names: list[str], opts: dict[str, Any]) -> OffsetsReset:
+    scenario = next(s for s in SCENARIOS if opts[s.replace("-", "_")] not in (None, False))
+    value = opts[scenario.replace("-", "_")]
+    plan = read_plan(str(value), names) if scenario == "from-file" else None
+    spec = ResetSpec(scenario, value, tuple(opts["topics"]), bool(opts["all_topics"]), plan)
+    result, refused = reset_offsets(ga, names, spec, bool(opts["execute"]))
+    rows = [(g, t, p, o) for g, offs in result.offsets.items() for (t, p), o in sorted(offs.items())]
+    return OffsetsReset(rows, bool(opts["export"]), len(names) != 1, result.notes, result.warnings, refused)
 
 
 def main() -> None:

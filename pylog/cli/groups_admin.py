@@ -17,6 +17,7 @@ from pylog.protocol.errors import ErrorCode
 
 _RETRIABLE = {ErrorCode.COORDINATOR_NOT_AVAILABLE, ErrorCode.COORDINATOR_LOAD_IN_PROGRESS, ErrorCode.NOT_COORDINATOR}
 _RETRIES, _BACKOFF_S = 20, 0.25
+LATEST, EARLIEST = -1, -2  # ListOffsets timestamps
 
 
 @dataclass(frozen=True)
@@ -117,25 +118,26 @@ class GroupAdmin:
 
     def end_offsets(self, partitions: Iterable[tuple[str, int]]) -> dict[tuple[str, int], int]:
         """The high watermark of each partition (ListOffsets latest at its leader); unknown ones are left out."""
+        return self.list_offsets(partitions, LATEST)
+
+    def list_offsets(self, partitions: Iterable[tuple[str, int]], timestamp: int) -> dict[tuple[str, int], int]:
+        """ListOffsets at each partition's leader: -1 latest (high watermark), -2 earliest, else the first
+        offset at or after a timestamp (-1 when there is none). Partitions without a leader are left out."""
         wanted = sorted(set(partitions))
         if not wanted:
             return {}
         md = self.admin.metadata(sorted({t for t, _ in wanted}))
-        by_leader: dict[int, list[tuple[str, int]]] = {}
+        by_leader: dict[int, dict[str, list[int]]] = {}
         for t, p in wanted:
-            pm = md.topics.get(t).partitions.get(p) if t in md.topics else None
+            pm = md.topics[t].partitions.get(p) if t in md.topics else None
             if pm is not None and pm.leader is not None:
-                by_leader.setdefault(pm.leader, []).append((t, p))
+                by_leader.setdefault(pm.leader, {}).setdefault(t, []).append(p)
         out: dict[tuple[str, int], int] = {}
-        for leader, tps in by_leader.items():
-            topics: dict[str, list[int]] = {}
-            for t, p in tps:
-                topics.setdefault(t, []).append(p)
-
+        for leader, topics in by_leader.items():
             def build(cls, v, topics=topics):
                 T = cls.ListOffsetsTopic
                 return cls(replica_id=-1, isolation_level=0, topics=[T(name=t, partitions=[
-                    T.ListOffsetsPartition(partition_index=p, current_leader_epoch=-1, timestamp=-1)
+                    T.ListOffsetsPartition(partition_index=p, current_leader_epoch=-1, timestamp=timestamp)
                     for p in ps]) for t, ps in topics.items()])
             resp = self.client.call(ApiKey.ListOffsets, build, node=leader)
             for t in resp.topics:
@@ -143,6 +145,56 @@ class GroupAdmin:
                     if p.error_code == ErrorCode.NONE:
                         out[(t.name, p.partition_index)] = p.offset
         return out
+
+    def partitions_of(self, topics: Iterable[str]) -> list[tuple[str, int]]:
+        """Every partition of the topics; raises ApiError for a topic that does not exist."""
+        names = sorted(set(topics))
+        md = self.admin.metadata(names)
+        missing = [t for t in names if t not in md.topics]
+        if missing:
+            raise ApiError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, f"Topic {', '.join(missing)} does not exist.")
+        return [(t, p) for t in names for p in sorted(md.topics[t].partitions)]
+
+    def commit(self, group: str, offsets: dict[tuple[str, int], int]) -> None:
+        """OffsetCommit as an admin (generation -1, no member): only accepted while the group is Empty."""
+        topics: dict[str, list[tuple[int, int]]] = {}
+        for (t, p), off in sorted(offsets.items()):
+            topics.setdefault(t, []).append((p, off))
+
+        def build(cls, v):
+            T = cls.OffsetCommitRequestTopic
+            return cls(group_id=group, generation_id_or_member_epoch=-1, member_id="", group_instance_id=None,
+                       retention_time_ms=-1, topics=[T(name=t, partitions=[T.OffsetCommitRequestPartition(
+                           partition_index=p, committed_offset=off, committed_leader_epoch=-1, commit_timestamp=-1,
+                           committed_metadata="") for p, off in ps]) for t, ps in topics.items()])
+
+        def ask() -> None:
+            resp = self.client.call(ApiKey.OffsetCommit, build, node=self.coordinator(group), max_version=8)
+            for t in resp.topics:
+                for p in t.partitions:
+                    if p.error_code != ErrorCode.NONE:
+                        raise ApiError(p.error_code)
+        self._retry(ask)
+
+    def delete_offsets(self, group: str, partitions: list[tuple[str, int]]
+                       ) -> tuple[ErrorCode, dict[tuple[str, int], ErrorCode]]:
+        """OffsetDelete: the group-level error and one per partition."""
+        topics: dict[str, list[int]] = {}
+        for t, p in partitions:
+            topics.setdefault(t, []).append(p)
+
+        def build(cls, v):
+            T = cls.OffsetDeleteRequestTopic
+            return cls(group_id=group, topics=[T(name=t, partitions=[T.OffsetDeleteRequestPartition(
+                partition_index=p) for p in ps]) for t, ps in topics.items()])
+
+        def ask() -> tuple[ErrorCode, dict[tuple[str, int], ErrorCode]]:
+            resp = self.client.call(ApiKey.OffsetDelete, build, node=self.coordinator(group))
+            if resp.error_code in _RETRIABLE:
+                raise ApiError(resp.error_code)
+            return ErrorCode(resp.error_code), {(t.name, p.partition_index): ErrorCode(p.error_code)
+                                                for t in resp.topics for p in t.partitions}
+        return self._retry(ask)
 
     def delete(self, group: str) -> ErrorCode:
         """DeleteGroups for one group at its coordinator."""

@@ -18,7 +18,8 @@ from typing import Any
 import click
 
 from pylog.cli.results import (ConfigsAltered, ConfigsDescribed, ElectionResult, EntityConfigs, GroupListing,
-                               GroupMemberRow, GroupsDeleted, GroupsDescribed, GroupStateRow, PartitionLine,
+                               GroupMemberRow, GroupsDeleted, GroupsDescribed, GroupStateRow, OffsetsDeleted,
+                               OffsetsReset, PartitionLine,
                                TopicCreated, TopicLine, TopicList, TopicsAltered, TopicsDeleted, TopicsDescribed)
 
 ZK = "zookeeper"
@@ -300,6 +301,26 @@ def _(r: GroupsDeleted) -> list[str]:
     # Kafka prints "Error: Deletion of some consumer groups failed:" on stderr (our failure line).
     lines = [f"* Group '{g}' could not be deleted due to: {why}" for g, why in r.failed.items()]
     return lines + (["", f"These consumer groups were deleted successfully: {ok}"] if r.deleted else [])
+
+
+@text.register
+def _(r: OffsetsReset) -> list[str]:
+    for line in r.log:
+        click.echo(line, err=True)
+    if r.export:
+        return [",".join(map(str, row if r.csv_with_group else row[1:])) for row in r.rows] + [""]
+    fmt = [30, 30, 10]
+    return (["", _padded(fmt, ["GROUP", "TOPIC", "PARTITION", "NEW-OFFSET".ljust(15)])] if r.rows else []) + [
+        _padded(fmt, [g, t, str(p), str(o).ljust(15)]) for g, t, p, o in r.rows]
+
+
+@text.register
+def _(r: OffsetsDeleted) -> list[str]:
+    lines = [] if r.failure else [f"Request succeed for deleting offsets with topic {', '.join(r.topics)} "
+                                  f"group {r.group}"]
+    fmt = [30, 15]
+    return lines + ["", _padded(fmt, ["TOPIC", "PARTITION", "STATUS".ljust(15)])] + [
+        _padded(fmt, [t, str(p) if p >= 0 else "Not Provided", status.ljust(15)]) for t, p, status in r.statuses]
 
 
 @singledispatch

@@ -252,3 +252,25 @@ class GroupsDeleted:
     deleted: list[str]
     failed: dict[str, str]
     failure: str | None = None
+
+
+@dataclass
+class OffsetsReset:
+    """--reset-offsets: the new offsets (group, topic, partition, offset), shown as Kafka's table or --export CSV."""
+
+    rows: list[tuple[str, str, int, int]]
+    export: bool
+    csv_with_group: bool
+    warnings: list[str] = field(default_factory=list)  # stdout lines Kafka prints first ("Warn: Partition ...")
+    log: list[str] = field(default_factory=list)  # stderr lines (Kafka's WARN log lines)
+    failure: str | None = None
+
+
+@dataclass
+class OffsetsDeleted:
+    """--delete-offsets: one status per partition ("Successful" / "Error: ..."; partition -1: not provided)."""
+
+    group: str
+    topics: list[str]
+    statuses: list[tuple[str, int, str]]
+    failure: str | None = None

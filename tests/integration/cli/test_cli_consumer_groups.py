@@ -83,3 +83,65 @@ def test_list_describe_delete(cluster_factory):
         assert run("--list").stdout == "live\n"
     finally:
         cons.close()
+
+
+def test_reset_and_delete_offsets(cluster_factory, tmp_path):
+    ck = pytest.importorskip("confluent_kafka")
+    c = cluster_factory(1, overrides=GROUPS)
+    create_topic(c.bootstrap, "rs", partitions=2)
+    produce(c.bootstrap, "rs", [f"m{i}" for i in range(40)], 2)
+    kcat(c.bootstrap, "-G", "idle", "-o", "beginning", "-e", "rs")  # Empty group, offsets 20/20
+    run = lambda *a: cli(consumer_groups_command, "--bootstrap-server", c.bootstrap, *a)  # noqa: E731
+
+    def committed(group):
+        doc = json.loads(run("--describe", "--group", group, "--output", "json").stdout)
+        return {r["partition"]: r["current_offset"] for g in doc["groups"] for r in g["rows"]}
+
+    def table(*rows):
+        head = f"{'GROUP':<30} {'TOPIC':<30} {'PARTITION':<10} {'NEW-OFFSET':<15}"
+        return "\n" + "\n".join([head] + [f"{g:<30} {t:<30} {p:<10} {o:<15}" for g, t, p, o in rows]) + "\n"
+
+    dry = run("--reset-offsets", "--group", "idle", "--all-topics", "--to-earliest")
+    assert dry.exit_code == 0 and dry.stdout == table(("idle", "rs", "0", "0"), ("idle", "rs", "1", "0"))
+    assert dry.stderr.startswith("WARN: No action will be performed as the --execute option is missing.")
+    assert committed("idle") == {0: 20, 1: 20}  # a dry run changes nothing
+
+    shifted = run("--reset-offsets", "--group", "idle", "--topic", "rs:0", "--shift-by", "-25", "--execute")
+    assert shifted.stdout == table(("idle", "rs", "0", "0"))
+    assert "New offset (-5) is lower than earliest offset for topic partition rs-0. Value will be set to 0" in \
+        shifted.stderr
+    assert committed("idle") == {0: 0, 1: 20}
+
+    exported = run("--reset-offsets", "--group", "idle", "--topic", "rs", "--to-offset", "7", "--export", "--dry-run")
+    assert exported.stdout == "rs,0,7\nrs,1,7\n\n"
+    plan = tmp_path / "plan.csv"
+    plan.write_text(exported.stdout)
+    assert run("--reset-offsets", "--group", "idle", "--from-file", str(plan), "--execute").exit_code == 0
+    assert committed("idle") == {0: 7, 1: 7}
+
+    bad = tmp_path / "bad.csv"
+    bad.write_text("rs,zero,1\n")
+    broken = run("--reset-offsets", "--group", "idle", "--from-file", str(bad), "--execute")
+    assert broken.exit_code == 1 and broken.stderr.startswith("Error: Invalid reset plan")
+    assert committed("idle") == {0: 7, 1: 7}
+
+    cons = ck.Consumer({"bootstrap.servers": c.bootstrap, "group.id": "busy", "auto.offset.reset": "earliest"})
+    cons.subscribe(["rs"])
+    try:
+        poll_values(cons, 5)
+        refused = run("--reset-offsets", "--group", "busy", "--all-topics", "--to-latest", "--execute")
+        assert refused.exit_code == 1
+        assert refused.stderr == ("Error: Assignments can only be reset if the group 'busy' is inactive, but the "
+                                  "current state is Stable.\n")
+        subscribed = run("--delete-offsets", "--group", "busy", "--topic", "rs")
+        assert subscribed.exit_code == 1
+        assert "Error: Deleting offsets of a topic is forbidden while the consumer group is actively subscribed" \
+            in subscribed.stdout
+    finally:
+        cons.close()
+
+    deleted = run("--delete-offsets", "--group", "idle", "--topic", "rs:1")
+    assert deleted.exit_code == 0
+    assert deleted.stdout == ("Request succeed for deleting offsets with topic rs:1 group idle\n\n"
+                              f"{'TOPIC':<30} {'PARTITION':<15} {'STATUS':<15}\n{'rs':<30} {'1':<15} {'Successful':<15}\n")
+    assert committed("idle") == {0: 7}
