@@ -10,13 +10,16 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from typing import Any, AsyncIterator
+from typing import TYPE_CHECKING, Any, AsyncIterator
 
 from pylog.coordinator.group.api import CoordinatorConfig
 from pylog.coordinator.group.coordinator import GroupCoordinator
 from pylog.coordinator.group.hashing import OFFSETS_TOPIC, partition_for
 from pylog.protocol import records
 from pylog.protocol.errors import ErrorCode
+
+if TYPE_CHECKING:
+    from pylog.broker.services import BrokerServices, HandlerContext
 
 log = logging.getLogger("pylog.coordinator.group")
 
@@ -26,7 +29,7 @@ READ_CHUNK = 1 << 20
 class GroupHost:
     """Hosts a GroupCoordinator over this broker's replicas of `__consumer_offsets`."""
 
-    def __init__(self, broker: Any) -> None:
+    def __init__(self, broker: BrokerServices) -> None:
         self.broker = broker
         self.config = broker.config
         self.coordinator = GroupCoordinator(self, CoordinatorConfig.from_broker(self.config.get))
@@ -139,11 +142,12 @@ class GroupHost:
         await self.coordinator.expire_offsets()
 
 
-def coordinator_of(ctx: Any) -> GroupCoordinator:
+def coordinator_of(ctx: HandlerContext) -> GroupCoordinator:
     """The group coordinator of the broker serving a request (the handlers' only way to it)."""
+    assert ctx.broker.groups is not None, "the broker serves requests only once its group coordinator exists"
     return ctx.broker.groups.coordinator
 
 
-def client_host(ctx: Any) -> str:
+def client_host(ctx: HandlerContext) -> str:
     """A member's host as Kafka reports it (`/<address>`)."""
     return "/" + ctx.peer.rsplit(":", 1)[0] if ctx.peer and ctx.peer != "?" else ""

@@ -11,6 +11,7 @@ import asyncio
 from typing import TYPE_CHECKING, Any, Coroutine, Protocol
 
 if TYPE_CHECKING:
+    from pylog.broker.group_host import GroupHost
     from pylog.broker.metadata_cache import MetadataCache
     from pylog.broker.replica_manager import ReplicaManager
     from pylog.broker.stats import PartitionStats
@@ -45,6 +46,7 @@ class BrokerServices(Protocol):
     controller: Controller | None  # hosted here; acts only while active
     authorizer: AclAuthorizer | None  # ACLs, when authorizer.class.name is set (pylog.security.authorizer.allowed)
     credentials: CredentialStore  # SCRAM credentials from /config/users
+    groups: GroupHost | None  # the group coordinator over __consumer_offsets (FindCoordinator, group APIs)
 
     @property
     def advertised_endpoint(self) -> tuple[str, int]:

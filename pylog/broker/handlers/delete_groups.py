@@ -9,11 +9,12 @@ from __future__ import annotations
 
 from pylog.broker.group_host import coordinator_of
 from pylog.broker.handlers import handler
+from pylog.broker.services import HandlerContext
 from pylog.protocol.api import ApiKey, response_class
 
 
 @handler(ApiKey.DeleteGroups, 0, 2)
-async def handle_delete_groups(ctx, req):
+async def handle_delete_groups(ctx: HandlerContext, req):
     """Delete groups."""
     cls = response_class(ApiKey.DeleteGroups)[ctx.header.api_version]
     coord = coordinator_of(ctx)

@@ -11,12 +11,13 @@ from __future__ import annotations
 
 from pylog.broker.group_host import coordinator_of
 from pylog.broker.handlers import handler
+from pylog.broker.services import HandlerContext
 from pylog.protocol.api import ApiKey, response_class
 from pylog.protocol.errors import ErrorCode
 
 
 @handler(ApiKey.DescribeGroups, 0, 6)
-async def handle_describe_groups(ctx, req):
+async def handle_describe_groups(ctx: HandlerContext, req):
     """Describe groups."""
     cls = response_class(ApiKey.DescribeGroups)[ctx.header.api_version]
     coord = coordinator_of(ctx)

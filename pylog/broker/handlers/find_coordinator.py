@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from pylog.broker.group_host import OFFSETS_TOPIC
 from pylog.broker.handlers import handler
+from pylog.broker.services import HandlerContext
 from pylog.protocol.api import ApiKey, response_class
 from pylog.protocol.errors import ErrorCode
 
@@ -18,7 +19,7 @@ GROUP, TRANSACTION = 0, 1
 
 
 @handler(ApiKey.FindCoordinator, 0, 6)
-async def handle_find_coordinator(ctx, req):
+async def handle_find_coordinator(ctx: HandlerContext, req):
     """Tell the client which broker coordinates each key."""
     version = ctx.header.api_version
     cls = response_class(ApiKey.FindCoordinator)[version]
@@ -33,11 +34,12 @@ async def handle_find_coordinator(ctx, req):
     return cls(throttle_time_ms=0, error_code=int(e), error_message=_message(e), node_id=n, host=h, port=p)
 
 
-def _find(ctx, key_type: int, key: str) -> tuple[ErrorCode, int, str, int]:
+def _find(ctx: HandlerContext, key_type: int, key: str) -> tuple[ErrorCode, int, str, int]:
     if key_type == GROUP:
         if not key:
             return ErrorCode.INVALID_REQUEST, -1, "", -1
-        return ctx.broker.groups.find(key)
+        groups = ctx.broker.groups
+        return groups.find(key) if groups is not None else (ErrorCode.COORDINATOR_NOT_AVAILABLE, -1, "", -1)
     if key_type == TRANSACTION:
         return ErrorCode.COORDINATOR_NOT_AVAILABLE, -1, "", -1
     return ErrorCode.INVALID_REQUEST, -1, "", -1

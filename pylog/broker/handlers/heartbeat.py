@@ -9,11 +9,12 @@ from __future__ import annotations
 
 from pylog.broker.group_host import coordinator_of
 from pylog.broker.handlers import handler
+from pylog.broker.services import HandlerContext
 from pylog.protocol.api import ApiKey, response_class
 
 
 @handler(ApiKey.Heartbeat, 0, 4)
-async def handle_heartbeat(ctx, req):
+async def handle_heartbeat(ctx: HandlerContext, req):
     """A member says it is alive."""
     version = ctx.header.api_version
     err = coordinator_of(ctx).heartbeat(req.group_id or "", req.generation_id, req.member_id or "",

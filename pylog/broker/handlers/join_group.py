@@ -12,12 +12,13 @@ from __future__ import annotations
 
 from pylog.broker.group_host import client_host, coordinator_of
 from pylog.broker.handlers import handler
+from pylog.broker.services import HandlerContext
 from pylog.coordinator.group.api import JoinRequest
 from pylog.protocol.api import ApiKey, response_class
 
 
 @handler(ApiKey.JoinGroup, 0, 9)
-async def handle_join_group(ctx, req):
+async def handle_join_group(ctx: HandlerContext, req):
     """Join (or rejoin) a group and wait for the rebalance."""
     version = ctx.header.api_version
     cls = response_class(ApiKey.JoinGroup)[version]

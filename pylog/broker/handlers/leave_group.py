@@ -9,11 +9,12 @@ from __future__ import annotations
 
 from pylog.broker.group_host import coordinator_of
 from pylog.broker.handlers import handler
+from pylog.broker.services import HandlerContext
 from pylog.protocol.api import ApiKey, response_class
 
 
 @handler(ApiKey.LeaveGroup, 0, 5)
-async def handle_leave_group(ctx, req):
+async def handle_leave_group(ctx: HandlerContext, req):
     """Members leave the group."""
     version = ctx.header.api_version
     cls = response_class(ApiKey.LeaveGroup)[version]

@@ -10,12 +10,13 @@ from __future__ import annotations
 
 from pylog.broker.group_host import coordinator_of
 from pylog.broker.handlers import handler
+from pylog.broker.services import HandlerContext
 from pylog.coordinator.group.state import parse_state
 from pylog.protocol.api import ApiKey, response_class
 
 
 @handler(ApiKey.ListGroups, 0, 5)
-async def handle_list_groups(ctx, req):
+async def handle_list_groups(ctx: HandlerContext, req):
     """List groups."""
     version = ctx.header.api_version
     cls = response_class(ApiKey.ListGroups)[version]

@@ -11,10 +11,10 @@ v0-1 (ZooKeeper-stored offsets, per-partition timestamps) and v10 (topic ids) ar
 
 from __future__ import annotations
 
-import time
-
 from pylog.broker.group_host import coordinator_of
 from pylog.broker.handlers import handler
+from pylog.common.clock import now_ms
+from pylog.broker.services import HandlerContext
 from pylog.coordinator.group.api import CommitRequest
 from pylog.coordinator.group.records import OffsetValue
 from pylog.protocol.api import ApiKey, response_class
@@ -22,11 +22,11 @@ from pylog.protocol.errors import ErrorCode
 
 
 @handler(ApiKey.OffsetCommit, 2, 9)
-async def handle_offset_commit(ctx, req):
+async def handle_offset_commit(ctx: HandlerContext, req):
     """Store a group's committed offsets."""
     version = ctx.header.api_version
     cls = response_class(ApiKey.OffsetCommit)[version]
-    now = int(time.time() * 1000)
+    now = now_ms()
     retention = req.retention_time_ms if 2 <= version <= 4 else -1
     offsets: dict[tuple[str, int], OffsetValue] = {}
     results: dict[tuple[str, int], ErrorCode] = {}

@@ -8,12 +8,13 @@ from __future__ import annotations
 
 from pylog.broker.group_host import coordinator_of
 from pylog.broker.handlers import handler
+from pylog.broker.services import HandlerContext
 from pylog.protocol.api import ApiKey, response_class
 from pylog.protocol.errors import ErrorCode
 
 
 @handler(ApiKey.OffsetDelete, 0, 0)
-async def handle_offset_delete(ctx, req):
+async def handle_offset_delete(ctx: HandlerContext, req):
     """Delete committed offsets."""
     cls = response_class(ApiKey.OffsetDelete)[ctx.header.api_version]
     asked = [(t.name or "", p.partition_index) for t in req.topics or [] for p in t.partitions or []]

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from pylog.broker.group_host import coordinator_of
 from pylog.broker.handlers import handler
+from pylog.broker.services import HandlerContext
 from pylog.coordinator.group.records import OffsetValue
 from pylog.protocol.api import ApiKey, response_class
 from pylog.protocol.errors import ErrorCode
@@ -20,7 +21,7 @@ _NONE = OffsetValue(-1, -1, "")
 
 
 @handler(ApiKey.OffsetFetch, 1, 9)
-async def handle_offset_fetch(ctx, req):
+async def handle_offset_fetch(ctx: HandlerContext, req):
     """Return committed offsets."""
     version = ctx.header.api_version
     cls = response_class(ApiKey.OffsetFetch)[version]

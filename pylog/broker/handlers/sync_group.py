@@ -10,11 +10,12 @@ from __future__ import annotations
 
 from pylog.broker.group_host import coordinator_of
 from pylog.broker.handlers import handler
+from pylog.broker.services import HandlerContext
 from pylog.protocol.api import ApiKey, response_class
 
 
 @handler(ApiKey.SyncGroup, 0, 5)
-async def handle_sync_group(ctx, req):
+async def handle_sync_group(ctx: HandlerContext, req):
     """Get this member's assignment (the leader brings everyone's)."""
     version = ctx.header.api_version
     cls = response_class(ApiKey.SyncGroup)[version]

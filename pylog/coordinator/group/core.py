@@ -14,6 +14,7 @@ import logging
 import time
 from typing import Any, Callable
 
+from pylog.common.clock import now_ms as wall_ms
 from pylog.coordinator.group.api import CoordinatorConfig
 from pylog.coordinator.group.group import Group, Member
 from pylog.coordinator.group.hashing import partition_for
@@ -25,11 +26,6 @@ from pylog.coordinator.group.store import OffsetsLog, Replayed, client_error
 from pylog.protocol.errors import ErrorCode
 
 log = logging.getLogger("pylog.coordinator.group")
-
-
-def wall_ms() -> int:
-    """Wall-clock milliseconds (commit and state timestamps, as Kafka stamps them)."""
-    return int(time.time() * 1000)
 
 
 class CoordinatorCore:
