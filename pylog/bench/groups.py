@@ -15,6 +15,7 @@ Run: `scripts/bench groups [--seconds S] [--members N] [--partitions P] [--reps 
 from __future__ import annotations
 
 import argparse
+import threading
 import time
 from typing import Sequence
 
@@ -43,8 +44,11 @@ def commit_rate(target: h.Target, seconds: float) -> float:
 
 
 def _covered(consumers: Sequence[ck.Consumer], partitions: int) -> bool:
-    owned = [(tp.topic, tp.partition) for c in consumers for tp in c.assignment()]
-    return len(owned) == partitions and len(set(owned)) == partitions
+    """Every partition owned exactly once, by as many members as can have one (the group has settled)."""
+    assignments = [c.assignment() for c in consumers]
+    owned = [(tp.topic, tp.partition) for a in assignments for tp in a]
+    busy = sum(1 for a in assignments if a)
+    return len(owned) == partitions and len(set(owned)) == partitions and busy == min(len(consumers), partitions)
 
 
 def _poll_until(consumers: Sequence[ck.Consumer], partitions: int, timeout: float = 120) -> float:
@@ -67,10 +71,14 @@ def rebalance_times(target: h.Target, members: int, topic: str, partitions: int,
         joined = _poll_until(consumers, partitions)
         leaver = consumers.pop()
         t0 = time.monotonic()
-        leaver.close()  # sends LeaveGroup: no session timeout to wait out
-        h.log(f"{target.name}: close() took {time.monotonic() - t0:.2f}s")
+        # close() sends LeaveGroup (no session timeout to wait out); the others keep polling meanwhile,
+        # as applications do, so they can answer the rebalance it starts.
+        closing = threading.Thread(target=leaver.close)
+        closing.start()
         _poll_until(consumers, partitions)
-        return joined, time.monotonic() - t0
+        elapsed = time.monotonic() - t0
+        closing.join(30)
+        return joined, elapsed
     finally:
         for c in consumers:
             c.close()
