@@ -76,10 +76,10 @@ class GroupHost:
         if p is None:
             return err
         buf = bytearray(records.build_batch([(k, v, (), None) for k, v in recs]))
-        err, _, last = rm.append(p, buf, -1)
-        if err != ErrorCode.NONE:
-            return err
-        waiter = p.add_produce_waiter(last + 1)
+        out = rm.append(p, buf, -1)
+        if out.error != ErrorCode.NONE:
+            return out.error
+        waiter = p.add_produce_waiter(out.last_offset + 1)
         try:
             return ErrorCode(await asyncio.wait_for(waiter, int(self.config.get("offsets.commit.timeout.ms")) / 1000))
         except asyncio.TimeoutError:
