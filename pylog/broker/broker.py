@@ -16,6 +16,7 @@ import time
 from typing import Any, Coroutine
 
 from pylog.broker.fetcher import ReplicaFetcherManager
+from pylog.broker.group_host import GroupHost
 from pylog.broker.handlers import HANDLERS
 from pylog.broker.log_cleaner_task import LogCleanerTask
 from pylog.broker.log_dir_mover import LogDirMover
@@ -78,6 +79,7 @@ class Broker:
         self.log_dir_mover = LogDirMover(self)
         self.zk_store: BrokerZkStore | None = None
         self.replicas: ReplicaManager | None = None
+        self.groups: GroupHost | None = None  # the group coordinator, once the replica manager exists
         self.controller: Controller | None = None
         self.server: SocketServer | None = None  # the first listener's
         self.servers: list[SocketServer] = []
@@ -134,6 +136,8 @@ class Broker:
         await self._blocking(self.logs.load)
         self.zk_store = BrokerZkStore(self)
         self.replicas = ReplicaManager(self, self.logs, self.zk_store, self.fetchers, self.topic_configs)
+        self.groups = GroupHost(self)
+        self.groups.start()
         await self._start_servers()
         await self.topic_configs.start()
         self.broker_epoch = await self._register()
@@ -244,6 +248,7 @@ class Broker:
         if cfg.get("log.cleaner.enable"):
             cleaner = LogCleanerTask(self.logs, cfg, self._blocking, now_ms)
             self.spawn(self._every(max(int(cfg.get("log.cleaner.backoff.ms")), 50) / 1000, cleaner.run_once))
+        self.spawn(self._every(int(cfg.get("offsets.retention.check.interval.ms")) / 1000, self.groups.expire_offsets))
         self.spawn(self._every(0.5, self.zk_store.flush_isr_changes))
         interval = int(cfg.get("metrics.sample.interval.ms"))
         if interval > 0:

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any, Coroutine, Protocol
 
 if TYPE_CHECKING:
     from pylog.broker.log_dir_mover import LogDirMover
+    from pylog.broker.group_host import GroupHost
     from pylog.broker.metadata_cache import MetadataCache
     from pylog.broker.replica_manager import ReplicaManager
     from pylog.broker.stats import PartitionStats
@@ -47,6 +48,7 @@ class BrokerServices(Protocol):
     authorizer: AclAuthorizer | None  # ACLs, when authorizer.class.name is set (pylog.security.authorizer.allowed)
     credentials: CredentialStore  # SCRAM credentials from /config/users
     log_dir_mover: LogDirMover  # AlterReplicaLogDirs: replicas moving between this broker's log dirs
+    groups: GroupHost | None  # the group coordinator over __consumer_offsets (FindCoordinator, group APIs)
 
     @property
     def advertised_endpoint(self) -> tuple[str, int]:

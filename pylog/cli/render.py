@@ -17,9 +17,10 @@ from typing import Any
 
 import click
 
-from pylog.cli.results import (ConfigsAltered, ConfigsDescribed, ElectionResult, EntityConfigs, PartitionLine,
-                               RecordsDeleted, TopicCreated, TopicLine, TopicList, TopicsAltered, TopicsDeleted,
-                               TopicsDescribed)
+from pylog.cli.results import (ConfigsAltered, ConfigsDescribed, ElectionResult, EntityConfigs, GroupListing,
+                               GroupMemberRow, GroupsDeleted, GroupsDescribed, GroupStateRow, OffsetsDeleted,
+                               OffsetsReset, PartitionLine, RecordsDeleted, TopicCreated, TopicLine, TopicList,
+                               TopicsAltered, TopicsDeleted, TopicsDescribed)
 
 ZK = "zookeeper"
 
@@ -214,6 +215,123 @@ def _(r: RecordsDeleted) -> list[str]:
 
 # ---------------------------------------------------------------- rich tables
 
+def _padded(widths: list[int], values: list[str]) -> str:
+    """Kafka's `%-Ns %-Ns ... %s`: every column left-aligned to its width but the last."""
+    return " ".join(v.ljust(w) for w, v in zip(widths, values[:-1])) + " " + values[-1]
+
+
+@text.register
+def _(r: GroupListing) -> list[str]:
+    if r.states is None:
+        return list(r.groups)
+    width = max([15] + [len(g) for g in r.groups])
+    return [_padded([width], ["GROUP", "STATE"])] + [_padded([width], [g, r.states[g]]) for g in r.groups]
+
+
+GROUP_COLUMNS = ["GROUP", "TOPIC", "PARTITION", "CURRENT-OFFSET", "LOG-END-OFFSET", "LAG", "CONSUMER-ID", "HOST",
+                 "CLIENT-ID"]
+
+
+def _dash(v: object) -> str:
+    return "-" if v is None else str(v)
+
+
+def _group_note(group: str, state: str) -> None:
+    """Kafka's ConsumerGroupCommand.shouldPrintMemberState notes, on stderr."""
+    if state == "Empty":
+        click.echo(f"\nConsumer group '{group}' has no active members.", err=True)
+    elif state in ("PreparingRebalance", "CompletingRebalance"):
+        click.echo(f"\nWarning: Consumer group '{group}' is rebalancing.", err=True)
+
+
+def _widths(rows: list[list[str]], columns: tuple[int, ...], least: int = 15) -> list[int]:
+    return [max([least] + [len(row[i]) for row in rows]) for i in columns]
+
+
+def _offset_lines(rows_in: list) -> list[str]:
+    rows = [[x.group, _dash(x.topic), _dash(x.partition), _dash(x.current_offset), _dash(x.log_end_offset),
+             _dash(x.lag), _dash(x.consumer_id), _dash(x.host), _dash(x.client_id)] for x in rows_in]
+    widths = _widths(rows, (0, 1)) + [10, 15, 15, 15] + _widths(rows, (6, 7))
+    return ["", _padded(widths, GROUP_COLUMNS)] + [_padded(widths, row) for row in rows]
+
+
+def _assignment(partitions: list[tuple[str, int]]) -> str:
+    by_topic: dict[str, list[int]] = defaultdict(list)
+    for t, p in partitions:
+        by_topic[t].append(p)
+    return ", ".join(sorted(f"{t}({','.join(map(str, sorted(ps)))})" for t, ps in by_topic.items())) or "-"
+
+
+def _member_lines(members: list[GroupMemberRow]) -> list[str]:
+    wide = any(m.instance_id for m in members)
+    verbose = any(m.partitions is not None for m in members)
+    rows = [[m.group, m.consumer_id] + ([m.instance_id or ""] if wide else []) + [m.host, m.client_id,
+                                                                                 str(m.partition_count)]
+            for m in members]
+    names = ["GROUP", "CONSUMER-ID"] + (["GROUP-INSTANCE-ID"] if wide else []) + ["HOST", "CLIENT-ID", "#PARTITIONS"]
+    widths = [max([least] + [len(row[i]) for row in rows]) for i, least in
+              enumerate([15, 15] + ([17] if wide else []) + [15, 15, 15])]
+
+    def line(values: list[str], last: str) -> str:  # Kafka's "%-Ns ... %-15s " then the assignment
+        return "".join(v.ljust(w) + " " for w, v in zip(widths, values)) + last
+    return ["", line(names, "ASSIGNMENT" if verbose else "")] + [
+        line(row, _assignment(m.partitions or []) if verbose else "") for row, m in zip(rows, members)]
+
+
+def _state_lines(st: GroupStateRow) -> list[str]:
+    width = max(25, len(st.coordinator))  # Kafka sizes the GROUP column by the coordinator's text
+    fmt = [width, 25, 20, 15]
+    return ["", _padded(fmt, ["GROUP", "COORDINATOR (ID)", "ASSIGNMENT-STRATEGY", "STATE", "#MEMBERS"]),
+            _padded(fmt, [st.group, st.coordinator, st.assignment_strategy, st.state, str(st.members)])]
+
+
+@text.register
+def _(r: GroupsDescribed) -> list[str]:
+    lines: list[str] = []
+    states = {st.group: st for st in r.states}
+    for g in r.groups:
+        if g.state == "Dead":
+            continue
+        _group_note(g.group, g.state)
+        if r.view == "state":
+            lines += _state_lines(states[g.group])
+        elif r.view == "members":
+            lines += _member_lines(r.members.get(g.group, [])) if r.members.get(g.group) else []
+        elif g.rows:
+            lines += _offset_lines(g.rows)
+    return lines
+
+
+@text.register
+def _(r: GroupsDeleted) -> list[str]:
+    ok = ", ".join(f"'{g}'" for g in r.deleted)
+    if not r.failed:
+        return [f"Deletion of requested consumer groups ({ok}) was successful."]
+    # Kafka prints "Error: Deletion of some consumer groups failed:" on stderr (our failure line).
+    lines = [f"* Group '{g}' could not be deleted due to: {why}" for g, why in r.failed.items()]
+    return lines + (["", f"These consumer groups were deleted successfully: {ok}"] if r.deleted else [])
+
+
+@text.register
+def _(r: OffsetsReset) -> list[str]:
+    for line in r.log:
+        click.echo(line, err=True)
+    if r.export:
+        return [",".join(map(str, row if r.csv_with_group else row[1:])) for row in r.rows] + [""]
+    fmt = [30, 30, 10]
+    return (["", _padded(fmt, ["GROUP", "TOPIC", "PARTITION", "NEW-OFFSET".ljust(15)])] if r.rows else []) + [
+        _padded(fmt, [g, t, str(p), str(o).ljust(15)]) for g, t, p, o in r.rows]
+
+
+@text.register
+def _(r: OffsetsDeleted) -> list[str]:
+    lines = [] if r.failure else [f"Request succeed for deleting offsets with topic {', '.join(r.topics)} "
+                                  f"group {r.group}"]
+    fmt = [30, 15]
+    return lines + ["", _padded(fmt, ["TOPIC", "PARTITION", "STATUS".ljust(15)])] + [
+        _padded(fmt, [t, str(p) if p >= 0 else "Not Provided", status.ljust(15)]) for t, p, status in r.statuses]
+
+
 @singledispatch
 def table(result: Any) -> None:
     """Tables for people; results without a table print their text."""
@@ -241,6 +359,30 @@ def _table(title: str, columns: list[str], rows: list[list[str]]) -> Any:
 def _(r: TopicList) -> None:
     rows = [[t.name, "yes" if t.marked_for_deletion else ""] for t in r.topics]
     _console().print(_table("Topics", ["Topic", "Marked for deletion"], rows))
+
+
+@table.register
+def _(r: GroupsDescribed) -> None:
+    title = "Consumer groups (" + ", ".join(f"{g.group}: {g.state}" for g in r.groups) + ")"
+    if r.view == "state":
+        columns = ["GROUP", "COORDINATOR (ID)", "ASSIGNMENT-STRATEGY", "STATE", "#MEMBERS"]
+        rows = [[s.group, s.coordinator, s.assignment_strategy, s.state, str(s.members)] for s in r.states]
+    elif r.view == "members":
+        columns = ["GROUP", "CONSUMER-ID", "GROUP-INSTANCE-ID", "HOST", "CLIENT-ID", "#PARTITIONS", "ASSIGNMENT"]
+        rows = [[m.group, m.consumer_id, m.instance_id or "", m.host, m.client_id, str(m.partition_count),
+                 _assignment(m.partitions or [])] for ms in r.members.values() for m in ms]
+    else:
+        columns = GROUP_COLUMNS
+        rows = [[_dash(getattr(x, f)) for f in ("group", "topic", "partition", "current_offset", "log_end_offset",
+                                                "lag", "consumer_id", "host", "client_id")]
+                for g in r.groups for x in g.rows]
+    _console().print(_table(title, columns, rows))
+
+
+@table.register
+def _(r: GroupListing) -> None:
+    rows = [[g, (r.states or {}).get(g, "")] for g in r.groups]
+    _console().print(_table("Consumer groups", ["GROUP", "STATE"], rows))
 
 
 @table.register

@@ -192,4 +192,103 @@ class RecordsDeleted:
     """DeleteRecords outcome per partition ("topic-partition"), sorted."""
 
     partitions: list[DeletedPartition]
+
+
+# ---------------------------------------------------------------- pylog-consumer-groups
+
+@dataclass
+class GroupListing:
+    """--list: group ids; with --state also each group's state (Kafka then prints a GROUP STATE table)."""
+
+    groups: list[str]
+    states: dict[str, str] | None = None
+
+
+@dataclass
+class GroupOffsetRow:
+    """One --describe row; None prints as '-' (Kafka's MISSING_COLUMN_VALUE)."""
+
+    group: str
+    topic: str | None
+    partition: int | None
+    current_offset: int | None
+    log_end_offset: int | None
+    lag: int | None
+    consumer_id: str | None
+    host: str | None
+    client_id: str | None
+
+
+@dataclass
+class GroupDescribed:
+    """One group's --describe: its state and rows (lag against the high watermark)."""
+
+    group: str
+    state: str
+    rows: list[GroupOffsetRow]
+
+
+@dataclass
+class GroupMemberRow:
+    """One --describe --members row (partitions listed only with --verbose)."""
+
+    group: str
+    consumer_id: str
+    instance_id: str | None
+    host: str
+    client_id: str
+    partition_count: int
+    partitions: list[tuple[str, int]] | None = None
+
+
+@dataclass
+class GroupStateRow:
+    """--describe --state: one line per group."""
+
+    group: str
+    coordinator: str  # "host:port (id)"
+    assignment_strategy: str
+    state: str
+    members: int
+
+
+@dataclass
+class GroupsDescribed:
+    """--describe over one or more groups, sorted by group id: the offsets view, --members or --state."""
+
+    groups: list[GroupDescribed]
+    failure: str | None = None
+    view: str = "offsets"  # or "members" / "state"
+    members: dict[str, list[GroupMemberRow]] = field(default_factory=dict)
+    states: list[GroupStateRow] = field(default_factory=list)
+
+
+@dataclass
+class GroupsDeleted:
+    """--delete: the groups deleted and, for the others, why not."""
+
+    deleted: list[str]
+    failed: dict[str, str]
+    failure: str | None = None
+
+
+@dataclass
+class OffsetsReset:
+    """--reset-offsets: the new offsets (group, topic, partition, offset), shown as Kafka's table or --export CSV."""
+
+    rows: list[tuple[str, str, int, int]]
+    export: bool
+    csv_with_group: bool
+    warnings: list[str] = field(default_factory=list)  # stdout lines Kafka prints first ("Warn: Partition ...")
+    log: list[str] = field(default_factory=list)  # stderr lines (Kafka's WARN log lines)
+    failure: str | None = None
+
+
+@dataclass
+class OffsetsDeleted:
+    """--delete-offsets: one status per partition ("Successful" / "Error: ..."; partition -1: not provided)."""
+
+    group: str
+    topics: list[str]
+    statuses: list[tuple[str, int, str]]
     failure: str | None = None

@@ -162,6 +162,12 @@ _k("offsets.topic.num.partitions", Type.INT, 50, "The partition count of __consu
 _k("offsets.topic.segment.bytes", Type.INT, 104857600, "The segment size of __consumer_offsets.", at_least(1), HIGH)
 _k("offsets.retention.minutes", Type.INT, 10080, "Committed offsets of a group that has been empty this long "
    "are removed.", at_least(1), HIGH)
+_k("offsets.retention.check.interval.ms", Type.LONG, 600000, "How often (ms) the coordinator looks for expired "
+   "offsets.", at_least(1), HIGH)
+_k("offsets.commit.timeout.ms", Type.INT, 5000, "How long (ms) an offset commit waits for every replica of its "
+   "__consumer_offsets partition before it fails with COORDINATOR_NOT_AVAILABLE.", at_least(1), HIGH)
+_k("offset.metadata.max.bytes", Type.INT, 4096, "The largest metadata string a committed offset may carry "
+   "(OFFSET_METADATA_TOO_LARGE above it).", importance=HIGH)
 _k("transaction.state.log.replication.factor", Type.SHORT, 3, "Kafka's replication factor for "
    "__transaction_state; pylog has no transaction coordinator.", at_least(1), HIGH, used=False)
 _k("transaction.state.log.min.isr", Type.INT, 2, "Kafka's min.insync.replicas for __transaction_state.",
@@ -262,6 +268,8 @@ _k("group.initial.rebalance.delay.ms", Type.INT, 3000, "How long the coordinator
    "a new (empty) group before the first rebalance. 0 suits development and tests.")
 _k("group.min.session.timeout.ms", Type.INT, 6000, "The smallest session timeout a consumer may ask for.")
 _k("group.max.session.timeout.ms", Type.INT, 1800000, "The largest session timeout a consumer may ask for.")
+_k("group.max.size", Type.INT, 2147483647, "The most members a group may have (GROUP_MAX_SIZE_REACHED beyond it).",
+   at_least(1))
 
 _group("Security", "TLS and SASL listeners, SCRAM credentials and ACLs, with Kafka's keys. Any of them may be given "
        "for one listener as listener.name.<listener>.<key> (lower-case listener name), and a listener's SASL "

@@ -20,12 +20,15 @@ ALLOWED: dict[str, set[str] | None] = {
     "controller": {"protocol", "zk", "client", "common"},
     "planner": {"common"},  # the error registry; common is stdlib-only too
     "spark": {"planner", "common", "client"},
-    # The broker hosts the controller and places new topics' replicas with the planner's create-time rule.
-    "broker": {"protocol", "log", "zk", "client", "common", "planner", "controller", "security"},
+    "coordinator": {"protocol", "common"},
+    # The broker hosts the controller and the group coordinator, and places new topics' replicas with the
+    # planner's create-time rule.
+    "broker": {"protocol", "log", "zk", "client", "common", "planner", "controller", "coordinator", "security"},
     # TLS contexts, SASL exchanges, SCRAM credentials and ACLs: the broker and the tools share them.
     "security": {"protocol", "zk", "common", "client"},
-    # Tools reach a cluster through ZooKeeper and the protocol, as Kafka's do, never through broker internals.
-    "cli": {"protocol", "log", "zk", "client", "common", "planner", "spark", "security"},
+    # Tools reach a cluster through ZooKeeper and the protocol, as Kafka's do, never through broker internals
+    # (the coordinator's pure parts are fine: group state names, the consumer protocol's assignment codec).
+    "cli": {"protocol", "log", "zk", "client", "common", "planner", "spark", "security", "coordinator"},
     "bench": ANY, "chaos": ANY, "localcluster": ANY,
 }
 STDLIB_ONLY = {"common", "planner"}

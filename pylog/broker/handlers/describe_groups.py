@@ -1,0 +1,36 @@
+"""DescribeGroups: v0-6.
+
+Behavior: state, protocol type, chosen protocol and members of each group this broker
+coordinates; member metadata and assignments only while the group is Stable. An unknown group is
+reported Dead with no error (as Kafka does); another coordinator's group gets NOT_COORDINATOR.
+Version notes: v3 adds authorized operations (not computed: no authorizer), v4 group.instance.id,
+v5+ flexible, v6 an error message.
+"""
+
+from __future__ import annotations
+
+from pylog.broker.group_host import coordinator_of
+from pylog.broker.handlers import handler
+from pylog.broker.services import HandlerContext
+from pylog.protocol.api import ApiKey, response_class
+from pylog.protocol.errors import ErrorCode
+
+
+@handler(ApiKey.DescribeGroups, 0, 6)
+async def handle_describe_groups(ctx: HandlerContext, req):
+    """Describe groups."""
+    cls = response_class(ApiKey.DescribeGroups)[ctx.header.api_version]
+    coord = coordinator_of(ctx)
+    out = []
+    for gid in req.groups or []:
+        gid = gid or ""
+        s = coord.describe(gid)
+        out.append(cls.DescribedGroup(
+            error_code=int(s.error), error_message=None if s.error == ErrorCode.NONE else s.error.name,
+            group_id=gid, group_state=s.state, protocol_type=s.protocol_type, protocol_data=s.protocol_name,
+            members=[cls.DescribedGroup.DescribedGroupMember(
+                member_id=m.member_id, group_instance_id=m.instance_id, client_id=m.client_id,
+                client_host=m.client_host, member_metadata=m.metadata, member_assignment=m.assignment)
+                for m in s.members],
+            authorized_operations=None))  # encoded as Kafka's MIN_VALUE: not computed
+    return cls(throttle_time_ms=0, groups=out)

@@ -1,0 +1,30 @@
+"""ListGroups: v0-5.
+
+Behavior: the groups this broker coordinates (clients ask every broker), optionally filtered by
+state (v4+, case-insensitive) and type (v5+: every group here is "classic").
+COORDINATOR_LOAD_IN_PROGRESS while an offsets partition is still loading.
+Version notes: v3+ flexible; v4 adds the state, v5 the type.
+"""
+
+from __future__ import annotations
+
+from pylog.broker.group_host import coordinator_of
+from pylog.broker.handlers import handler
+from pylog.broker.services import HandlerContext
+from pylog.coordinator.group.state import parse_state
+from pylog.protocol.api import ApiKey, response_class
+
+
+@handler(ApiKey.ListGroups, 0, 5)
+async def handle_list_groups(ctx: HandlerContext, req):
+    """List groups."""
+    version = ctx.header.api_version
+    cls = response_class(ApiKey.ListGroups)[version]
+    names = [n or "" for n in req.states_filter or []] if version >= 4 else []
+    states = {s for s in map(parse_state, names) if s is not None} if names else None
+    types = {(t or "").lower() for t in (req.types_filter or [])} if version >= 5 else set()
+    err, groups = coordinator_of(ctx).list_groups(states)
+    if names and not states or types and "classic" not in types:
+        groups = []
+    return cls(throttle_time_ms=0, error_code=int(err), groups=[
+        cls.ListedGroup(group_id=g, protocol_type=t, group_state=s, group_type="classic") for g, t, s in groups])

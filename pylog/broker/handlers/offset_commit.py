@@ -1,0 +1,52 @@
+"""OffsetCommit: v2-9.
+
+Behavior: the group validates the commit (member, generation, state; generation -1 without a
+member is a simple/admin commit while the group is Empty), the offsets are written to the
+group's `__consumer_offsets` partition with acks=all, and only then acknowledged. Partitions of
+unknown topics get UNKNOWN_TOPIC_OR_PARTITION.
+Version notes: v2-4 carry a retention time (-1: the broker's offsets.retention.minutes); v6 adds
+the committed leader epoch; v7 group.instance.id; v8+ flexible; v9 is v8 for KIP-848 clients.
+v0-1 (ZooKeeper-stored offsets, per-partition timestamps) and v10 (topic ids) are not served.
+"""
+
+from __future__ import annotations
+
+from pylog.broker.group_host import coordinator_of
+from pylog.broker.handlers import handler
+from pylog.common.clock import now_ms
+from pylog.broker.services import HandlerContext
+from pylog.coordinator.group.api import CommitRequest
+from pylog.coordinator.group.records import OffsetValue
+from pylog.protocol.api import ApiKey, response_class
+from pylog.protocol.errors import ErrorCode
+
+
+@handler(ApiKey.OffsetCommit, 2, 9)
+async def handle_offset_commit(ctx: HandlerContext, req):
+    """Store a group's committed offsets."""
+    version = ctx.header.api_version
+    cls = response_class(ApiKey.OffsetCommit)[version]
+    now = now_ms()
+    retention = req.retention_time_ms if 2 <= version <= 4 else -1
+    offsets: dict[tuple[str, int], OffsetValue] = {}
+    results: dict[tuple[str, int], ErrorCode] = {}
+    order: list[tuple[str, int]] = []
+    for t in req.topics or []:
+        for p in t.partitions or []:
+            tp = (t.name or "", p.partition_index)
+            order.append(tp)
+            if ctx.broker.metadata.partition(*tp) is None:
+                results[tp] = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+                continue
+            offsets[tp] = OffsetValue(p.committed_offset, p.committed_leader_epoch if version >= 6 else -1,
+                                      p.committed_metadata or "", now, now + retention if retention >= 0 else -1)
+    if offsets:
+        results.update(await coordinator_of(ctx).commit(CommitRequest(
+            req.group_id or "", req.generation_id_or_member_epoch, req.member_id or "",
+            req.group_instance_id if version >= 7 else None, offsets)))
+    topics: dict[str, list] = {}
+    for tp in dict.fromkeys(order):
+        topics.setdefault(tp[0], []).append(cls.OffsetCommitResponseTopic.OffsetCommitResponsePartition(
+            partition_index=tp[1], error_code=int(results[tp])))
+    return cls(throttle_time_ms=0, topics=[cls.OffsetCommitResponseTopic(name=n, partitions=ps)
+                                           for n, ps in topics.items()])

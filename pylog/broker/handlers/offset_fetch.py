@@ -1,0 +1,53 @@
+"""OffsetFetch: v1-9.
+
+Behavior: a group's committed offsets for the asked partitions (offset -1 where none is
+committed), or every committed offset when the topics are null (v2+). A coordinator error is
+reported for the group (v2+) or on every partition (v1).
+Version notes: v5 adds the leader epoch; v6+ flexible; v7 require_stable (no transactions yet, so
+nothing is ever unstable); v8+ batch groups (librdkafka sends one); v9's member id/epoch are for
+KIP-848 groups and ignored for classic ones. v10 (topic ids) is not served.
+"""
+
+from __future__ import annotations
+
+from pylog.broker.group_host import coordinator_of
+from pylog.broker.handlers import handler
+from pylog.broker.services import HandlerContext
+from pylog.coordinator.group.records import OffsetValue
+from pylog.protocol.api import ApiKey, response_class
+from pylog.protocol.errors import ErrorCode
+
+_NONE = OffsetValue(-1, -1, "")
+
+
+@handler(ApiKey.OffsetFetch, 1, 9)
+async def handle_offset_fetch(ctx: HandlerContext, req):
+    """Return committed offsets."""
+    version = ctx.header.api_version
+    cls = response_class(ApiKey.OffsetFetch)[version]
+    coord = coordinator_of(ctx)
+    if version >= 8:
+        groups = []
+        for g in req.groups or []:
+            err, topics = _one(coord, g.group_id or "", g.topics, cls.OffsetFetchResponseGroup.OffsetFetchResponseTopics,
+                               version)
+            groups.append(cls.OffsetFetchResponseGroup(group_id=g.group_id, topics=topics, error_code=int(err)))
+        return cls(throttle_time_ms=0, groups=groups)
+    err, topics = _one(coord, req.group_id or "", req.topics, cls.OffsetFetchResponseTopic, version)
+    return cls(throttle_time_ms=0, topics=topics, error_code=int(err))
+
+
+def _one(coord, group_id: str, req_topics, topic_cls, version: int):
+    """(group error, response topics) for one group."""
+    asked = None if req_topics is None else [(t.name or "", p) for t in req_topics for p in t.partition_indexes or []]
+    res = coord.fetch(group_id, asked)
+    part_cls = getattr(topic_cls, "OffsetFetchResponsePartitions", None) or topic_cls.OffsetFetchResponsePartition
+    per_partition_error = res.error if version < 2 else ErrorCode.NONE
+    keys = asked if asked is not None else list(res.offsets)
+    topics: dict[str, list] = {}
+    for tp in dict.fromkeys(keys):
+        v = res.offsets.get(tp, _NONE)
+        topics.setdefault(tp[0], []).append(part_cls(
+            partition_index=tp[1], committed_offset=v.offset, committed_leader_epoch=v.leader_epoch,
+            metadata=v.metadata, error_code=int(per_partition_error)))
+    return res.error, [topic_cls(name=n, partitions=ps) for n, ps in topics.items()]

@@ -1,0 +1,1 @@
+"""Coordinators hosted by every broker: the group coordinator (`group/`)."""
