@@ -1,1 +1,1 @@
-"""Coordinators hosted by every broker: the group coordinator (`group/`)."""
+"""Coordinators hosted by every broker: the group coordinator (`group/`) and the transaction coordinator (`transaction/`)."""

@@ -1,0 +1,136 @@
+"""What the transaction coordinator answers, as pure functions of a transactional id's metadata.
+
+Each function returns the error to send and, when the request changes the transaction, the state
+to move to (written to `__transaction_state` before the reply). The rules are Kafka's
+TransactionCoordinator (pre-KIP-890 part 2: the epoch is bumped by InitProducerId only), so a
+retried EndTxn on the same producer id and epoch is answered NONE once the outcome is complete.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+
+from pylog.common.errors import ErrorCode
+from pylog.coordinator.transaction.state import PREPARING, TxnState, transition
+
+S = TxnState
+E = ErrorCode
+NO_PRODUCER_ID = -1
+NO_PRODUCER_EPOCH = -1
+# Kafka rotates to a new producer id before the int16 epoch can overflow (TransactionMetadata.isEpochExhausted).
+EPOCH_EXHAUSTED_AT = 32767 - 1
+
+
+@dataclass(frozen=True)
+class TxnMetadata:
+    """One transactional id as the coordinator keeps it (TransactionLogValue plus what is in flight)."""
+
+    transactional_id: str
+    producer_id: int
+    producer_epoch: int = NO_PRODUCER_EPOCH
+    last_producer_epoch: int = NO_PRODUCER_EPOCH
+    previous_producer_id: int = NO_PRODUCER_ID
+    timeout_ms: int = 60000
+    state: TxnState = S.EMPTY
+    partitions: frozenset[tuple[str, int]] = field(default_factory=frozenset)
+    start_ms: int = -1
+    update_ms: int = -1
+    pending: TxnState | None = None  # a transition written but not yet durable
+
+
+@dataclass(frozen=True)
+class Decision:
+    """The reply's error and, if the request changes the transaction, the metadata to write."""
+
+    error: ErrorCode
+    write: TxnMetadata | None = None
+
+
+def is_epoch_exhausted(epoch: int) -> bool:
+    """True when the next bump would overflow the int16 epoch, so a new producer id is needed."""
+    return epoch >= EPOCH_EXHAUSTED_AT
+
+
+def _check_producer(meta: TxnMetadata, producer_id: int, epoch: int) -> ErrorCode | None:
+    if meta.state is S.DEAD or producer_id != meta.producer_id:
+        return E.INVALID_PRODUCER_ID_MAPPING
+    if epoch != meta.producer_epoch:
+        return E.PRODUCER_FENCED
+    if meta.pending is not None:
+        return E.CONCURRENT_TRANSACTIONS
+    return None
+
+
+def add_partitions(meta: TxnMetadata, producer_id: int, epoch: int,
+                   partitions: frozenset[tuple[str, int]], now_ms: int) -> Decision:
+    """AddPartitionsToTxn / AddOffsetsToTxn: join the partitions to the transaction, starting it if needed."""
+    error = _check_producer(meta, producer_id, epoch)
+    if error is not None:
+        return Decision(error)
+    if meta.state in PREPARING:
+        return Decision(E.CONCURRENT_TRANSACTIONS)
+    if meta.state is S.ONGOING and partitions <= meta.partitions:
+        return Decision(E.NONE)  # nothing new: no log write
+    starting = meta.state is not S.ONGOING
+    return Decision(E.NONE, replace(
+        meta, state=transition(meta.state, S.ONGOING), partitions=meta.partitions | partitions,
+        start_ms=now_ms if starting else meta.start_ms, update_ms=now_ms))
+
+
+_END_RETRY = {  # (state, commit) -> answer to an EndTxn whose outcome is already decided
+    (S.COMPLETE_COMMIT, True): E.NONE, (S.COMPLETE_ABORT, False): E.NONE,
+    (S.PREPARE_COMMIT, True): E.CONCURRENT_TRANSACTIONS, (S.PREPARE_ABORT, False): E.CONCURRENT_TRANSACTIONS,
+}
+
+
+def end_txn(meta: TxnMetadata, producer_id: int, epoch: int, commit: bool, now_ms: int) -> Decision:
+    """EndTxn: Ongoing moves to PrepareCommit/PrepareAbort; a retry of a decided outcome is NONE."""
+    error = _check_producer(meta, producer_id, epoch)
+    if error is not None:
+        return Decision(error)
+    if meta.state is S.ONGOING:
+        target = S.PREPARE_COMMIT if commit else S.PREPARE_ABORT
+        return Decision(E.NONE, replace(meta, state=transition(meta.state, target), update_ms=now_ms))
+    return Decision(_END_RETRY.get((meta.state, commit), E.INVALID_TXN_STATE))
+
+
+def complete(meta: TxnMetadata, now_ms: int) -> TxnMetadata:
+    """Every marker is written: PrepareCommit/PrepareAbort become Complete*, with no partitions left."""
+    target = S.COMPLETE_COMMIT if meta.state is S.PREPARE_COMMIT else S.COMPLETE_ABORT
+    return replace(meta, state=transition(meta.state, target), partitions=frozenset(), update_ms=now_ms)
+
+
+def _valid_kip360(meta: TxnMetadata, producer_id: int, epoch: int) -> bool:
+    """Whether a re-initialising producer (KIP-360, InitProducerId v3+) is the current one, or its retry."""
+    if producer_id == NO_PRODUCER_ID or meta.producer_epoch == NO_PRODUCER_EPOCH:
+        return True
+    if producer_id == meta.producer_id:
+        return epoch in (meta.producer_epoch, meta.last_producer_epoch)
+    return producer_id == meta.previous_producer_id and is_epoch_exhausted(epoch)
+
+
+def init_producer_id(meta: TxnMetadata, producer_id: int, epoch: int, timeout_ms: int,
+                     new_producer_id: int, now_ms: int) -> Decision:
+    """InitProducerId with a transactional id: bump the epoch (fencing older producers) or fence first.
+
+    `new_producer_id` is used only when the epoch is exhausted. An Ongoing transaction is moved to
+    PrepareEpochFence with a bumped epoch (the caller then aborts it) and the client is told
+    CONCURRENT_TRANSACTIONS, so its retry gets a second bump once the abort is complete.
+    """
+    if meta.pending is not None or meta.state in PREPARING:
+        return Decision(E.CONCURRENT_TRANSACTIONS)
+    if not _valid_kip360(meta, producer_id, epoch):
+        return Decision(E.PRODUCER_FENCED)
+    if meta.state is S.ONGOING:
+        return Decision(E.CONCURRENT_TRANSACTIONS, replace(
+            meta, state=transition(meta.state, S.PREPARE_EPOCH_FENCE),
+            last_producer_epoch=meta.producer_epoch, producer_epoch=meta.producer_epoch + 1, update_ms=now_ms))
+    if producer_id == meta.producer_id and epoch == meta.last_producer_epoch and epoch != NO_PRODUCER_EPOCH:
+        return Decision(E.NONE)  # a retry of the bump already written: answer the current epoch again
+    if is_epoch_exhausted(meta.producer_epoch):
+        bumped = replace(meta, previous_producer_id=meta.producer_id, producer_id=new_producer_id,
+                         producer_epoch=0, last_producer_epoch=NO_PRODUCER_EPOCH)
+    else:
+        bumped = replace(meta, producer_epoch=meta.producer_epoch + 1, last_producer_epoch=meta.producer_epoch)
+    return Decision(E.NONE, replace(bumped, state=transition(meta.state, S.EMPTY), timeout_ms=timeout_ms,
+                                    partitions=frozenset(), start_ms=-1, update_ms=now_ms))

@@ -1,0 +1,59 @@
+"""`.txnindex` in Kafka's 34-byte format: append order, overlap search, truncation, torn tails."""
+
+import struct
+
+import pytest
+
+from pylog.log.txn_index import (
+    ENTRY_SIZE, AbortedTxn, TransactionIndex, TxnIndexError, decode_entries, encode_entry, overlapping,
+)
+
+
+def test_entry_bytes():
+    t = AbortedTxn(producer_id=7, first_offset=10, last_offset=15, last_stable_offset=16)
+    assert encode_entry(t) == struct.pack(">hqqqq", 0, 7, 10, 15, 16)
+    assert ENTRY_SIZE == 34
+    assert decode_entries(encode_entry(t) + b"\x00" * 5) == [t]  # a torn tail is dropped
+
+
+def test_unknown_version_is_refused():
+    with pytest.raises(TxnIndexError, match="version 1 at byte 0"):
+        decode_entries(struct.pack(">hqqqq", 1, 0, 0, 0, 0))
+
+
+ENTRIES = [AbortedTxn(1, 0, 5, 3), AbortedTxn(2, 3, 9, 10), AbortedTxn(1, 12, 20, 21)]
+
+
+@pytest.mark.parametrize("fetch,upper,want,complete", [
+    (0, 4, [0, 1], True),       # the second entry's LSO (10) reaches 4: no later segment can matter
+    (6, 10, [1], True),
+    (10, 12, [], False),        # nothing overlaps here; later segments must be searched
+    (10, 30, [2], False),
+    (21, 30, [], False),
+])
+def test_overlap_search(fetch, upper, want, complete):
+    assert overlapping(ENTRIES, fetch, upper) == ([ENTRIES[i] for i in want], complete)
+
+
+def test_file_round_trip_order_and_truncation(tmp_path):
+    path = str(tmp_path / "00000000000000000000.txnindex")
+    idx = TransactionIndex(path)
+    for t in ENTRIES:
+        idx.append(t)
+    with pytest.raises(TxnIndexError, match="not above"):
+        idx.append(AbortedTxn(3, 0, 20, 21))
+    idx.flush()
+    assert TransactionIndex(path).entries == ENTRIES
+    idx.truncate_to(9)  # the marker at offset 9 is gone, so is its entry
+    assert TransactionIndex(path).entries == ENTRIES[:1]
+    assert (tmp_path / "00000000000000000000.txnindex").stat().st_size == ENTRY_SIZE
+    idx.delete()
+    assert not (tmp_path / "00000000000000000000.txnindex").exists()
+
+
+def test_no_file_until_the_first_abort(tmp_path):
+    idx = TransactionIndex(str(tmp_path / "x.txnindex"))
+    idx.flush()
+    idx.truncate_to(0)
+    assert idx.collect(0, 100) == ([], False)
+    assert not (tmp_path / "x.txnindex").exists()
