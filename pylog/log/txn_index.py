@@ -63,6 +63,22 @@ def overlapping(entries: Iterable[AbortedTxn], fetch_offset: int, upper_bound: i
     return found, False
 
 
+def collect_across(segments: Iterable[Iterable[AbortedTxn]], fetch_offset: int,
+                   upper_bound: int) -> list[AbortedTxn]:
+    """The aborted transactions of a fetch, from the segment holding `fetch_offset` onward, in order.
+
+    A transaction aborted in a later segment may have started inside the fetched range, so the
+    search goes on until an entry proves nothing later can overlap (LocalLog.collectAbortedTransactions).
+    """
+    out: list[AbortedTxn] = []
+    for entries in segments:
+        found, complete = overlapping(entries, fetch_offset, upper_bound)
+        out += found
+        if complete:
+            break
+    return out
+
+
 class TransactionIndex:
     """One segment's `.txnindex`: entries in memory, appended to the file as they come."""
 

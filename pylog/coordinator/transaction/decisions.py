@@ -8,34 +8,16 @@ retried EndTxn on the same producer id and epoch is answered NONE once the outco
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 
 from pylog.common.errors import ErrorCode
+from pylog.coordinator.transaction.metadata import NO_PRODUCER_EPOCH, NO_PRODUCER_ID, TxnMetadata
 from pylog.coordinator.transaction.state import PREPARING, TxnState, transition
 
 S = TxnState
 E = ErrorCode
-NO_PRODUCER_ID = -1
-NO_PRODUCER_EPOCH = -1
 # Kafka rotates to a new producer id before the int16 epoch can overflow (TransactionMetadata.isEpochExhausted).
 EPOCH_EXHAUSTED_AT = 32767 - 1
-
-
-@dataclass(frozen=True)
-class TxnMetadata:
-    """One transactional id as the coordinator keeps it (TransactionLogValue plus what is in flight)."""
-
-    transactional_id: str
-    producer_id: int
-    producer_epoch: int = NO_PRODUCER_EPOCH
-    last_producer_epoch: int = NO_PRODUCER_EPOCH
-    previous_producer_id: int = NO_PRODUCER_ID
-    timeout_ms: int = 60000
-    state: TxnState = S.EMPTY
-    partitions: frozenset[tuple[str, int]] = field(default_factory=frozenset)
-    start_ms: int = -1
-    update_ms: int = -1
-    pending: TxnState | None = None  # a transition written but not yet durable
 
 
 @dataclass(frozen=True)

@@ -5,9 +5,9 @@ from dataclasses import replace
 import pytest
 
 from pylog.common.errors import ErrorCode as E
-from pylog.coordinator.transaction.decisions import (
-    TxnMetadata, add_partitions, complete, end_txn, init_producer_id,
-)
+from pylog.coordinator.transaction.decisions import add_partitions, complete, end_txn, init_producer_id
+from pylog.coordinator.transaction.metadata import TxnMetadata, from_log_value, to_log_value
+from pylog.coordinator.transaction.records import decode_value, encode_value
 from pylog.coordinator.transaction.state import TxnState as S
 
 P1 = frozenset({("t", 0)})
@@ -129,3 +129,11 @@ def test_init_kip_360(pid, epoch, error, bumped):
 def test_init_accepts_the_previous_id_after_rotation():
     m = replace(meta(S.COMPLETE_COMMIT, epoch=0), previous_producer_id=900)
     assert init_producer_id(m, 900, 32766, 60000, 2000, 0).error == E.NONE
+
+
+def test_metadata_round_trips_through_the_transaction_log():
+    ongoing = meta(S.ONGOING, epoch=2, partitions=P2, start_ms=5, update_ms=6)
+    v = to_log_value(ongoing)
+    assert v.partitions == {"t": (0, 1)} and v.status == 1
+    assert from_log_value("tx", decode_value(encode_value(v))) == ongoing
+    assert to_log_value(meta()).partitions is None  # Empty is written with null partitions

@@ -5,7 +5,8 @@ import struct
 import pytest
 
 from pylog.log.txn_index import (
-    ENTRY_SIZE, AbortedTxn, TransactionIndex, TxnIndexError, decode_entries, encode_entry, overlapping,
+    ENTRY_SIZE, AbortedTxn, TransactionIndex, TxnIndexError, collect_across, decode_entries, encode_entry,
+    overlapping,
 )
 
 
@@ -57,3 +58,11 @@ def test_no_file_until_the_first_abort(tmp_path):
     idx.truncate_to(0)
     assert idx.collect(0, 100) == ([], False)
     assert not (tmp_path / "x.txnindex").exists()
+
+
+def test_search_goes_on_into_later_segments_until_complete():
+    seg1 = [AbortedTxn(1, 0, 5, 3)]
+    seg2 = [AbortedTxn(2, 3, 9, 10)]      # started in seg1's range, aborted in seg2
+    seg3 = [AbortedTxn(3, 4, 30, 31)]     # never reached: seg2's entry already covers upper bound 8
+    assert collect_across([seg1, seg2, seg3], 0, 8) == seg1 + seg2
+    assert collect_across([seg1, seg2, seg3], 0, 40) == seg1 + seg2 + seg3
