@@ -1,0 +1,265 @@
+"""The transaction coordinator: one broker's transactional ids, persisted in `__transaction_state`.
+
+Every change is written (acks=all) to the id's `__transaction_state` partition before it is
+applied and answered; while the write is in flight the id carries a pending state, so a
+concurrent request gets CONCURRENT_TRANSACTIONS. After PrepareCommit/PrepareAbort is durable the
+client is answered and the markers are written in the background, retried until every partition
+leader has them, then Complete* is written. A broker that becomes leader of a partition replays
+it and finishes the half-done commits and aborts it finds there.
+
+The coordinator never touches partitions or sockets: `TxnLog` (the broker over the topic),
+`MarkerWriter` (WriteTxnMarkers to partition leaders) and `ProducerIds` are its seams.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from dataclasses import dataclass, replace
+from typing import AsyncIterator, Awaitable, Callable, Protocol
+
+from pylog.common.clock import now_ms
+from pylog.common.errors import ErrorCode
+from pylog.coordinator.transaction import decisions
+from pylog.coordinator.transaction.metadata import TxnMetadata, from_log_value, to_log_value
+from pylog.coordinator.transaction.records import (
+    RecordFormatError, decode_key, decode_value, encode_key, encode_value,
+)
+from pylog.coordinator.transaction.state import TxnState, transition
+
+log = logging.getLogger("pylog.coordinator.transaction")
+S = TxnState
+E = ErrorCode
+TP = tuple[str, int]
+
+
+class TxnLog(Protocol):
+    """What the coordinator may ask of the broker about `__transaction_state`."""
+
+    def num_partitions(self) -> int:
+        """The topic's partition count (transaction.state.log.num.partitions)."""
+
+    def leader_epoch(self, partition: int) -> int | None:
+        """The leader epoch this broker leads the partition at (the coordinator epoch), or None."""
+
+    async def append(self, partition: int, records: list[tuple[bytes, bytes | None]]) -> ErrorCode:
+        """Append as leader and wait for every ISR member (acks=all)."""
+
+    def read(self, partition: int) -> AsyncIterator[tuple[bytes, bytes | None]]:
+        """Every (key, value) of the partition from its log start, in offset order."""
+
+
+class MarkerWriter(Protocol):
+    """Sends WriteTxnMarkers to the leaders of a transaction's partitions."""
+
+    async def write(self, producer_id: int, producer_epoch: int, coordinator_epoch: int, commit: bool,
+                    partitions: frozenset[TP]) -> dict[TP, ErrorCode]:
+        """One attempt; the error of each partition (NONE where the marker is written)."""
+
+
+@dataclass(frozen=True)
+class TxnConfig:
+    """The broker's transaction coordinator settings (Kafka's keys and defaults)."""
+
+    max_timeout_ms: int = 900000
+    marker_retry_backoff_ms: int = 100
+
+
+@dataclass(frozen=True)
+class InitResult:
+    """InitProducerId's answer."""
+
+    error: ErrorCode
+    producer_id: int = -1
+    producer_epoch: int = -1
+
+
+class TransactionCoordinator:
+    """Transactional ids of the `__transaction_state` partitions this broker leads."""
+
+    def __init__(self, store: TxnLog, markers: MarkerWriter, new_producer_id: Callable[[], Awaitable[int]],
+                 partition_for: Callable[[str, int], int], config: TxnConfig = TxnConfig(),
+                 now_ms: Callable[[], int] = now_ms) -> None:
+        self.store, self.markers, self.new_producer_id = store, markers, new_producer_id
+        self.partition_for, self.config = partition_for, config
+        self.now_ms = now_ms
+        self.txns: dict[str, TxnMetadata] = {}
+        self.loaded: dict[int, int] = {}  # partition -> coordinator (leader) epoch it was loaded at
+        self._tasks: set[asyncio.Task] = set()
+
+    # -- ownership and loading ------------------------------------------------------------------
+
+    def partition_of(self, transactional_id: str) -> int:
+        """The `__transaction_state` partition of a transactional id."""
+        return self.partition_for(transactional_id, self.store.num_partitions())
+
+    async def check(self, transactional_id: str) -> ErrorCode:
+        """NONE when this broker coordinates the id now (loading its partition first if needed)."""
+        p = self.partition_of(transactional_id)
+        epoch = self.store.leader_epoch(p)
+        if epoch is None:
+            self.unload(p)
+            return E.NOT_COORDINATOR
+        if self.loaded.get(p) != epoch:
+            await self.load(p, epoch)
+        return E.NONE
+
+    async def load(self, p: int, epoch: int) -> None:
+        """Replay partition `p` and resume the commits and aborts it left half done."""
+        self.unload(p)
+        latest: dict[str, bytes | None] = {}
+        async for key, value in self.store.read(p):
+            try:
+                latest[decode_key(key)] = value
+            except RecordFormatError as e:
+                log.warning("Skipping an unreadable __transaction_state-%d key: %s", p, e)
+        for tid, value in latest.items():
+            if value is None:
+                continue
+            try:
+                self.txns[tid] = from_log_value(tid, decode_value(value))
+            except (RecordFormatError, ValueError) as e:
+                log.warning("Skipping transactional id %r of __transaction_state-%d: %s", tid, p, e)
+        self.loaded[p] = epoch
+        for meta in [m for m in self.txns.values() if self.partition_of(m.transactional_id) == p]:
+            if meta.state in (S.PREPARE_COMMIT, S.PREPARE_ABORT):
+                self._spawn(self._complete(meta.transactional_id))
+
+    def unload(self, p: int) -> None:
+        """Forget partition `p`'s ids (another broker coordinates them now)."""
+        self.loaded.pop(p, None)
+        for tid in [t for t in self.txns if self.partition_of(t) == p]:
+            del self.txns[tid]
+
+    # -- writes ---------------------------------------------------------------------------------
+
+    async def _write(self, meta: TxnMetadata, target: TxnMetadata) -> ErrorCode:
+        """Persist `target` with `meta` pending meanwhile; apply it once durable."""
+        tid = meta.transactional_id
+        self.txns[tid] = replace(meta, pending=target.state)
+        value = encode_value(to_log_value(replace(target, pending=None)))
+        try:
+            err = await self.store.append(self.partition_of(tid), [(encode_key(tid), value)])
+        except Exception:
+            log.exception("Writing transactional id %r failed", tid)
+            err = E.COORDINATOR_NOT_AVAILABLE
+        if err != E.NONE:
+            self.txns[tid] = meta  # nothing changed: the client retries
+            return E.NOT_COORDINATOR if err == E.NOT_LEADER_OR_FOLLOWER else E.COORDINATOR_NOT_AVAILABLE
+        self.txns[tid] = replace(target, pending=None)
+        return E.NONE
+
+    def _spawn(self, coro) -> None:
+        task = asyncio.ensure_future(coro)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def _complete(self, tid: str) -> None:
+        """Write the markers of a Prepare* transaction until all are in, then Complete*."""
+        while True:
+            meta = self.txns.get(tid)
+            if meta is None or meta.state not in (S.PREPARE_COMMIT, S.PREPARE_ABORT):
+                return  # unloaded, or done by another task
+            left = meta.partitions
+            while left:
+                coordinator_epoch = self._still_leading(tid)
+                if coordinator_epoch is None:
+                    return  # the new coordinator resumes it when it loads the partition
+                results = await self.markers.write(meta.producer_id, meta.producer_epoch, coordinator_epoch,
+                                                   meta.state is S.PREPARE_COMMIT, left)
+                left = frozenset(tp for tp in left if results.get(tp) not in (E.NONE, E.UNKNOWN_TOPIC_OR_PARTITION))
+                if left:
+                    await asyncio.sleep(self.config.marker_retry_backoff_ms / 1000)
+            if self.txns.get(tid) is not meta:
+                continue
+            if await self._write(meta, decisions.complete(meta, self.now_ms())) == E.NONE:
+                return
+            await asyncio.sleep(self.config.marker_retry_backoff_ms / 1000)
+
+    def _still_leading(self, tid: str) -> int | None:
+        """The coordinator epoch if this broker still leads the id's partition at the epoch it loaded."""
+        p = self.partition_of(tid)
+        epoch = self.loaded.get(p)
+        return epoch if epoch is not None and self.store.leader_epoch(p) == epoch else None
+
+    # -- requests -------------------------------------------------------------------------------
+
+    async def init_producer_id(self, tid: str, timeout_ms: int, producer_id: int = -1,
+                               producer_epoch: int = -1) -> InitResult:
+        """InitProducerId with a transactional id: a bumped epoch, fencing older producers of the id."""
+        if timeout_ms <= 0 or timeout_ms > self.config.max_timeout_ms:
+            return InitResult(E.INVALID_TRANSACTION_TIMEOUT)
+        err = await self.check(tid)
+        if err != E.NONE:
+            return InitResult(err)
+        meta = self.txns.get(tid)
+        if meta is None or meta.state is S.DEAD:
+            meta = self.txns[tid] = TxnMetadata(tid, await self.new_producer_id(), timeout_ms=timeout_ms)
+        spare = await self.new_producer_id() if decisions.is_epoch_exhausted(meta.producer_epoch) else -1
+        d = decisions.init_producer_id(meta, producer_id, producer_epoch, timeout_ms, spare, self.now_ms())
+        if d.write is not None:
+            err = await self._write(meta, d.write)
+            if err != E.NONE:
+                return InitResult(err)
+        if d.write is not None and d.write.state is S.PREPARE_EPOCH_FENCE:
+            self._spawn(self._abort_fenced(tid))  # the zombie's transaction; the client retries meanwhile
+        if d.error != E.NONE:
+            return InitResult(d.error)
+        now = self.txns[tid]
+        return InitResult(E.NONE, now.producer_id, now.producer_epoch)
+
+    async def _abort_fenced(self, tid: str) -> None:
+        meta = self.txns.get(tid)
+        if meta is not None and meta.state is S.PREPARE_EPOCH_FENCE:
+            target = replace(meta, state=transition(meta.state, S.PREPARE_ABORT), update_ms=self.now_ms())
+            if await self._write(meta, target) == E.NONE:
+                await self._complete(tid)
+
+    async def add_partitions(self, tid: str, producer_id: int, producer_epoch: int,
+                             partitions: frozenset[TP]) -> ErrorCode:
+        """AddPartitionsToTxn / AddOffsetsToTxn (with the group's `__consumer_offsets` partition)."""
+        err = await self.check(tid)
+        if err != E.NONE:
+            return err
+        meta = self.txns.get(tid)
+        if meta is None:
+            return E.INVALID_PRODUCER_ID_MAPPING
+        d = decisions.add_partitions(meta, producer_id, producer_epoch, partitions, self.now_ms())
+        if d.write is not None and d.error == E.NONE:
+            return await self._write(meta, d.write)
+        return d.error
+
+    async def end_txn(self, tid: str, producer_id: int, producer_epoch: int, commit: bool) -> ErrorCode:
+        """EndTxn: answered once Prepare* is durable; the markers follow in the background."""
+        err = await self.check(tid)
+        if err != E.NONE:
+            return err
+        meta = self.txns.get(tid)
+        if meta is None:
+            return E.INVALID_PRODUCER_ID_MAPPING
+        d = decisions.end_txn(meta, producer_id, producer_epoch, commit, self.now_ms())
+        if d.write is None or d.error != E.NONE:
+            return d.error
+        err = await self._write(meta, d.write)
+        if err == E.NONE:
+            self._spawn(self._complete(tid))
+        return err
+
+    async def abort_timed_out(self) -> int:
+        """Fence and abort Ongoing transactions older than their timeout; how many were started."""
+        now, started = self.now_ms(), 0
+        for meta in list(self.txns.values()):
+            if meta.state is not S.ONGOING or meta.pending is not None or now - meta.start_ms < meta.timeout_ms:
+                continue
+            fenced = replace(meta, state=transition(meta.state, S.PREPARE_EPOCH_FENCE), last_producer_epoch=meta.producer_epoch,
+                             producer_epoch=meta.producer_epoch + 1, update_ms=now)
+            if await self._write(meta, fenced) == E.NONE:
+                self._spawn(self._abort_fenced(meta.transactional_id))
+                started += 1
+        return started
+
+    async def close(self) -> None:
+        """Stop the background marker tasks."""
+        for task in list(self._tasks):
+            task.cancel()
+        await asyncio.gather(*self._tasks, return_exceptions=True)

@@ -1,0 +1,148 @@
+"""The transaction coordinator over an in-memory transaction log and marker writer."""
+
+import asyncio
+
+import pytest
+
+from pylog.common.errors import ErrorCode as E
+from pylog.coordinator.transaction.coordinator import TransactionCoordinator, TxnConfig
+from pylog.coordinator.transaction.records import decode_key, decode_value
+from pylog.coordinator.transaction.state import TxnState as S
+
+
+class Log:
+    def __init__(self):
+        self.records = {p: [] for p in range(3)}
+        self.epochs = {p: 5 for p in range(3)}
+        self.fail = None
+
+    def num_partitions(self):
+        return 3
+
+    def leader_epoch(self, p):
+        return self.epochs.get(p)
+
+    async def append(self, p, records):
+        if self.fail:
+            return self.fail
+        self.records[p] += records
+        return E.NONE
+
+    async def read(self, p):
+        for r in list(self.records[p]):
+            yield r
+
+    def states(self, tid):
+        return [S(next(s for s in S if s.id == decode_value(v).status).value)
+                for p in self.records for k, v in self.records[p] if decode_key(k) == tid]
+
+
+class Markers:
+    def __init__(self, failures=0):
+        self.calls, self.failures = [], failures
+
+    async def write(self, pid, epoch, coordinator_epoch, commit, partitions):
+        self.calls.append((pid, epoch, coordinator_epoch, commit, partitions))
+        if self.failures:
+            self.failures -= 1
+            return {tp: E.NOT_LEADER_OR_FOLLOWER for tp in partitions}
+        return {tp: E.NONE for tp in partitions}
+
+
+def make(log=None, markers=None, clock=None):
+    ids = iter(range(1000, 2000))
+
+    async def new_id():
+        return next(ids)
+    return TransactionCoordinator(log or Log(), markers or Markers(), new_id, lambda tid, n: 1,
+                                  TxnConfig(marker_retry_backoff_ms=1), now_ms=clock or (lambda: 100))
+
+
+async def settle(c):
+    for _ in range(50):
+        if not c._tasks:
+            return
+        await asyncio.sleep(0.005)
+    raise AssertionError("background marker tasks did not finish")
+
+
+def test_commit_writes_prepare_markers_then_complete():
+    async def run():
+        log, markers = Log(), Markers(failures=2)
+        c = make(log, markers)
+        r = await c.init_producer_id("tx", 60000)
+        assert (r.error, r.producer_id, r.producer_epoch) == (E.NONE, 1000, 0)
+        assert await c.add_partitions("tx", 1000, 0, frozenset({("t", 0), ("t", 1)})) == E.NONE
+        assert await c.end_txn("tx", 1000, 0, commit=True) == E.NONE
+        await settle(c)
+        assert log.states("tx") == [S.EMPTY, S.ONGOING, S.PREPARE_COMMIT, S.COMPLETE_COMMIT]
+        assert len(markers.calls) == 3 and markers.calls[-1][:4] == (1000, 0, 5, True)  # retried until written
+        assert await c.end_txn("tx", 1000, 0, commit=True) == E.NONE  # a retried EndTxn
+        assert await c.end_txn("tx", 1000, 0, commit=False) == E.INVALID_TXN_STATE
+    asyncio.run(run())
+
+
+def test_second_producer_fences_the_first_and_aborts_its_transaction():
+    async def run():
+        log, markers = Log(), Markers()
+        c = make(log, markers)
+        await c.init_producer_id("tx", 60000)
+        await c.add_partitions("tx", 1000, 0, frozenset({("t", 0)}))
+        r = await c.init_producer_id("tx", 60000)
+        assert r.error == E.CONCURRENT_TRANSACTIONS
+        await settle(c)
+        assert markers.calls == [(1000, 1, 5, False, frozenset({("t", 0)}))]  # aborted with the bumped epoch
+        r = await c.init_producer_id("tx", 60000)
+        assert (r.error, r.producer_id, r.producer_epoch) == (E.NONE, 1000, 2)
+        assert await c.add_partitions("tx", 1000, 0, frozenset({("t", 0)})) == E.PRODUCER_FENCED
+        assert log.states("tx")[-4:] == [S.PREPARE_EPOCH_FENCE, S.PREPARE_ABORT, S.COMPLETE_ABORT, S.EMPTY]
+    asyncio.run(run())
+
+
+def test_a_new_coordinator_reloads_and_finishes_a_half_done_commit():
+    async def run():
+        log = Log()
+        stuck = Markers(failures=10**9)
+        old = make(log, stuck)
+        await old.init_producer_id("tx", 60000)
+        await old.add_partitions("tx", 1000, 0, frozenset({("t", 0)}))
+        await old.end_txn("tx", 1000, 0, commit=True)
+        await asyncio.sleep(0.02)
+        log.epochs[1] = 6  # leadership moved: the old coordinator's marker task gives up
+        await settle(old)
+        markers = Markers()
+        new = make(log, markers)
+        assert await new.end_txn("tx", 1000, 0, commit=True) == E.CONCURRENT_TRANSACTIONS  # loads, resumes
+        await settle(new)
+        assert markers.calls[-1][2] == 6 and log.states("tx")[-1] is S.COMPLETE_COMMIT
+        assert await new.end_txn("tx", 1000, 0, commit=True) == E.NONE
+    asyncio.run(run())
+
+
+def test_timed_out_transaction_is_fenced_and_aborted():
+    async def run():
+        now = [100]
+        log, markers = Log(), Markers()
+        c = make(log, markers, clock=lambda: now[0])
+        await c.init_producer_id("tx", 1000)
+        await c.add_partitions("tx", 1000, 0, frozenset({("t", 0)}))
+        assert await c.abort_timed_out() == 0
+        now[0] = 1100
+        assert await c.abort_timed_out() == 1
+        await settle(c)
+        assert c.txns["tx"].state is S.COMPLETE_ABORT
+        assert await c.end_txn("tx", 1000, 0, commit=True) == E.PRODUCER_FENCED
+    asyncio.run(run())
+
+
+@pytest.mark.parametrize("epochs,fail,error", [({1: None}, None, E.NOT_COORDINATOR),
+                                               ({}, E.NOT_ENOUGH_REPLICAS, E.COORDINATOR_NOT_AVAILABLE)])
+def test_not_coordinator_and_failed_writes(epochs, fail, error):
+    async def run():
+        log = Log()
+        log.epochs.update(epochs)
+        log.fail = fail
+        c = make(log)
+        assert (await c.init_producer_id("tx", 60000)).error == error
+        assert (await c.init_producer_id("tx", 10**9)).error == E.INVALID_TRANSACTION_TIMEOUT
+    asyncio.run(run())
