@@ -215,15 +215,20 @@ class TransactionCoordinator:
             if await self._write(meta, target) == E.NONE:
                 await self._complete(tid)
 
+    async def _owned(self, tid: str) -> tuple[ErrorCode, TxnMetadata | None]:
+        """The id's metadata if this broker coordinates it and knows it, else the error to answer."""
+        err = await self.check(tid)
+        if err != E.NONE:
+            return err, None
+        meta = self.txns.get(tid)
+        return (E.NONE, meta) if meta is not None else (E.INVALID_PRODUCER_ID_MAPPING, None)
+
     async def add_partitions(self, tid: str, producer_id: int, producer_epoch: int,
                              partitions: frozenset[TP]) -> ErrorCode:
         """AddPartitionsToTxn / AddOffsetsToTxn (with the group's `__consumer_offsets` partition)."""
-        err = await self.check(tid)
-        if err != E.NONE:
-            return err
-        meta = self.txns.get(tid)
+        err, meta = await self._owned(tid)
         if meta is None:
-            return E.INVALID_PRODUCER_ID_MAPPING
+            return err
         d = decisions.add_partitions(meta, producer_id, producer_epoch, partitions, self.now_ms())
         if d.write is not None and d.error == E.NONE:
             return await self._write(meta, d.write)
@@ -231,12 +236,9 @@ class TransactionCoordinator:
 
     async def end_txn(self, tid: str, producer_id: int, producer_epoch: int, commit: bool) -> ErrorCode:
         """EndTxn: answered once Prepare* is durable; the markers follow in the background."""
-        err = await self.check(tid)
-        if err != E.NONE:
-            return err
-        meta = self.txns.get(tid)
+        err, meta = await self._owned(tid)
         if meta is None:
-            return E.INVALID_PRODUCER_ID_MAPPING
+            return err
         d = decisions.end_txn(meta, producer_id, producer_epoch, commit, self.now_ms())
         if d.write is None or d.error != E.NONE:
             return d.error
