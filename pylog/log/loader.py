@@ -19,7 +19,7 @@ from typing import NamedTuple
 from pylog.log.cleaner_swap import complete_swaps
 from pylog.log.config import LogConfig
 from pylog.log.errors import KafkaStorageError
-from pylog.log.segment import INDEX_SUFFIX, LOG_SUFFIX, TIME_INDEX_SUFFIX, LogSegment
+from pylog.log.segment import INDEX_SUFFIX, LOG_SUFFIX, TIME_INDEX_SUFFIX, TXN_INDEX_SUFFIX, LogSegment
 
 log = logging.getLogger("pylog.log")
 
@@ -87,7 +87,7 @@ def _remove_leftovers(dir: str, name: str) -> list[int]:
         prefix, suffix = m.groups()
         if suffix == LOG_SUFFIX:
             bases.append(int(prefix))
-        elif suffix in (INDEX_SUFFIX, TIME_INDEX_SUFFIX) and prefix not in logs:
+        elif suffix in (INDEX_SUFFIX, TIME_INDEX_SUFFIX, TXN_INDEX_SUFFIX) and prefix not in logs:
             log.warning(
                 "[Log partition=%s] Found an orphaned index file %s, with no corresponding log file.",
                 name, path,

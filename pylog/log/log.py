@@ -29,6 +29,7 @@ from pylog.log.max_timestamp import max_timestamp_offset
 from pylog.log.results import AppendInfo, FileSlice, OffsetTimestamp
 from pylog.log.retention import apply_retention
 from pylog.log.segment import LogSegment
+from pylog.log.txn_index import AbortedTxn, collect_across
 from pylog.log.validation import check_keys, check_timestamps
 from pylog.protocol.records import BatchHeader, assign_offsets, set_log_append_time
 
@@ -343,6 +344,15 @@ class Log:
                 break
             i += 1
         return slices
+
+    def add_aborted_txn(self, entry: AbortedTxn) -> None:
+        """Index an aborted transaction in the segment that holds its ABORT marker (the active one)."""
+        self.segments[-1].txn_index.append(entry)
+
+    def collect_aborted_txns(self, fetch_offset: int, upper_bound: int) -> list[AbortedTxn]:
+        """The aborted transactions overlapping [fetch_offset, upper_bound), for read_committed fetches."""
+        i = max(bisect_right(self._bases, fetch_offset) - 1, 0)
+        return collect_across((s.txn_index.entries for s in self.segments[i:]), fetch_offset, upper_bound)
 
     def offset_for_timestamp(self, timestamp: int) -> OffsetTimestamp | None:
         """ListOffsets: (offset, timestamp) of the first record with time >= `timestamp`.

@@ -1,4 +1,4 @@
-"""One log segment: `<base>.log` plus its `.index` and `.timeindex`.
+"""One log segment: `<base>.log` plus its `.index`, `.timeindex` and (once a transaction aborts) `.txnindex`.
 
 Appends are one `os.write` of the caller's buffer (no copy in Python); reads never look at
 record bytes, they walk batch headers with small `pread`s and hand back (position, size) ranges
@@ -18,6 +18,7 @@ from crc32c import crc32c
 
 from pylog.log.errors import CorruptIndexError, KafkaStorageError
 from pylog.log.index import OffsetIndex, TimeIndex
+from pylog.log.txn_index import TXN_INDEX_SUFFIX, TransactionIndex
 from pylog.protocol.records import (
     ATTRIBUTES_OFFSET,
     BATCH_OVERHEAD,
@@ -100,6 +101,7 @@ class LogSegment:
         self.inode = st.st_ino  # lets a sender notice the file at `path` was swapped (compaction)
         self.index = OffsetIndex(prefix + INDEX_SUFFIX + file_suffix, base_offset, max_index_entries)
         self.time_index = TimeIndex(prefix + TIME_INDEX_SUFFIX + file_suffix, base_offset, max_time_index_entries)
+        self.txn_index = TransactionIndex(prefix + TXN_INDEX_SUFFIX + file_suffix)  # no file until the first abort
         # Index files are created with the segment, so a missing one means it was lost.
         self.had_index_files = self.index.exists() and self.time_index.exists()
         for idx in (self.index, self.time_index):
@@ -165,6 +167,7 @@ class LogSegment:
             _fsync_open(fd)
         self.index.flush()
         self.time_index.flush()
+        self.txn_index.flush()
 
     def on_become_inactive(self) -> None:
         """A newer segment took over: record the final max timestamp in the time index."""
@@ -189,6 +192,7 @@ class LogSegment:
             self._fd = -1
         self.index.delete()
         self.time_index.delete()
+        self.txn_index.delete()
         try:
             os.unlink(self.path)
         except FileNotFoundError:
@@ -204,6 +208,7 @@ class LogSegment:
         removed = self.size - pos
         self.index.truncate_to(offset)
         self.time_index.truncate_to(offset)
+        self.txn_index.truncate_to(offset)
         os.ftruncate(self._fd, pos)
         self.size = pos
         self.bytes_since_last_index_entry = 0

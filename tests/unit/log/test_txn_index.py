@@ -66,3 +66,26 @@ def test_search_goes_on_into_later_segments_until_complete():
     seg3 = [AbortedTxn(3, 4, 30, 31)]     # never reached: seg2's entry already covers upper bound 8
     assert collect_across([seg1, seg2, seg3], 0, 8) == seg1 + seg2
     assert collect_across([seg1, seg2, seg3], 0, 40) == seg1 + seg2 + seg3
+
+
+def test_a_log_keeps_aborted_transactions_per_segment(open_log, log_dir):
+    import os
+
+    from logtest import append
+
+    plog = open_log()
+    append(plog, 5)                        # offsets 0-4
+    plog.add_aborted_txn(AbortedTxn(1, 0, 4, 2))  # producer 2's open transaction holds the LSO at 2
+    plog.roll()
+    append(plog, 5)                        # offsets 5-9
+    plog.add_aborted_txn(AbortedTxn(2, 2, 9, 10))  # started in the first segment
+    files = sorted(f for f in os.listdir(os.path.join(log_dir, "foo-0")) if f.endswith(".txnindex"))
+    assert files == ["00000000000000000000.txnindex", "00000000000000000005.txnindex"]
+    # A fetch from offset 6 starts in the second segment yet must hear of producer 2's abort.
+    assert plog.collect_aborted_txns(6, 10) == [AbortedTxn(2, 2, 9, 10)]
+    assert plog.collect_aborted_txns(0, 3) == [AbortedTxn(1, 0, 4, 2), AbortedTxn(2, 2, 9, 10)]
+    plog.close()
+    plog = open_log(recovery_point=10, clean_shutdown=True)
+    assert plog.collect_aborted_txns(0, 10) == [AbortedTxn(1, 0, 4, 2), AbortedTxn(2, 2, 9, 10)]
+    plog.truncate_to(7)                    # the ABORT marker at 9 is gone: so is its entry
+    assert plog.collect_aborted_txns(0, 10) == [AbortedTxn(1, 0, 4, 2)]
