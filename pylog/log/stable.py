@@ -11,7 +11,9 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
+from pylog.log.control import ControlType, Marker
 from pylog.log.txn_index import AbortedTxn
+from pylog.protocol.records import BatchHeader
 
 
 class CompletedTxn(NamedTuple):
@@ -39,6 +41,24 @@ class OpenTransactions:
         if first is None:
             return None  # a marker without data on this partition: no index entry (as Kafka)
         return CompletedTxn(producer_id, first, marker_offset, is_abort)
+
+    def on_batch(self, header: BatchHeader, marker: Marker | None) -> tuple[CompletedTxn, AbortedTxn | None] | None:
+        """Fold one appended batch (leader, follower or recovery replay, in offset order) into the state.
+
+        `marker` is the decoded marker of a control batch (None for data batches and for control
+        batches that are not COMMIT/ABORT). Returns the transaction a marker closed, with its
+        `.txnindex` entry when it was aborted.
+        """
+        if header.is_control:
+            if marker is None:
+                return None
+            done = self.on_marker(header.producer_id, header.base_offset, marker.control_type is ControlType.ABORT)
+            if done is None:
+                return None
+            return done, (self.aborted_entry(done) if done.is_aborted else None)
+        if header.is_transactional:
+            self.on_transactional_batch(header.producer_id, header.base_offset)
+        return None
 
     def first_unstable_offset(self) -> int | None:
         """The smallest first offset of an open transaction, or None."""

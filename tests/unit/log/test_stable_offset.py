@@ -1,6 +1,8 @@
 """The last stable offset and the aborted entries open transactions produce."""
 
+from pylog.log.control import ControlType, Marker, build_marker, read_marker
 from pylog.log.stable import CompletedTxn, OpenTransactions
+from pylog.protocol.records import build_batch, parse_header
 from pylog.log.txn_index import AbortedTxn
 
 
@@ -34,3 +36,31 @@ def test_truncation_forgets_transactions_that_began_above():
     o.on_transactional_batch(2, 9)
     o.truncate_to(8)
     assert o.first_offsets == {1: 5}
+
+
+def _data(pid, offset, transactional=True):
+    b = build_batch([(None, b"v", (), 0)], offset, producer_id=pid, producer_epoch=0, base_sequence=0,
+                    is_transactional=transactional)
+    return parse_header(b), None
+
+
+def _marker(pid, offset, kind):
+    b = build_marker(Marker(pid, 0, kind, 1), 0, offset)
+    h = parse_header(b)
+    return h, read_marker(h, b)
+
+
+def test_batches_in_log_order_interleaving_commit_and_abort():
+    """brod's bug class: one producer's commit then abort, another's data between, in one pass."""
+    o = OpenTransactions()
+    out, lso = [], []
+    for b in (_data(1, 0), _data(2, 1), _data(9, 2, transactional=False), _marker(1, 3, ControlType.COMMIT),
+              _data(1, 4), _marker(1, 5, ControlType.ABORT), _marker(2, 6, ControlType.ABORT)):
+        out.append(o.on_batch(*b))
+        lso.append(o.last_stable_offset(b[0].base_offset + 1))
+    assert out[:3] == [None, None, None]
+    assert out[3] == (CompletedTxn(1, 0, 3, False), None)
+    assert lso == [0, 0, 0, 1, 1, 1, 7]
+    assert out[5] == (CompletedTxn(1, 4, 5, True), AbortedTxn(1, 4, 5, 1))  # producer 2 still open from 1
+    assert out[6] == (CompletedTxn(2, 1, 6, True), AbortedTxn(2, 1, 6, 7))
+    assert o.last_stable_offset(7) == 7
