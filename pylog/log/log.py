@@ -29,7 +29,9 @@ from pylog.log.max_timestamp import max_timestamp_offset
 from pylog.log.results import AppendInfo, FileSlice, OffsetTimestamp
 from pylog.log.retention import apply_retention
 from pylog.log.segment import LogSegment
+from pylog.log.stable import OpenTransactions
 from pylog.log.txn_index import AbortedTxn, collect_across
+from pylog.log.txn_tracking import rebuild_open_transactions, track_appended
 from pylog.log.validation import check_keys, check_timestamps
 from pylog.protocol.records import BatchHeader, assign_offsets, set_log_append_time
 
@@ -79,6 +81,8 @@ class Log:
         )
         self.epoch_cache.truncate_from_end(next_offset)
         self.epoch_cache.truncate_from_start(log_start_offset)
+        self.open_txns = OpenTransactions()  # transactions begun and not yet ended by a marker
+        self.has_txn_batches = False  # whether truncation must rebuild open_txns
 
     @classmethod
     def open(
@@ -105,6 +109,7 @@ class Log:
         loaded = load_segments(dir, name, config, recovery_point, log_start_offset, clean_shutdown, now_ms)
         self = cls(dir, config, loaded.segments, loaded.next_offset, loaded.log_start_offset, loaded.recovery_point)
         self._dir_dirty = loaded.changed
+        rebuild_open_transactions(self)
         if topic_id is not None:
             self.set_topic_id(topic_id)
         return self
@@ -266,6 +271,7 @@ class Log:
         seg = self._maybe_roll(size, max_ts, last, _now_ms() if now_ms is None else now_ms)
         seg.append(buf, headers)
         self.next_offset = last + 1
+        track_appended(self, buf, headers)
         n = last - first + 1
         self._unflushed_messages += n
         if self._unflushed_messages >= self.config.flush_messages:
@@ -345,6 +351,11 @@ class Log:
             i += 1
         return slices
 
+    @property
+    def last_stable_offset(self) -> int:
+        """The LSO: below it every transaction is decided (read_committed fetches stop here)."""
+        return self.open_txns.last_stable_offset(self.high_watermark)
+
     def add_aborted_txn(self, entry: AbortedTxn) -> None:
         """Index an aborted transaction in the segment that holds its ABORT marker (the active one)."""
         self.segments[-1].txn_index.append(entry)
@@ -404,6 +415,8 @@ class Log:
         if self._flush_pending_upto is not None and self._flush_pending_upto > self.next_offset:
             self._flush_pending_upto = None
         self._lower_recovery_point(self.next_offset)
+        if self.has_txn_batches:  # a truncated marker may reopen a transaction
+            rebuild_open_transactions(self)
         return True
 
     def truncate_fully_and_start_at(self, offset: int) -> None:
@@ -416,6 +429,7 @@ class Log:
         self.next_offset = offset
         self.log_start_offset = offset
         self._hw = offset
+        self.open_txns = OpenTransactions()
         self._dir_dirty = True
         self._flush_pending_upto = None
         self._unflushed_messages = 0

@@ -64,3 +64,40 @@ def test_batches_in_log_order_interleaving_commit_and_abort():
     assert out[5] == (CompletedTxn(1, 4, 5, True), AbortedTxn(1, 4, 5, 1))  # producer 2 still open from 1
     assert out[6] == (CompletedTxn(2, 1, 6, True), AbortedTxn(2, 1, 6, 7))
     assert o.last_stable_offset(7) == 7
+
+
+def _append_raw(plog, raw):
+    from pylog.protocol.records import validate_batches
+    buf = bytearray(raw)
+    return plog.append_as_leader(buf, validate_batches(buf), 0)
+
+
+def _txn_batch(pid, n=1):
+    return build_batch([(None, b"v", (), 0)] * n, producer_id=pid, producer_epoch=0, base_sequence=0,
+                       is_transactional=True)
+
+
+def test_log_tracks_lso_and_indexes_aborts_across_restart_and_truncation(open_log):
+    from logtest import append
+
+    plog = open_log()
+    _append_raw(plog, _txn_batch(1, 2))                  # 0-1, producer 1 opens
+    append(plog, 1)                                        # 2, plain
+    _append_raw(plog, _txn_batch(2))                       # 3, producer 2 opens
+    plog.high_watermark = plog.log_end_offset
+    assert plog.last_stable_offset == 0
+    _append_raw(plog, build_marker(Marker(1, 0, ControlType.ABORT, 1)))     # 4
+    plog.high_watermark = plog.log_end_offset
+    assert plog.last_stable_offset == 3
+    assert plog.collect_aborted_txns(0, 5) == [AbortedTxn(1, 0, 4, 3)]
+    plog.close()
+    plog = open_log(recovery_point=5, clean_shutdown=True)  # rebuilt from the log at load
+    plog.high_watermark = 5
+    assert plog.open_txns.first_offsets == {2: 3} and plog.last_stable_offset == 3
+    _append_raw(plog, build_marker(Marker(2, 0, ControlType.COMMIT, 1)))    # 5
+    plog.high_watermark = 6
+    assert plog.last_stable_offset == 6
+    plog.truncate_to(5)                                    # the COMMIT marker is gone: producer 2 is open again
+    assert plog.open_txns.first_offsets == {2: 3} and plog.last_stable_offset == 3
+    plog.truncate_to(4)                                    # and the ABORT marker: both open, its index entry gone
+    assert plog.open_txns.first_offsets == {1: 0, 2: 3} and plog.collect_aborted_txns(0, 10) == []
