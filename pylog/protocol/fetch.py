@@ -14,12 +14,14 @@ from typing import Any
 from pylog.protocol.codec import RequestHeader
 
 MIN_VERSION = 4
+READ_COMMITTED = 1  # the isolation_level of Fetch v4+ and ListOffsets v2+ (0 = read_uncommitted)
 MAX_VERSION = 11
 
 _I16 = struct.Struct(">h")
 _I32 = struct.Struct(">i")
 _PART_V4 = struct.Struct(">ihqq")  # partition, error, high watermark, last stable offset
 _I64 = struct.Struct(">q")
+_ABORTED = struct.Struct(">qq")  # producer id, first offset
 
 
 @dataclass(slots=True)
@@ -32,6 +34,7 @@ class FetchPartitionData:
     last_stable_offset: int = -1
     log_start_offset: int = -1
     preferred_read_replica: int = -1
+    aborted_transactions: list[tuple[int, int]] | None = None  # (producer id, first offset); null if uncommitted
     records: list[Any] = field(default_factory=list)  # bytes or file chunks with a .size
 
     @property
@@ -68,7 +71,13 @@ def encode_fetch_response(
             buf += _PART_V4.pack(p.partition, p.error_code, p.high_watermark, p.last_stable_offset)
             if version >= 5:
                 buf += _I64.pack(p.log_start_offset)
-            buf += _I32.pack(-1)  # aborted transactions: none (no transactions yet)
+            aborted = p.aborted_transactions
+            if aborted is None:
+                buf += _I32.pack(-1)
+            else:
+                buf += _I32.pack(len(aborted))
+                for producer_id, first_offset in aborted:
+                    buf += _ABORTED.pack(producer_id, first_offset)
             if version >= 11:
                 buf += _I32.pack(p.preferred_read_replica)
             size = p.records_size

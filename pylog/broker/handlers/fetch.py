@@ -1,7 +1,9 @@
 """Fetch: v4-11.
 
-Behavior: consumers read up to the high watermark (read_uncommitted = read_committed here, as
-there are no transactions yet), followers (replica_id >= 0) up to the log end offset; a
+Behavior: read_uncommitted consumers read up to the high watermark, read_committed ones
+(isolation_level 1) up to the last stable offset, with the aborted transactions overlapping what
+they read (from the same log, over the same range) so they drop aborted batches; read_uncommitted
+gets a null list, as Kafka sends. Followers (replica_id >= 0) read up to the log end offset; a
 follower's fetch offset is its log end offset, which advances the leader's high watermark and
 may bring it back into the ISR. The request long-polls until min_bytes are available or
 max_wait_ms passed. Record bytes are never decoded: the response carries file slices that the
@@ -22,7 +24,7 @@ from pylog.common.clock import now_ms
 from pylog.protocol.api import ApiKey
 from pylog.protocol.errors import ErrorCode
 from pylog.security.authorizer import allowed
-from pylog.protocol.fetch import FetchPartitionData, encode_fetch_response
+from pylog.protocol.fetch import READ_COMMITTED, FetchPartitionData, encode_fetch_response
 
 
 def _read_all(ctx, req, follower: bool, first_pass: bool, denied: frozenset = frozenset()) -> tuple[list, int, list]:
@@ -33,6 +35,7 @@ def _read_all(ctx, req, follower: bool, first_pass: bool, denied: frozenset = fr
     topics = []
     touched = []
     t = now_ms()
+    read_committed = not follower and req.isolation_level == READ_COMMITTED
     for ft in req.topics:
         parts = []
         for fp in ft.partitions:
@@ -53,9 +56,9 @@ def _read_all(ctx, req, follower: bool, first_pass: bool, denied: frozenset = fr
                     rm.on_follower_fetch(p, req.replica_id, fp.fetch_offset, t, getattr(fp, "log_start_offset", -1))
                 max_offset = plog.log_end_offset
             else:
-                max_offset = p.high_watermark
+                max_offset = plog.last_stable_offset if read_committed else p.high_watermark
             data.high_watermark = p.high_watermark
-            data.last_stable_offset = p.high_watermark
+            data.last_stable_offset = plog.last_stable_offset
             data.log_start_offset = plog.log_start_offset
             if fp.fetch_offset < plog.log_start_offset or fp.fetch_offset > plog.log_end_offset:
                 data.error_code = int(ErrorCode.OFFSET_OUT_OF_RANGE)
@@ -66,6 +69,9 @@ def _read_all(ctx, req, follower: bool, first_pass: bool, denied: frozenset = fr
                 slices = plog.read(fp.fetch_offset, limit, max_offset, min_one=total == 0) if limit > 0 else []
                 size = sum(s.size for s in slices)
                 data.records = slices
+                if read_committed:
+                    data.aborted_transactions = [
+                        (t.producer_id, t.first_offset) for t in plog.collect_aborted_txns(fp.fetch_offset, max_offset)]
                 remaining -= size
                 total += size
                 if size and not follower:

@@ -1,7 +1,7 @@
 """ListOffsets: v1-7.
 
-Behavior: timestamp -1 is the latest offset (the high watermark for consumers, the log end
-offset for replicas), -2 the log start offset, -3 (v7) the offset of the largest timestamp; any
+Behavior: timestamp -1 is the latest offset (for consumers the high watermark, or under
+read_committed, v2+, the last stable offset; for replicas the log end offset), -2 the log start offset, -3 (v7) the offset of the largest timestamp; any
 other timestamp is looked up in the time index (the first offset whose timestamp is >= it, or -1).
 The leader epoch of the returned offset is reported (v4+), and current_leader_epoch is checked.
 Version notes: v0 (multiple "old style" offsets) is not supported.
@@ -13,6 +13,7 @@ from pylog.broker.handlers import handler
 from pylog.broker.services import HandlerContext
 from pylog.protocol.api import ApiKey, response_class
 from pylog.protocol.errors import ErrorCode
+from pylog.protocol.fetch import READ_COMMITTED
 from pylog.security.authorizer import allowed
 
 LATEST, EARLIEST, MAX_TIMESTAMP = -1, -2, -3
@@ -35,6 +36,7 @@ async def handle_list_offsets(ctx: HandlerContext, req):
     rm = ctx.broker.replicas
     cls = response_class(ApiKey.ListOffsets)[ctx.header.api_version]
     out = []
+    committed = ctx.header.api_version >= 2 and req.isolation_level == READ_COMMITTED
     for t in req.topics:
         parts = []
         may_describe = allowed(ctx, "DESCRIBE", "TOPIC", t.name)
@@ -52,12 +54,16 @@ async def handle_list_offsets(ctx: HandlerContext, req):
                 continue
             plog = p.log
             if pr.timestamp == LATEST:
-                resp.offset = plog.log_end_offset if req.replica_id >= 0 else p.high_watermark
+                if req.replica_id >= 0:
+                    resp.offset = plog.log_end_offset
+                else:  # the last fetchable offset of the consumer's isolation level
+                    resp.offset = plog.last_stable_offset if committed else p.high_watermark
             elif pr.timestamp == EARLIEST:
                 resp.offset = plog.log_start_offset
             else:
                 found = plog.offset_for_timestamp(pr.timestamp) if pr.timestamp >= 0 else plog.max_timestamp_offset()
-                if found is not None and (req.replica_id >= 0 or found[0] < p.high_watermark):
+                limit = plog.last_stable_offset if committed else p.high_watermark
+                if found is not None and (req.replica_id >= 0 or found[0] < limit):
                     resp.offset, resp.timestamp = found
             if resp.offset >= 0:
                 resp.leader_epoch = epoch_for_offset(plog, resp.offset)

@@ -40,3 +40,17 @@ def test_encoded_fetch_response_decodes(version):
     assert bytes(t1.partitions[0].records) == b"zz"
     # file chunks are passed through as objects, never copied into the byte parts
     assert sum(1 for p in parts if isinstance(p, Chunk)) == 2
+
+
+@pytest.mark.parametrize("version", range(4, 12))
+def test_aborted_transactions_and_lso_decode(version):
+    req = api.request_class(1)[version](replica_id=-1, max_wait_ms=1, min_bytes=1, topics=[])
+    hdr = parse_request_header(encode_request(req, version, 5, "c")[4:])
+    parts = encode_fetch_response(hdr, [("t", [
+        FetchPartitionData(0, 0, 10, 7, 0, aborted_transactions=[(1000, 2), (1001, 5)], records=[b"x"]),
+        FetchPartitionData(1, 0, 10, 10, 0)])])
+    _, resp = decode_response(1, version, b"".join(parts)[4:])
+    p0, p1 = resp.responses[0].partitions
+    assert p0.last_stable_offset == 7
+    assert [(a.producer_id, a.first_offset) for a in p0.aborted_transactions] == [(1000, 2), (1001, 5)]
+    assert p1.aborted_transactions is None  # read_uncommitted: null, as Kafka sends
