@@ -16,8 +16,8 @@
    swap each cleaned segment in (cleaner_swap) and replace the segment objects in the Log.
 
 Produce and fetch never wait on a clean: step 2 holds no lock and touches only closed segments
-and new files; step 3 is renames and list updates. Transactional data is kept as is (no aborted
-transaction removal yet: pylog has no transaction coordinator).
+and new files; step 3 is renames and list updates. Transactional data is kept as is (aborted
+data is not removed yet), and so are the replaced segments' `.txnindex` entries.
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Iterator
 
-from pylog.log.cleaner_swap import CLEANED_SUFFIX, segment_files, swap_in
+from pylog.log.cleaner_swap import CLEANED_SUFFIX, all_segment_files, swap_in
 from pylog.log.segment import LogSegment
 from pylog.protocol.batch_rewrite import empty_batch, rebuild_batch
 from pylog.protocol.records import BatchHeader, iter_batches, parse_header, read_records
@@ -206,7 +206,7 @@ def _clean_group(plan: CleanPlan, group: list[int], omap: OffsetMap, producers: 
     """Recopy one group of segments into `<base>.log.cleaned` (+ indexes), closed and fsynced."""
     plog = plan.log
     base = plan.segments[group[0]].base_offset
-    for path in segment_files(plog.dir, base, CLEANED_SUFFIX):
+    for path in all_segment_files(plog.dir, base, CLEANED_SUFFIX):
         if os.path.exists(path):
             os.unlink(path)  # a leftover from an aborted clean
     cleaned = LogSegment(
@@ -223,6 +223,8 @@ def _clean_group(plan: CleanPlan, group: list[int], omap: OffsetMap, producers: 
                 out = _retained(h, raw, omap, plan.now_ms, plan.log.config.delete_retention_ms, keep_empty)
                 if out:
                     cleaned.append(out, [parse_header(out)])
+            for t in plan.segments[i].txn_index.entries:  # transactional data is kept, so are its aborts
+                cleaned.txn_index.append(t)
         cleaned.close()
         mtime = os.stat(plan.segments[group[-1]].path).st_mtime
         os.utime(cleaned.path, (mtime, mtime))  # Kafka keeps the last replaced segment's mtime
@@ -255,7 +257,7 @@ def run_clean(plan: CleanPlan) -> CleanPlan:
 def discard(plan: CleanPlan) -> None:
     """Remove the `.cleaned` files of an aborted clean."""
     for base, _ in plan.result:
-        for path in segment_files(plan.log.dir, base, CLEANED_SUFFIX):
+        for path in all_segment_files(plan.log.dir, base, CLEANED_SUFFIX):
             try:
                 os.unlink(path)
             except FileNotFoundError:

@@ -20,7 +20,7 @@ import os
 import struct
 
 from pylog.log.checkpoint import fsync_dir
-from pylog.log.segment import INDEX_SUFFIX, LOG_SUFFIX, TIME_INDEX_SUFFIX, LogSegment, segment_name
+from pylog.log.segment import INDEX_SUFFIX, LOG_SUFFIX, TIME_INDEX_SUFFIX, TXN_INDEX_SUFFIX, LogSegment, segment_name
 
 CLEANED_SUFFIX = ".cleaned"
 SWAP_SUFFIX = ".swap"
@@ -45,18 +45,24 @@ def segment_files(dir: str, base_offset: int, suffix: str = "") -> list[str]:
     return [prefix + s + suffix for s in _SEGMENT_SUFFIXES]
 
 
+def all_segment_files(dir: str, base_offset: int, suffix: str = "") -> list[str]:
+    """segment_files plus the `.txnindex`, which only segments with aborted transactions have (first)."""
+    return [os.path.join(dir, segment_name(base_offset)) + TXN_INDEX_SUFFIX + suffix] + segment_files(
+        dir, base_offset, suffix)
+
+
 def swap_in(dir: str, cleaned_base: int, old: list[LogSegment]) -> None:
     """Replace segments `old` by the closed cleaned segment at `cleaned_base`, on disk only."""
-    for path in segment_files(dir, cleaned_base, CLEANED_SUFFIX):
+    for path in all_segment_files(dir, cleaned_base, CLEANED_SUFFIX):
         _rename(path, path[: -len(CLEANED_SUFFIX)] + SWAP_SUFFIX)
     fsync_dir(dir)
     doomed = []
     for seg in old:
         seg.close()
-        for path in segment_files(dir, seg.base_offset):
+        for path in all_segment_files(dir, seg.base_offset):
             _rename(path, path + DELETED_SUFFIX)
             doomed.append(path + DELETED_SUFFIX)
-    for path in segment_files(dir, cleaned_base, SWAP_SUFFIX):
+    for path in all_segment_files(dir, cleaned_base, SWAP_SUFFIX):
         _rename(path, path[: -len(SWAP_SUFFIX)])
     fsync_dir(dir)
     for path in doomed:
@@ -92,10 +98,10 @@ def complete_swaps(dir: str, name: str) -> bool:
         last = max(_last_offset(os.path.join(dir, swap), base), base)
         for entry in os.listdir(dir):
             if entry.endswith(LOG_SUFFIX) and entry[:20].isdigit() and base <= int(entry[:20]) <= last:
-                for path in segment_files(dir, int(entry[:20])):
+                for path in all_segment_files(dir, int(entry[:20])):
                     if os.path.exists(path):
                         os.unlink(path)
-        for path in segment_files(dir, base, SWAP_SUFFIX)[:-1]:  # the indexes
+        for path in all_segment_files(dir, base, SWAP_SUFFIX)[:-1]:  # the indexes
             final = path[: -len(SWAP_SUFFIX)]
             if os.path.exists(path):
                 os.replace(path, final)

@@ -294,3 +294,23 @@ def test_retention_during_a_clean_aborts_its_swap(open_log):
         finish_clean(plan)
     assert contents(plog) == before and before[0][0] == 4
     assert not [n for n in os.listdir(plog.dir) if n.endswith(CLEANED_SUFFIX)]
+
+
+def test_cleaning_keeps_aborted_transactions_indexed_and_their_markers(open_log):
+    from pylog.log.control import ControlType, Marker, build_marker
+    from pylog.log.txn_index import AbortedTxn
+
+    plog = open_log(**COMPACT)
+    put(plog, b"k0", b"txn", producer_id=7, producer_epoch=0, base_sequence=0, is_transactional=True)  # 0
+    buf = bytearray(build_marker(Marker(7, 0, ControlType.ABORT, 3)))                                 # 1
+    plog.append_as_leader(buf, validate_batches(buf), 0, now_ms=BASE_TS)
+    for i in range(14):
+        put(plog, b"k%d" % (i % 3), b"v%d" % i)
+    expected = [AbortedTxn(7, 0, 1, 2)]
+    assert plog.collect_aborted_txns(0, 16) == expected
+    clean(plog)
+    assert plog.collect_aborted_txns(0, 16) == expected
+    assert any(h.is_control for h in iter_batches(slice_bytes(plog.read(0, 10**7))))
+    assert not [n for n in os.listdir(plog.dir) if n.endswith((CLEANED_SUFFIX, SWAP_SUFFIX, DELETED_SUFFIX))]
+    plog.close()
+    assert open_log(**COMPACT).collect_aborted_txns(0, 16) == expected
