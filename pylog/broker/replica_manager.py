@@ -160,8 +160,8 @@ class ReplicaManager:
 
     # -- produce --------------------------------------------------------------------------
 
-    def append(self, p: Partition, buf: bytearray, acks: int) -> AppendOutcome:
-        """Validate and append one partition's records as leader."""
+    def append(self, p: Partition, buf: bytearray, acks: int, from_coordinator: bool = False) -> AppendOutcome:
+        """Validate and append one partition's records as leader; only a coordinator may write markers."""
         try:
             headers = records.validate_batches(buf)
         except records.RecordError as exc:
@@ -169,6 +169,9 @@ class ReplicaManager:
             return AppendOutcome(ErrorCode(exc.error_code))
         if not headers:
             return AppendOutcome(ErrorCode.CORRUPT_MESSAGE)
+        if not from_coordinator and any(h.is_control for h in headers):
+            return AppendOutcome(ErrorCode.INVALID_RECORD,
+                                 message="Client produce requests should not have control batches")
         max_bytes = p.log.config.max_message_bytes
         if any(h.size > max_bytes for h in headers):
             return AppendOutcome(ErrorCode.MESSAGE_TOO_LARGE)

@@ -1,0 +1,61 @@
+"""WriteTxnMarkers: v1-2 (transaction coordinator -> partition leaders).
+
+Behavior: for each marker, every listed partition this broker leads gets one COMMIT or ABORT
+control batch with the producer's id and epoch and the coordinator epoch (pylog/log/control.py),
+appended like an acks=all produce: the partition answers once the whole ISR has it, or
+REQUEST_TIMED_OUT. Appending the marker ends the producer's open transaction there, moves the
+last stable offset and, for an abort, adds the `.txnindex` entry read_committed fetches report.
+Partitions led elsewhere get NOT_LEADER_OR_FOLLOWER, unknown ones UNKNOWN_TOPIC_OR_PARTITION; the
+coordinator retries until every marker is written.
+Not yet: the coordinator-epoch check (TRANSACTION_COORDINATOR_FENCED) and applying the markers of
+`__consumer_offsets` partitions to transactional offset commits.
+Version notes: v0 is gone from Kafka 4's schema; v1+ are flexible; v2 is the same as v1.
+"""
+
+from __future__ import annotations
+
+import asyncio
+
+from pylog.broker.handlers import handler
+from pylog.broker.services import HandlerContext
+from pylog.log.control import ControlType, Marker, build_marker
+from pylog.protocol.api import ApiKey, response_class
+from pylog.protocol.errors import ErrorCode
+
+MARKER_TIMEOUT_S = 30.0  # Kafka's request.timeout.ms default, which bounds the coordinator's marker requests
+
+
+@handler(ApiKey.WriteTxnMarkers, 1, 2)
+async def handle_write_txn_markers(ctx: HandlerContext, req):
+    """Append the transaction markers to the partitions this broker leads."""
+    cls = response_class(ApiKey.WriteTxnMarkers)[ctx.header.api_version]
+    rm = ctx.broker.replicas
+    results: dict[tuple[int, str, int], ErrorCode] = {}
+    waits: dict[tuple[int, str, int], asyncio.Future] = {}
+    for i, m in enumerate(req.markers or []):
+        kind = ControlType.COMMIT if m.transaction_result else ControlType.ABORT
+        marker = Marker(m.producer_id, m.producer_epoch, kind, m.coordinator_epoch)
+        for t in m.topics or []:
+            for idx in t.partition_indexes or []:
+                key = (i, t.name, idx)
+                p, err = rm.leader_partition(t.name, idx)
+                if p is None:
+                    results[key] = err
+                    continue
+                out = rm.append(p, bytearray(build_marker(marker)), -1, from_coordinator=True)
+                results[key] = out.error
+                if out.error == ErrorCode.NONE:
+                    waits[key] = p.add_produce_waiter(out.last_offset + 1)
+    pending = [f for f in waits.values() if not f.done()]
+    if pending:
+        await asyncio.wait(pending, timeout=MARKER_TIMEOUT_S)
+    for key, fut in waits.items():
+        results[key] = ErrorCode(fut.result()) if fut.done() else ErrorCode.REQUEST_TIMED_OUT
+    out_markers = []
+    for i, m in enumerate(req.markers or []):
+        topics = [cls.WritableTxnMarkerResult.WritableTxnMarkerTopicResult(name=t.name, partitions=[
+            cls.WritableTxnMarkerResult.WritableTxnMarkerTopicResult.WritableTxnMarkerPartitionResult(
+                partition_index=idx, error_code=int(results[(i, t.name, idx)]))
+            for idx in t.partition_indexes or []]) for t in m.topics or []]
+        out_markers.append(cls.WritableTxnMarkerResult(producer_id=m.producer_id, topics=topics))
+    return cls(markers=out_markers)
