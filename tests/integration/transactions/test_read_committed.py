@@ -81,3 +81,38 @@ def test_committed_records_only_under_read_committed(cluster):
     values, (low, high) = _consume(cluster.bootstrap, 4, **{"isolation.level": "read_uncommitted"})
     assert values == [b"aborted", b"committed", b"plain", b"open"]
     assert high == 6
+
+
+def test_the_marker_channel_reaches_the_leader(cluster):
+    """The coordinator's channel (run here, against the real broker) commits one transaction and aborts another."""
+    import asyncio
+
+    from pylog.broker.metadata_cache import BrokerEndpoint, PartitionInfo
+    from pylog.broker.txn_markers import TxnMarkerChannel
+
+    admin = AdminClient({"bootstrap.servers": cluster.bootstrap})
+    admin.create_topics([NewTopic("t", num_partitions=1, replication_factor=1)])["t"].result(60)
+    host, port = cluster.bootstrap.split(",")[0].rsplit(":", 1)
+    with KafkaClient(cluster.bootstrap) as client:
+        client.refresh_metadata(["t"])
+        assert _produce(client, _txn(7000, b"yes")) == ErrorCode.NONE
+        assert _produce(client, _txn(7001, b"no")) == ErrorCode.NONE
+
+    class Metadata:
+        brokers = {0: BrokerEndpoint(0, host, int(port))}
+        topics = {"t": {0: PartitionInfo("t", 0, 0, 0, [0], [0])}}
+
+    async def run():
+        channel = TxnMarkerChannel(9, Metadata())
+        try:
+            first = await channel.write(7000, 0, 0, True, frozenset({("t", 0), ("gone", 0), ("t", 5)}))
+            second = await channel.write(7001, 0, 0, False, frozenset({("t", 0)}))
+        finally:
+            await channel.close()
+        return first, second
+    first, second = asyncio.run(run())
+    assert first == {("t", 0): ErrorCode.NONE, ("gone", 0): ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
+                     ("t", 5): ErrorCode.NOT_LEADER_OR_FOLLOWER}
+    assert second == {("t", 0): ErrorCode.NONE}
+    values, (_, high) = _consume(cluster.bootstrap, 1)
+    assert values == [b"yes"] and high == 4
