@@ -19,6 +19,7 @@ import click
 
 from pylog.log.index import OffsetIndex, TimeIndex
 from pylog.log.errors import CorruptIndexError
+from pylog.log.txn_index import TxnIndexError, decode_entries
 from pylog.protocol.records import (
     BATCH_OVERHEAD,
     LOG_OVERHEAD,
@@ -341,6 +342,15 @@ def _dump_file(path: str, opts: dict[str, Any], problems: Problems, emit: Callab
                 emit(f"offset: {a} position: {b}" if is_offset_index else f"timestamp: {a} offset: {b}")
         if opts["sanity"]:
             emit(f"{path} passed sanity check.")
+    elif suffix == ".txnindex":
+        with open(path, "rb") as f:
+            entries = decode_entries(f.read())
+        for t in entries:
+            if as_json:
+                emit(json.dumps({"type": "aborted_txn", "file": path, "version": 0, **t._asdict()}))
+            else:  # DumpLogSegments.dumpTxnIndex
+                emit(f"version: 0 producerId: {t.producer_id} firstOffset: {t.first_offset} "
+                     f"lastOffset: {t.last_offset} lastStableOffset: {t.last_stable_offset}")
     else:
         print(f"Ignoring unknown file {path}", file=sys.stderr)
 
@@ -367,7 +377,7 @@ def _dump_file(path: str, opts: dict[str, Any], problems: Problems, emit: Callab
 @click.option("--output", type=click.Choice(["text", "json"]), default="text", show_default=True,
               help="text: kafka-dump-log.sh's lines; json: one JSON object per batch or index entry.")
 def dump_log(**opts: Any) -> None:
-    """Dump .log, .index and .timeindex files."""
+    """Dump .log, .index, .timeindex and .txnindex files."""
     if not opts["files"]:
         click.echo('Missing required argument "[files]"', err=True)
         click.echo(click.get_current_context().get_help(), err=True)
@@ -382,7 +392,7 @@ def dump_log(**opts: Any) -> None:
             _dump_file(path, opts, problems, click.echo)
         except BrokenPipeError:
             raise
-        except (OSError, DumpError, CorruptIndexError, RecordError) as e:
+        except (OSError, DumpError, CorruptIndexError, RecordError, TxnIndexError) as e:
             click.echo(f"Error: {path}: {e.strerror if isinstance(e, OSError) and e.strerror else e}", err=True)
             failed = True
     _print_problems(problems)

@@ -175,3 +175,26 @@ def test_wrapper_script_runs_from_any_directory(segment, tmp_path):
                          text=True, timeout=60)
     assert out.returncode == 0, out.stderr
     assert out.stdout == GOLDEN
+
+
+def test_txn_index_entries_in_kafkas_words(tmp_path):
+    from pylog.log.txn_index import AbortedTxn, TransactionIndex
+
+    path = str(tmp_path / "00000000000000000000.txnindex")
+    idx = TransactionIndex(path)
+    idx.append(AbortedTxn(4000, 3, 9, 3))
+    idx.append(AbortedTxn(4001, 5, 12, 13))
+    result = CliRunner().invoke(dump_log, ["--files", path])
+    assert result.exit_code == 0
+    assert result.output.splitlines() == [
+        f"Dumping {path}",
+        "version: 0 producerId: 4000 firstOffset: 3 lastOffset: 9 lastStableOffset: 3",
+        "version: 0 producerId: 4001 firstOffset: 5 lastOffset: 12 lastStableOffset: 13",
+    ]
+    out = CliRunner().invoke(dump_log, ["--files", path, "--output", "json"]).output.splitlines()
+    assert json.loads(out[0]) == {"type": "aborted_txn", "file": path, "version": 0, "producer_id": 4000,
+                                  "first_offset": 3, "last_offset": 9, "last_stable_offset": 3}
+    with open(path, "r+b") as f:
+        f.write(b"\x00\x07")  # an entry version no reader knows
+    bad = CliRunner().invoke(dump_log, ["--files", path])
+    assert bad.exit_code == 1 and "unknown transaction index entry version 7" in bad.output
