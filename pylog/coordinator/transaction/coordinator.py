@@ -86,6 +86,7 @@ class TransactionCoordinator:
         self.txns: dict[str, TxnMetadata] = {}
         self.loaded: dict[int, int] = {}  # partition -> coordinator (leader) epoch it was loaded at
         self._tasks: set[asyncio.Task] = set()
+        self._loading: dict[int, tuple[int, asyncio.Future]] = {}
 
     # -- ownership and loading ------------------------------------------------------------------
 
@@ -101,7 +102,17 @@ class TransactionCoordinator:
             self.unload(p)
             return E.NOT_COORDINATOR
         if self.loaded.get(p) != epoch:
-            await self.load(p, epoch)
+            loading = self._loading.get(p)
+            if loading is None or loading[0] != epoch:
+                loading = (epoch, asyncio.ensure_future(self.load(p, epoch)))
+                self._loading[p] = loading
+            try:
+                await asyncio.shield(loading[1])  # concurrent requests share one load
+            finally:
+                if self._loading.get(p) is loading and loading[1].done():
+                    del self._loading[p]
+            if self.loaded.get(p) != epoch:
+                return E.COORDINATOR_LOAD_IN_PROGRESS
         return E.NONE
 
     async def load(self, p: int, epoch: int) -> None:
