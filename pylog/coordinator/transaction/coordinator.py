@@ -108,6 +108,8 @@ class TransactionCoordinator:
                 self._loading[p] = loading
             try:
                 await asyncio.shield(loading[1])  # concurrent requests share one load
+            except Exception:
+                log.exception("Loading __transaction_state-%d failed; the next request retries", p)
             finally:
                 if self._loading.get(p) is loading and loading[1].done():
                     del self._loading[p]

@@ -170,3 +170,23 @@ def test_concurrent_requests_share_one_load():
         assert results == [E.NONE] * 3 and reads == [1]
         assert new.txns["tx"].partitions == {("t", 0), ("t", 1), ("t", 2)}
     asyncio.run(run())
+
+
+def test_a_failed_load_is_retried_by_the_next_request():
+    async def run():
+        log = Log()
+        failures = [1]
+
+        class Flaky(Log):
+            async def read(self, p):
+                if failures:
+                    failures.pop()
+                    raise OSError("disk hiccup")
+                for r in list(log.records[p]):
+                    yield r
+        flaky = Flaky()
+        flaky.records = log.records
+        c = make(flaky)
+        assert (await c.init_producer_id("tx", 60000)).error == E.COORDINATOR_LOAD_IN_PROGRESS
+        assert (await c.init_producer_id("tx", 60000)).error == E.NONE
+    asyncio.run(run())
