@@ -29,8 +29,9 @@ def _produce(client: KafkaClient, raw: bytes, transactional_id: str | None = "ap
     return resp.responses[0].partition_responses[0].error_code
 
 
-def _txn(pid: int, value: bytes) -> bytes:
-    return build_batch([(None, value, (), None)], producer_id=pid, producer_epoch=0, base_sequence=0,
+def _txn(pid: int, value: bytes, sequence: int = 0) -> bytes:
+    """One transactional batch of one record at `sequence` (a producer's batches go on 0, 1, 2, ...)."""
+    return build_batch([(None, value, (), None)], producer_id=pid, producer_epoch=0, base_sequence=sequence,
                        is_transactional=True)
 
 
@@ -60,27 +61,77 @@ def _consume(bootstrap: str, n_expected: int, **conf) -> list[bytes]:
         c.close()
 
 
-def test_committed_records_only_under_read_committed(cluster):
+COMMITTED = [b"committed", b"plain", b"again-committed"]
+EVERYTHING = [b"aborted", b"committed", b"plain", b"again-aborted", b"again-committed", b"open"]
+
+
+def _layout(cluster) -> None:
+    """0 aborted (5000) | 1 ABORT | 2 committed (5001) | 3 COMMIT | 4 plain | 5 again-aborted (5001) | 6 ABORT |
+    7 again-committed (5001) | 8 COMMIT | 9 open (5002, never ended): the LSO is 9."""
     admin = AdminClient({"bootstrap.servers": cluster.bootstrap})
     admin.create_topics([NewTopic("t", num_partitions=1, replication_factor=1)])["t"].result(60)
     with KafkaClient(cluster.bootstrap) as client:
         client.refresh_metadata(["t"])
-        assert _produce(client, _txn(5000, b"aborted")) == ErrorCode.NONE                    # 0
-        assert _markers(client, 5000, commit=False) == ErrorCode.NONE                          # 1
-        assert _produce(client, _txn(5001, b"committed")) == ErrorCode.NONE                  # 2
-        assert _markers(client, 5001, commit=True) == ErrorCode.NONE                           # 3
-        assert _produce(client, build_batch([(None, b"plain", (), None)]), None) == ErrorCode.NONE  # 4
-        assert _produce(client, _txn(5002, b"open")) == ErrorCode.NONE                       # 5, never ended
+        steps = [(5000, b"aborted", False), (5001, b"committed", True), (None, b"plain", None),
+                 (5001, b"again-aborted", False), (5001, b"again-committed", True), (5002, b"open", None)]
+        sequences: dict[int, int] = {}
+        for pid, value, commit in steps:
+            seq = sequences[pid] = sequences.get(pid, -1) + 1
+            raw = build_batch([(None, value, (), None)]) if pid is None else _txn(pid, value, seq)
+            assert _produce(client, raw, None if pid is None else "app") == ErrorCode.NONE
+            if commit is not None:
+                assert _markers(client, pid, commit) == ErrorCode.NONE
         # A client may not write markers itself.
         assert _produce(client, build_marker(Marker(5002, 0, ControlType.COMMIT, 0))) == ErrorCode.INVALID_RECORD
 
-    values, (low, high) = _consume(cluster.bootstrap, 2)
-    assert values == [b"committed", b"plain"]
-    assert (low, high) == (0, 5)  # the last stable offset: producer 5002's transaction holds it at 5
 
-    values, (low, high) = _consume(cluster.bootstrap, 4, **{"isolation.level": "read_uncommitted"})
-    assert values == [b"aborted", b"committed", b"plain", b"open"]
-    assert high == 6
+def test_committed_records_only_under_read_committed(cluster):
+    _layout(cluster)
+    values, (low, high) = _consume(cluster.bootstrap, 3)
+    assert values == COMMITTED  # librdkafka's default isolation; one producer's abort between its commits
+    assert (low, high) == (0, 9)  # the last stable offset: producer 5002's transaction holds it at 9
+
+    values, (low, high) = _consume(cluster.bootstrap, 6, **{"isolation.level": "read_uncommitted"})
+    assert values == EVERYTHING
+    assert high == 10
+
+
+def test_kafka_python_and_aiokafka_read_committed(cluster):
+    import asyncio
+
+    import aiokafka
+    import kafka
+
+    _layout(cluster)
+    for isolation, expected in (("read_committed", COMMITTED), ("read_uncommitted", EVERYTHING)):
+        cons = kafka.KafkaConsumer(bootstrap_servers=cluster.bootstrap, enable_auto_commit=False,
+                                   isolation_level=isolation, consumer_timeout_ms=4000)
+        tp = kafka.TopicPartition("t", 0)
+        cons.assign([tp])
+        cons.seek_to_beginning(tp)
+        assert [m.value for m in cons] == expected, isolation
+        cons.close()
+
+    async def aio(isolation):
+        cons = aiokafka.AIOKafkaConsumer(bootstrap_servers=cluster.bootstrap, enable_auto_commit=False,
+                                         isolation_level=isolation)
+        await cons.start()
+        try:
+            tp = aiokafka.TopicPartition("t", 0)
+            cons.assign([tp])
+            await cons.seek_to_beginning(tp)
+            got, quiet = [], 0
+            while quiet < 3:
+                batch = await asyncio.wait_for(cons.getmany(tp, timeout_ms=700), 15)
+                got += [m.value for m in batch.get(tp, [])]
+                quiet = quiet + 1 if not batch else 0
+            return got, await cons.end_offsets([tp])
+        finally:
+            await cons.stop()
+    got, end = asyncio.run(aio("read_committed"))
+    assert got == COMMITTED and list(end.values()) == [9]
+    got, end = asyncio.run(aio("read_uncommitted"))
+    assert got == EVERYTHING and list(end.values()) == [10]
 
 
 def test_the_marker_channel_reaches_the_leader(cluster):
