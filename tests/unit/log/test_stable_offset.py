@@ -101,3 +101,20 @@ def test_log_tracks_lso_and_indexes_aborts_across_restart_and_truncation(open_lo
     assert plog.open_txns.first_offsets == {2: 3} and plog.last_stable_offset == 3
     plog.truncate_to(4)                                    # and the ABORT marker: both open, its index entry gone
     assert plog.open_txns.first_offsets == {1: 0, 2: 3} and plog.collect_aborted_txns(0, 10) == []
+
+
+def test_a_follower_builds_the_same_transaction_state_from_replicated_batches(open_log):
+    from pylog.protocol.records import validate_batches
+
+    leader = open_log(name="l-0")
+    _append_raw(leader, _txn_batch(1, 2))
+    _append_raw(leader, build_marker(Marker(1, 0, ControlType.ABORT, 1)))
+    _append_raw(leader, _txn_batch(2))
+    follower = open_log(name="f-0")
+    data = bytearray(b"".join(s.read() for s in leader.read(0, 1 << 20)))
+    follower.append_as_follower(data, validate_batches(data, check_offsets=False))
+    for plog in (leader, follower):
+        plog.high_watermark = plog.log_end_offset
+    assert follower.open_txns.first_offsets == leader.open_txns.first_offsets == {2: 3}
+    assert follower.last_stable_offset == leader.last_stable_offset == 3
+    assert follower.collect_aborted_txns(0, 4) == leader.collect_aborted_txns(0, 4) == [AbortedTxn(1, 0, 2, 3)]
