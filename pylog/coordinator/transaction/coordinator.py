@@ -25,7 +25,7 @@ from pylog.coordinator.transaction.metadata import TxnMetadata, from_log_value, 
 from pylog.coordinator.transaction.records import (
     RecordFormatError, decode_key, decode_value, encode_key, encode_value,
 )
-from pylog.coordinator.transaction.state import TxnState, transition
+from pylog.coordinator.transaction.state import EXPIRATION_ALLOWED, TxnState, transition
 
 log = logging.getLogger("pylog.coordinator.transaction")
 S = TxnState
@@ -272,6 +272,28 @@ class TransactionCoordinator:
                 self._spawn(self._abort_fenced(meta.transactional_id))
                 started += 1
         return started
+
+    async def expire_transactional_ids(self, expiration_ms: int) -> int:
+        """transactional.id.expiration.ms: ids idle that long in Empty/Complete* become Dead and get a
+        tombstone, so the next InitProducerId starts them afresh; how many were removed."""
+        now, removed = self.now_ms(), 0
+        for meta in list(self.txns.values()):
+            if meta.state not in EXPIRATION_ALLOWED or meta.pending is not None or now - meta.update_ms < expiration_ms:
+                continue
+            tid = meta.transactional_id
+            transition(meta.state, S.DEAD)
+            self.txns[tid] = replace(meta, pending=S.DEAD)
+            try:
+                err = await self.store.append(self.partition_of(tid), [(encode_key(tid), None)])
+            except Exception:
+                log.exception("Writing the tombstone of transactional id %r failed", tid)
+                err = E.COORDINATOR_NOT_AVAILABLE
+            if err == E.NONE and self.txns.get(tid) is not None and self.txns[tid].pending is S.DEAD:
+                del self.txns[tid]
+                removed += 1
+            elif tid in self.txns:
+                self.txns[tid] = meta
+        return removed
 
     async def close(self) -> None:
         """Stop the background marker tasks."""

@@ -6,7 +6,7 @@ import pytest
 
 from pylog.common.errors import ErrorCode as E
 from pylog.coordinator.transaction.coordinator import TransactionCoordinator, TxnConfig
-from pylog.coordinator.transaction.records import decode_key, decode_value
+from pylog.coordinator.transaction.records import decode_key, decode_value, encode_key
 from pylog.coordinator.transaction.state import TxnState as S
 
 
@@ -189,4 +189,22 @@ def test_a_failed_load_is_retried_by_the_next_request():
         c = make(flaky)
         assert (await c.init_producer_id("tx", 60000)).error == E.COORDINATOR_LOAD_IN_PROGRESS
         assert (await c.init_producer_id("tx", 60000)).error == E.NONE
+    asyncio.run(run())
+
+
+def test_idle_transactional_ids_expire_with_a_tombstone():
+    async def run():
+        now = [100]
+        log = Log()
+        c = make(log, clock=lambda: now[0])
+        await c.init_producer_id("idle", 60000)
+        await c.init_producer_id("busy", 60000)
+        await c.add_partitions("busy", 1001, 0, frozenset({("t", 0)}))
+        now[0] = 100 + 7 * 86400000
+        assert await c.expire_transactional_ids(7 * 86400000) == 1  # an Ongoing transaction never expires
+        assert set(c.txns) == {"busy"} and log.records[1][-1] == (encode_key("idle"), None)
+        fresh = make(log)  # a reload finds the tombstone: the id is gone there too
+        assert await fresh.check("busy") == E.NONE and set(fresh.txns) == {"busy"}
+        r = await c.init_producer_id("idle", 60000)  # and starts afresh: a new producer id, epoch 0
+        assert (r.error, r.producer_epoch) == (E.NONE, 0) and r.producer_id not in (1000, 1001)
     asyncio.run(run())
