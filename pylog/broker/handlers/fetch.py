@@ -60,6 +60,8 @@ def _read_all(ctx, req, follower: bool, first_pass: bool, denied: frozenset = fr
             data.high_watermark = p.high_watermark
             data.last_stable_offset = plog.last_stable_offset
             data.log_start_offset = plog.log_start_offset
+            if read_committed:
+                data.aborted_transactions = []  # an empty list, not null, even when nothing is read (as Kafka)
             if fp.fetch_offset < plog.log_start_offset or fp.fetch_offset > plog.log_end_offset:
                 data.error_code = int(ErrorCode.OFFSET_OUT_OF_RANGE)
             elif fp.fetch_offset < max_offset and remaining > 0:
@@ -69,7 +71,7 @@ def _read_all(ctx, req, follower: bool, first_pass: bool, denied: frozenset = fr
                 slices = plog.read(fp.fetch_offset, limit, max_offset, min_one=total == 0) if limit > 0 else []
                 size = sum(s.size for s in slices)
                 data.records = slices
-                if read_committed:
+                if read_committed and slices:
                     data.aborted_transactions = [
                         (t.producer_id, t.first_offset) for t in plog.collect_aborted_txns(fp.fetch_offset, max_offset)]
                 remaining -= size

@@ -59,3 +59,12 @@ def test_read_committed_stops_at_the_lso_and_lists_aborts(make_log):
     ctx.header.api_version = 5
     assert asyncio.run(latest(1)) == 2 and asyncio.run(latest(0)) == 4
     plog.close()
+
+
+def test_read_committed_at_the_lso_gets_an_empty_list(make_log):
+    plog = make_log()
+    _append(plog, _txn(3))
+    ctx = _ctx(plog)
+    data = _fetch(ctx, 1)
+    assert (data.last_stable_offset, data.records, data.aborted_transactions) == (0, [], [])
+    plog.close()
