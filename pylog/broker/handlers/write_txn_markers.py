@@ -1,4 +1,4 @@
-"""WriteTxnMarkers: v1-2 (transaction coordinator -> partition leaders).
+"""WriteTxnMarkers: v1 (transaction coordinator -> partition leaders).
 
 Behavior: for each marker, every listed partition this broker leads gets one COMMIT or ABORT
 control batch with the producer's id and epoch and the coordinator epoch (pylog/log/control.py),
@@ -9,7 +9,8 @@ Partitions led elsewhere get NOT_LEADER_OR_FOLLOWER, unknown ones UNKNOWN_TOPIC_
 coordinator retries until every marker is written.
 Not yet: the coordinator-epoch check (TRANSACTION_COORDINATOR_FENCED) and applying the markers of
 `__consumer_offsets` partitions to transactional offset commits.
-Version notes: v0 is gone from Kafka 4's schema; v1+ are flexible; v2 is the same as v1.
+Version notes: v1 (flexible) only: kafka-python's schema no longer has v0, and Kafka 3.7 (what pylog
+presents as) has no v2.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ from pylog.protocol.errors import ErrorCode
 MARKER_TIMEOUT_S = 30.0  # Kafka's request.timeout.ms default, which bounds the coordinator's marker requests
 
 
-@handler(ApiKey.WriteTxnMarkers, 1, 2)
+@handler(ApiKey.WriteTxnMarkers, 1, 1)
 async def handle_write_txn_markers(ctx: HandlerContext, req):
     """Append the transaction markers to the partitions this broker leads."""
     cls = response_class(ApiKey.WriteTxnMarkers)[ctx.header.api_version]
