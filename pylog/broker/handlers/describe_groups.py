@@ -1,4 +1,4 @@
-"""DescribeGroups: v0-6.
+"""DescribeGroups: v0-5 (Kafka 3.7's range).
 
 Behavior: state, protocol type, chosen protocol and members of each group this broker
 coordinates; member metadata and assignments only while the group is Stable. An unknown group is
@@ -16,7 +16,7 @@ from pylog.protocol.api import ApiKey, response_class
 from pylog.protocol.errors import ErrorCode
 
 
-@handler(ApiKey.DescribeGroups, 0, 6)
+@handler(ApiKey.DescribeGroups, 0, 5)
 async def handle_describe_groups(ctx: HandlerContext, req):
     """Describe groups."""
     cls = response_class(ApiKey.DescribeGroups)[ctx.header.api_version]

@@ -1,4 +1,4 @@
-"""FindCoordinator: v0-6.
+"""FindCoordinator: v0-4 (Kafka 3.7's range; v5-6 belong to later releases).
 
 Behavior: a group's coordinator is the leader of `__consumer_offsets` partition
 abs(javaHash(group)) % partitions; the topic is created on the first lookup (COORDINATOR_NOT_AVAILABLE
@@ -18,7 +18,7 @@ from pylog.protocol.errors import ErrorCode
 GROUP, TRANSACTION = 0, 1
 
 
-@handler(ApiKey.FindCoordinator, 0, 6)
+@handler(ApiKey.FindCoordinator, 0, 4)
 async def handle_find_coordinator(ctx: HandlerContext, req):
     """Tell the client which broker coordinates each key."""
     version = ctx.header.api_version

@@ -1,4 +1,4 @@
-"""ListGroups: v0-5.
+"""ListGroups: v0-4 (Kafka 3.7's range; the v5 type filter is handled should it be advertised).
 
 Behavior: the groups this broker coordinates (clients ask every broker), optionally filtered by
 state (v4+, case-insensitive) and type (v5+: every group here is "classic").
@@ -15,7 +15,7 @@ from pylog.coordinator.group.state import parse_state
 from pylog.protocol.api import ApiKey, response_class
 
 
-@handler(ApiKey.ListGroups, 0, 5)
+@handler(ApiKey.ListGroups, 0, 4)
 async def handle_list_groups(ctx: HandlerContext, req):
     """List groups."""
     version = ctx.header.api_version
