@@ -1,5 +1,5 @@
 """bin/pylog-console-producer.sh and bin/pylog-console-consumer.sh against a real broker: golden outputs,
-Kafka's texts for bad input, exit codes. (The --group path needs the group coordinator: tested with it.)"""
+Kafka's texts for bad input, exit codes, and the --group path against the group coordinator."""
 
 from __future__ import annotations
 
@@ -133,3 +133,16 @@ def test_timeout_with_nothing_to_read_exits_cleanly(cluster):
     r = consume(cluster, "quiet", "--timeout-ms", "1500", "--property", "print.key=true")
     assert (r.returncode, r.stdout) == (0, "")
     assert r.stderr.splitlines()[-1] == "Processed a total of 0 messages"
+
+
+def test_group_consumer_commits_so_a_second_run_resumes(cluster):
+    create_topic(cluster.bootstrap, "grouped", partitions=2)
+    assert produce(cluster, "grouped", "".join(f"m{i}\n" for i in range(6))).returncode == 0
+    first = consume(cluster, "grouped", "--group", "console-g", "--from-beginning", "--max-messages", "6")
+    assert first.returncode == 0, first.stderr
+    assert sorted(first.stdout.split()) == [f"m{i}" for i in range(6)]
+    assert produce(cluster, "grouped", "m6\nm7\n").returncode == 0
+    # The group's committed offsets, not --from-beginning, decide where the second run starts.
+    second = consume(cluster, "grouped", "--group", "console-g", "--from-beginning", "--max-messages", "2")
+    assert second.returncode == 0, second.stderr
+    assert sorted(second.stdout.split()) == ["m6", "m7"]
