@@ -19,6 +19,7 @@ from pylog.broker.fetcher import ReplicaFetcherManager
 from pylog.broker.handlers import HANDLERS
 from pylog.broker.metadata_cache import MetadataCache
 from pylog.broker.metrics_reporter import MetricsReporter
+from pylog.broker.producer_ids import ProducerIdManager
 from pylog.broker.replica_manager import ReplicaManager
 from pylog.broker.server import RequestContext, SocketServer
 from pylog.broker.shutdown_request import ShutdownRequests
@@ -69,6 +70,7 @@ class Broker:
         self.topic_configs = TopicConfigs(self)
         self.topic_admin = TopicAdmin(self)
         self.zk_store: BrokerZkStore | None = None
+        self.producer_ids: ProducerIdManager | None = None
         self.replicas: ReplicaManager | None = None
         self.controller: Controller | None = None
         self.server: SocketServer | None = None
@@ -114,6 +116,7 @@ class Broker:
         self.logs = LogManager(log_dirs, LogConfig.from_props(cfg.topic_defaults()))
         await self._blocking(self.logs.load)
         self.zk_store = BrokerZkStore(self)
+        self.producer_ids = ProducerIdManager(self.broker_id, self.zk.allocate_producer_id_block, self._blocking)
         self.replicas = ReplicaManager(self, self.logs, self.zk_store, self.fetchers, self.topic_configs)
         self.server = SocketServer(self, self.bind[0], self.bind[1], int(cfg.get("socket.request.max.bytes")))
         port = await self.server.start()
