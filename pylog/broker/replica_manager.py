@@ -150,7 +150,11 @@ class ReplicaManager:
     # -- produce --------------------------------------------------------------------------
 
     def append(self, p: Partition, buf: bytearray, acks: int) -> tuple[ErrorCode, int, int]:
-        """Validate and append one partition's records as leader: (error, base offset, last offset)."""
+        """Validate and append one partition's records as leader: (error, base offset, last offset).
+
+        A producer's retry of a batch already in the log gets the original batch's offsets and is
+        not appended again (nor counted in the traffic stats).
+        """
         try:
             headers = records.validate_batches(buf)
         except records.RecordError as exc:
@@ -168,6 +172,11 @@ class ReplicaManager:
         except records.CodedError as exc:  # segment.bytes, timestamps, storage: a per-partition error, as in Kafka
             log.info("Rejecting produce to %s: %s", p, exc)
             return ErrorCode(exc.error_code), -1, -1
+        if info.duplicate:  # an idempotent producer's retry: the original offsets, nothing new to replicate
+            log.debug("Duplicate batch to %s answered with its original offsets %d-%d", p, info.first_offset,
+                      info.last_offset)
+            return ErrorCode.NONE, info.first_offset, info.last_offset
+        self.broker.stats.record_in(p, len(buf), info.last_offset - info.first_offset + 1)
         if not p.maybe_increment_high_watermark():
             p.notify_fetchers()  # followers long-poll on the LEO, not the HW
         return ErrorCode.NONE, info.first_offset, info.last_offset

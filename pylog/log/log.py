@@ -26,6 +26,8 @@ from pylog.log.errors import (
     UnexpectedAppendOffsetError,
 )
 from pylog.log.loader import load_segments, new_segment, parse_partition_dir
+from pylog.log.producer_recovery import delete_all_snapshots, delete_snapshots_before, load_producer_state, take_snapshot
+from pylog.log.producer_state import ProducerStateManager
 from pylog.log.results import AppendInfo, FileSlice, OffsetTimestamp
 from pylog.log.retention import apply_retention
 from pylog.log.segment import LogSegment
@@ -77,6 +79,7 @@ class Log:
         )
         self.epoch_cache.truncate_from_end(next_offset)
         self.epoch_cache.truncate_from_start(log_start_offset)
+        self.producer_state = ProducerStateManager(self.name)
 
     @classmethod
     def open(
@@ -103,6 +106,7 @@ class Log:
         loaded = load_segments(dir, name, config, recovery_point, log_start_offset, clean_shutdown, now_ms)
         self = cls(dir, config, loaded.segments, loaded.next_offset, loaded.log_start_offset, loaded.recovery_point)
         self._dir_dirty = loaded.changed
+        load_producer_state(self)
         if topic_id is not None:
             self.set_topic_id(topic_id)
         return self
@@ -195,6 +199,11 @@ class Log:
                 f"Message batch size is {size} bytes in append to partition {self.name}, which "
                 f"exceeds the maximum configured segment size of {config.segment_bytes}."
             )
+        duplicate = self.producer_state.check_client_append(headers, self.next_offset)
+        if duplicate is not None:  # a retry of an appended batch: answer with the original, append nothing
+            append_time = duplicate.timestamp if config.message_timestamp_type == "LogAppendTime" else -1
+            return AppendInfo(duplicate.first_offset, duplicate.last_offset, duplicate.timestamp, 0, 0, append_time,
+                              duplicate=True)
         first = self.next_offset
         last = assign_offsets(buf, headers, first, leader_epoch)
         append_time = -1
@@ -250,7 +259,7 @@ class Log:
         for h in headers:
             if h.partition_leader_epoch >= 0 and h.partition_leader_epoch != cache.latest_epoch:
                 cache.assign(h.partition_leader_epoch, h.base_offset)
-        return self._append(buf, headers, first, last, None, -1)
+        return self._append(buf, headers, first, last, None, -1, replicated=True)
 
     def _append(
         self,
@@ -260,6 +269,7 @@ class Log:
         last: int,
         now_ms: int | None,
         append_time: int,
+        replicated: bool = False,
     ) -> AppendInfo:
         max_ts = -1
         for h in headers:
@@ -269,6 +279,7 @@ class Log:
         seg = self._maybe_roll(size, max_ts, last, _now_ms() if now_ms is None else now_ms)
         seg.append(buf, headers)
         self.next_offset = last + 1
+        self.producer_state.update(headers, replicated)
         n = last - first + 1
         self._unflushed_messages += n
         if self._unflushed_messages >= self.config.flush_messages:
@@ -296,6 +307,7 @@ class Log:
             return active
         start = time.monotonic()
         active.on_become_inactive()
+        take_snapshot(self, sync=False)  # the state up to the new segment's base (Kafka snapshots on roll)
         seg = new_segment(self.dir, self.next_offset, self.config, now_ms)
         self.segments.append(seg)
         self._bases.append(seg.base_offset)
@@ -398,6 +410,7 @@ class Log:
         self.epoch_cache.truncate_from_end(self.next_offset)
         self.log_start_offset = min(self.log_start_offset, self.next_offset)
         self._hw = min(self._hw, self.next_offset)
+        load_producer_state(self)  # drops snapshots past the new end and replays up to it
         if self._flush_pending_upto is not None and self._flush_pending_upto > self.next_offset:
             self._flush_pending_upto = None
         self._lower_recovery_point(self.next_offset)
@@ -417,6 +430,8 @@ class Log:
         self._flush_pending_upto = None
         self._unflushed_messages = 0
         self.epoch_cache.clear_and_flush()
+        delete_all_snapshots(self)
+        self.producer_state.clear(offset)
         self._truncations += 1
         self.recovery_point = offset
         if self.recovery_point_listener is not None:
@@ -465,6 +480,7 @@ class Log:
             self.log_start_offset = new_start
             self.epoch_cache.truncate_from_start(new_start)
         self.recovery_point = max(self.recovery_point, new_start)
+        delete_snapshots_before(self, new_start)
 
     # --- durability ---------------------------------------------------------------------------
     def flush(self, up_to: int | None = None, now_ms: int | None = None) -> None:
@@ -503,7 +519,8 @@ class Log:
         return flushed
 
     def close(self) -> None:
-        """Write final time index entries, fsync what is dirty, close all files."""
+        """Write final time index entries and the producer snapshot, fsync what is dirty, close all files."""
+        take_snapshot(self, sync=True)
         for seg in self.segments:
             seg.close()
 

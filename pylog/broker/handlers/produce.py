@@ -1,8 +1,10 @@
 """Produce: v0-10 (advertised from v0; only RecordBatch v2 is accepted).
 
-Behavior: per partition, the leader validates the batches (magic 2, CRC32C, sizes), stamps
-offsets and its leader epoch in place and appends them as sent. acks=0 gets no response, acks=1
-answers after the local append, acks=-1 after every ISR member has the records (the high
+Behavior: per partition, the leader validates the batches (magic 2, CRC32C, sizes) and the
+idempotent producer's epoch and sequences (INVALID_PRODUCER_EPOCH, OUT_OF_ORDER_SEQUENCE_NUMBER; a
+retry of one of a producer's last 5 batches is answered with its original offsets and not
+appended again, as Kafka does), stamps offsets and its leader epoch in place and appends them as
+sent. acks=0 gets no response, acks=1 answers after the local append, acks=-1 after every ISR member has the records (the high
 watermark passed them), failing with NOT_ENOUGH_REPLICAS before the append when the ISR is below
 min.insync.replicas and with REQUEST_TIMED_OUT after timeout_ms. That wait is a Later: the appends
 happen when the request is handled, in arrival order, and the connection goes on with the next
@@ -45,10 +47,8 @@ async def handle_produce(ctx: HandlerContext, req):
                 buf = bytearray(buf or b"")
             err, base, last = rm.append(p, buf, acks)
             results[key] = [err, base]
-            if err == ErrorCode.NONE:
-                ctx.broker.stats.record_in(p, len(buf), last - base + 1)
-                if acks == -1:
-                    waits[key] = p.add_produce_waiter(last + 1)
+            if err == ErrorCode.NONE and acks == -1:
+                waits[key] = p.add_produce_waiter(last + 1)
     if acks == 0:
         return None
     if any(not f.done() for f in waits.values()):
