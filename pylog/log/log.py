@@ -26,7 +26,8 @@ from pylog.log.errors import (
     UnexpectedAppendOffsetError,
 )
 from pylog.log.loader import load_segments, new_segment, parse_partition_dir
-from pylog.log.producer_recovery import delete_all_snapshots, delete_snapshots_before, load_producer_state, take_snapshot
+from pylog.log.producer_recovery import (delete_snapshots_before, load_producer_state, restart_producer_state_at,
+                                         take_snapshot)
 from pylog.log.producer_state import ProducerStateManager
 from pylog.log.results import AppendInfo, FileSlice, OffsetTimestamp
 from pylog.log.retention import apply_retention
@@ -430,8 +431,7 @@ class Log:
         self._flush_pending_upto = None
         self._unflushed_messages = 0
         self.epoch_cache.clear_and_flush()
-        delete_all_snapshots(self)
-        self.producer_state.clear(offset)
+        restart_producer_state_at(self, offset)
         self._truncations += 1
         self.recovery_point = offset
         if self.recovery_point_listener is not None:

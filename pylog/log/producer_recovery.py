@@ -37,7 +37,7 @@ def load_producer_state(plog: "Log") -> None:
         else:
             delete_snapshot(plog.dir, offset)
     psm.clear(start)
-    psm.last_snapshot_offset = -1
+    psm.last_snapshot_offset = start  # as Kafka: nothing worth a snapshot until the log grows past its start
     for offset in reversed(usable):
         try:
             psm.load_entries(read_snapshot(plog.dir, offset), offset)
@@ -90,7 +90,8 @@ def delete_snapshots_before(plog: "Log", offset: int) -> None:
             delete_snapshot(plog.dir, off)
 
 
-def delete_all_snapshots(plog: "Log") -> None:
-    """Remove every snapshot file (the log restarts empty)."""
+def restart_producer_state_at(plog: "Log", offset: int) -> None:
+    """The log restarts empty at `offset`: no producers, no snapshots."""
     delete_snapshots_before(plog, 2**63 - 1)
-    plog.producer_state.last_snapshot_offset = -1
+    plog.producer_state.clear(offset)
+    plog.producer_state.last_snapshot_offset = offset
