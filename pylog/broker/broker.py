@@ -203,6 +203,8 @@ class Broker:
                                self._checkpoint_recovery_points))
         self.spawn(self._every(int(cfg.get("log.retention.check.interval.ms")) / 1000, self._retention))
         self.spawn(self._every(1.0, self._flush_due))
+        self.spawn(self._every(int(cfg.get("producer.id.expiration.check.interval.ms")) / 1000,
+                               self._expire_producer_ids))
         self.spawn(self._every(0.5, self.zk_store.flush_isr_changes))
         interval = int(cfg.get("metrics.sample.interval.ms"))
         if interval > 0:
@@ -233,6 +235,13 @@ class Broker:
         deleted = self.logs.run_retention(now_ms())
         if deleted:
             log.info("Retention deleted %d segments", deleted)
+
+    def _expire_producer_ids(self) -> None:
+        """Forget producers idle for producer.id.expiration.ms (by their batches' timestamps, as Kafka)."""
+        expiration, t = int(self.config.get("producer.id.expiration.ms")), now_ms()
+        removed = sum(plog.producer_state.remove_expired(t, expiration) for plog in self.logs.all_logs())
+        if removed:
+            log.info("Expired %d producer ids idle for %d ms", removed, expiration)
 
     async def _flush_due(self) -> None:
         await self._blocking(self.logs.flush_due, now_ms())

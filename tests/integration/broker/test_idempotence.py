@@ -232,3 +232,17 @@ def test_kafka_python_producer_through_a_leader_kill_writes_each_record_once(clu
     assert offsets == list(range(600))
     rest = ",".join(b.address for i, b in c.brokers.items() if i != view.leader)
     assert consume_all(rest, "fo-client", 1, 600)[0] == [f"v{i}".encode() for i in range(600)]
+
+
+def test_idle_producer_ids_expire(cluster_factory):
+    c = cluster_factory(1, overrides={"producer.id.expiration.ms": "1500",
+                                      "producer.id.expiration.check.interval.ms": "200"})
+    create_topic(c.bootstrap, "expiry")
+    pid, epoch = init_producer_id(c.bootstrap)
+    with KafkaClient(c.bootstrap) as k:
+        first = batch(pid, epoch, 0)
+        assert produce(k, "expiry", first) == (0, 0)
+        assert produce(k, "expiry", first) == (0, 0)  # still remembered: a duplicate
+        # once expired the producer is unknown: the same batch is a new write (KIP-360: any sequence)
+        wait_for(lambda: produce(k, "expiry", batch(pid, epoch, 0))[1] == 2, 20, "the producer id to expire")
+    assert [h.base_offset for h in log_batches(c.brokers[0], "expiry")] == [0, 2]
