@@ -4,7 +4,9 @@ Kafka's ProducerStateManager / ProducerAppendInfo / ProducerStateEntry, for data
 producer id the epoch and the metadata (sequence range, offsets, timestamp) of its last 5 batches,
 so a retried batch is recognised and answered with its original offsets instead of being appended
 again. Leader appends are checked (`check_client_append`); replicated and replayed batches only
-update the state, as Kafka's REPLICATION origin does. Pure data: the snapshot files are in
+update the state, as Kafka's REPLICATION origin does. A producer without state here (new, expired,
+or all its batches deleted) may write with any sequence: since KIP-360 (Kafka 2.5) the broker no
+longer answers UNKNOWN_PRODUCER_ID to a produce. Pure data: the snapshot files are in
 producer_snapshot.py, rebuilding from the log in producer_recovery.py.
 """
 
