@@ -246,3 +246,20 @@ def test_idle_producer_ids_expire(cluster_factory):
         # once expired the producer is unknown: the same batch is a new write (KIP-360: any sequence)
         wait_for(lambda: produce(k, "expiry", batch(pid, epoch, 0))[1] == 2, 20, "the producer id to expire")
     assert [h.base_offset for h in log_batches(c.brokers[0], "expiry")] == [0, 2]
+
+
+def test_describe_producers_lists_the_partitions_producers(cluster):
+    create_topic(cluster.bootstrap, "desc", partitions=2)
+    pid, epoch = init_producer_id(cluster.bootstrap)
+    with KafkaClient(cluster.bootstrap) as k:
+        assert produce(k, "desc", batch(pid, epoch, 0, n=3)) == (0, 0)
+        resp = k.call(ApiKey.DescribeProducers, lambda cls, v: cls(topics=[
+            cls.TopicRequest(name="desc", partition_indexes=[0, 1]),
+            cls.TopicRequest(name="missing", partition_indexes=[0])]))
+    desc, missing = resp.topics
+    p0, p1 = desc.partitions
+    assert p0.error_code == 0 and [(s.producer_id, s.producer_epoch, s.last_sequence, s.current_txn_start_offset)
+                                   for s in p0.active_producers] == [(pid, epoch, 2, -1)]
+    assert p0.active_producers[0].last_timestamp > 0
+    assert p1.error_code == 0 and p1.active_producers == []
+    assert missing.partitions[0].error_code == ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
