@@ -263,3 +263,32 @@ def test_describe_producers_lists_the_partitions_producers(cluster):
     assert p0.active_producers[0].last_timestamp > 0
     assert p1.error_code == 0 and p1.active_producers == []
     assert missing.partitions[0].error_code == ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+
+
+def test_confluent_kafka_idempotent_producer_through_a_leader_kill_writes_each_record_once(cluster_factory):
+    confluent_kafka = pytest.importorskip("confluent_kafka")
+    c = cluster_factory(3, overrides=FAST)
+    create_topic(c.bootstrap, "fo-ck", rf=3, configs={"min.insync.replicas": "2"})
+    view = wait_for(lambda: (v := partitions(c.bootstrap, "fo-ck")[0]) and len(v.isr) == 3 and v, 30, "full ISR")
+    p = confluent_kafka.Producer({"bootstrap.servers": c.bootstrap, "enable.idempotence": True, "linger.ms": 5,
+                                  "message.timeout.ms": 90000})
+    delivered: list[int] = []
+    errors: list = []
+
+    def on_delivery(err, msg):
+        if err is not None:
+            errors.append(err)
+        else:
+            delivered.append(msg.offset())
+
+    for i in range(300):
+        p.produce("fo-ck", value=f"v{i}".encode(), partition=0, on_delivery=on_delivery)
+    wait_for(lambda: p.poll(0.1) is not None and len(delivered) >= 100, 30, "the first records acknowledged")
+    c.brokers[view.leader].kill()
+    for i in range(300, 600):
+        p.produce("fo-ck", value=f"v{i}".encode(), partition=0, on_delivery=on_delivery)
+    assert p.flush(90) == 0
+    assert not errors  # no fatal "sequence desynchronization", nothing given up on
+    assert sorted(delivered) == list(range(600))
+    rest = ",".join(b.address for i, b in c.brokers.items() if i != view.leader)
+    assert consume_all(rest, "fo-ck", 1, 600)[0] == [f"v{i}".encode() for i in range(600)]
