@@ -26,8 +26,8 @@ from pylog.log.errors import (
     UnexpectedAppendOffsetError,
 )
 from pylog.log.loader import load_segments, new_segment, parse_partition_dir
-from pylog.log.producer_recovery import (delete_snapshots_before, load_producer_state, restart_producer_state_at,
-                                         take_snapshot)
+from pylog.log.producer_recovery import (delete_snapshots_before, load_producer_state, reload_after_truncation,
+                                         restart_producer_state_at, take_snapshot)
 from pylog.log.producer_state import ProducerStateManager
 from pylog.log.results import AppendInfo, FileSlice, OffsetTimestamp
 from pylog.log.retention import apply_retention
@@ -411,7 +411,7 @@ class Log:
         self.epoch_cache.truncate_from_end(self.next_offset)
         self.log_start_offset = min(self.log_start_offset, self.next_offset)
         self._hw = min(self._hw, self.next_offset)
-        load_producer_state(self)  # drops snapshots past the new end and replays up to it
+        reload_after_truncation(self)  # drops snapshots past the new end, replays up to it if needed
         if self._flush_pending_upto is not None and self._flush_pending_upto > self.next_offset:
             self._flush_pending_upto = None
         self._lower_recovery_point(self.next_offset)

@@ -49,6 +49,24 @@ def load_producer_state(plog: "Log") -> None:
     _replay(plog)
 
 
+def reload_after_truncation(plog: "Log") -> None:
+    """Make the state match a log just truncated to its end offset.
+
+    A truncation can only remove producers: with none known there is nothing to replay (Kafka skips
+    the scan too, for logs of producers that never used idempotence); only later snapshots go.
+    """
+    psm = plog.producer_state
+    if psm.producers:
+        load_producer_state(plog)
+        return
+    end = plog.next_offset
+    for offset in list_snapshots(plog.dir):
+        if offset > end:
+            delete_snapshot(plog.dir, offset)
+    psm.map_end_offset = end
+    psm.last_snapshot_offset = min(psm.last_snapshot_offset, end)
+
+
 def _replay(plog: "Log") -> None:
     """Feed every batch from the state's end offset to the log end offset into the state.
 

@@ -230,3 +230,16 @@ def test_follower_appends_build_the_same_state(open_log):
     assert follower.producer_state.producers[5] == leader.producer_state.producers[5]
     h = parse_header(data)
     assert (h.producer_id, h.base_sequence) == (5, 0)
+
+
+def test_truncating_a_log_without_producers_skips_the_replay(open_log, monkeypatch):
+    from logtest import append
+    log = open_log(segment_bytes=300)
+    for _ in range(12):
+        append(log, 1, value=b"v" * 60)
+    snaps = list_snapshots(log.dir)
+    assert snaps and log.producer_state.producers == {}
+    monkeypatch.setattr(log, "read", lambda *a, **k: pytest.fail("replayed a log without producers"))
+    log.truncate_to(3)
+    assert all(o <= 3 for o in list_snapshots(log.dir))
+    assert log.producer_state.map_end_offset == 3 and log.producer_state.producers == {}
