@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any, Coroutine, Protocol
 
 if TYPE_CHECKING:
     from pylog.broker.metadata_cache import MetadataCache
+    from pylog.broker.producer_ids import ProducerIdManager
     from pylog.broker.replica_manager import ReplicaManager
     from pylog.broker.stats import PartitionStats
     from pylog.broker.throttle import ReplicationThrottle
@@ -40,6 +41,7 @@ class BrokerServices(Protocol):
     throttle: ReplicationThrottle  # KIP-73 replication quotas
     stats: PartitionStats  # bytes in/out per partition
     controller: Controller | None  # hosted here; acts only while active
+    producer_ids: ProducerIdManager | None  # InitProducerId: ids from blocks reserved in ZooKeeper
 
     @property
     def advertised_endpoint(self) -> tuple[str, int]:

@@ -9,12 +9,13 @@ NOT_LEADER_OR_FOLLOWER, an unknown one UNKNOWN_TOPIC_OR_PARTITION, as Kafka answ
 from __future__ import annotations
 
 from pylog.broker.handlers import handler
+from pylog.broker.services import HandlerContext
 from pylog.protocol.api import ApiKey, response_class
 from pylog.protocol.errors import ErrorCode
 
 
 @handler(ApiKey.DescribeProducers, 0, 0)
-async def handle_describe_producers(ctx, req):
+async def handle_describe_producers(ctx: HandlerContext, req):
     """Describe the active producers of partitions this broker leads."""
     cls = response_class(ApiKey.DescribeProducers)[ctx.header.api_version]
     part_cls = cls.TopicResponse.PartitionResponse

@@ -16,6 +16,7 @@ from __future__ import annotations
 import logging
 
 from pylog.broker.handlers import handler
+from pylog.broker.services import HandlerContext
 from pylog.protocol.api import ApiKey, response_class
 from pylog.protocol.errors import ErrorCode
 
@@ -26,7 +27,7 @@ NO_PRODUCER_EPOCH = -1
 
 
 @handler(ApiKey.InitProducerId, 0, 4)
-async def handle_init_producer_id(ctx, req):
+async def handle_init_producer_id(ctx: HandlerContext, req):
     """Hand an idempotent producer its id."""
     version = ctx.header.api_version
     cls = response_class(ApiKey.InitProducerId)[version]
