@@ -22,6 +22,7 @@ from pylog.broker.log_cleaner_task import LogCleanerTask
 from pylog.broker.log_dir_mover import LogDirMover
 from pylog.broker.metadata_cache import MetadataCache
 from pylog.broker.metrics_reporter import MetricsReporter
+from pylog.broker.producer_ids import ProducerIdManager
 from pylog.broker.replica_manager import ReplicaManager
 from pylog.broker.server import RequestContext, SocketServer
 from pylog.broker.shutdown_request import ShutdownRequests
@@ -78,6 +79,7 @@ class Broker:
         self.topic_admin = TopicAdmin(self)
         self.log_dir_mover = LogDirMover(self)
         self.zk_store: BrokerZkStore | None = None
+        self.producer_ids: ProducerIdManager | None = None
         self.replicas: ReplicaManager | None = None
         self.groups: GroupHost | None = None  # the group coordinator, once the replica manager exists
         self.controller: Controller | None = None
@@ -135,6 +137,7 @@ class Broker:
         self.logs = LogManager(log_dirs, LogConfig.from_props(cfg.topic_defaults()))
         await self._blocking(self.logs.load)
         self.zk_store = BrokerZkStore(self)
+        self.producer_ids = ProducerIdManager(self.broker_id, self.zk.allocate_producer_id_block, self._blocking)
         self.replicas = ReplicaManager(self, self.logs, self.zk_store, self.fetchers, self.topic_configs)
         self.groups = GroupHost(self)
         self.groups.start()
@@ -249,6 +252,8 @@ class Broker:
             cleaner = LogCleanerTask(self.logs, cfg, self._blocking, now_ms)
             self.spawn(self._every(max(int(cfg.get("log.cleaner.backoff.ms")), 50) / 1000, cleaner.run_once))
         self.spawn(self._every(int(cfg.get("offsets.retention.check.interval.ms")) / 1000, self.groups.expire_offsets))
+        self.spawn(self._every(int(cfg.get("producer.id.expiration.check.interval.ms")) / 1000,
+                               self._expire_producer_ids))
         self.spawn(self._every(0.5, self.zk_store.flush_isr_changes))
         interval = int(cfg.get("metrics.sample.interval.ms"))
         if interval > 0:
@@ -279,6 +284,13 @@ class Broker:
         deleted = self.logs.run_retention(now_ms())
         if deleted:
             log.info("Retention deleted %d segments", deleted)
+
+    def _expire_producer_ids(self) -> None:
+        """Forget producers idle for producer.id.expiration.ms (by their batches' timestamps, as Kafka)."""
+        expiration, t = int(self.config.get("producer.id.expiration.ms")), now_ms()
+        removed = sum(plog.producer_state.remove_expired(t, expiration) for plog in self.logs.all_logs())
+        if removed:
+            log.info("Expired %d producer ids idle for %d ms", removed, expiration)
 
     async def _flush_due(self) -> None:
         await self._blocking(self.logs.flush_due, now_ms())

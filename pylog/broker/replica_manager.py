@@ -28,6 +28,7 @@ class AppendOutcome(NamedTuple):
     last_offset: int = -1
     record_errors: Sequence[tuple[int, str]] = ()  # (index in batch, message), INVALID_RECORD only
     message: str | None = None
+    duplicate: bool = False  # an idempotent producer's retry answered with the original offsets
 
 
 class ReplicaManager:
@@ -161,7 +162,11 @@ class ReplicaManager:
     # -- produce --------------------------------------------------------------------------
 
     def append(self, p: Partition, buf: bytearray, acks: int, from_coordinator: bool = False) -> AppendOutcome:
-        """Validate and append one partition's records as leader; only a coordinator may write markers."""
+        """Validate and append one partition's records as leader; only a coordinator may write markers.
+
+        A producer's retry of a batch already in the log gets the original batch's offsets and is
+        not appended again (the outcome says `duplicate`, so it is not counted in the traffic stats).
+        """
         try:
             headers = records.validate_batches(buf)
         except records.RecordError as exc:
@@ -185,6 +190,10 @@ class ReplicaManager:
         except records.CodedError as exc:  # segment.bytes, timestamps, storage: a per-partition error, as in Kafka
             log.info("Rejecting produce to %s: %s", p, exc)
             return AppendOutcome(ErrorCode(exc.error_code))
+        if info.duplicate:  # an idempotent producer's retry: the original offsets, nothing new to replicate
+            log.debug("Duplicate batch to %s answered with its original offsets %d-%d", p, info.first_offset,
+                      info.last_offset)
+            return AppendOutcome(ErrorCode.NONE, info.first_offset, info.last_offset, duplicate=True)
         if not p.maybe_increment_high_watermark():
             p.notify_fetchers()  # followers long-poll on the LEO, not the HW
         return AppendOutcome(ErrorCode.NONE, info.first_offset, info.last_offset)

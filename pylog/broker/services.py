@@ -14,6 +14,7 @@ if TYPE_CHECKING:
     from pylog.broker.log_dir_mover import LogDirMover
     from pylog.broker.group_host import GroupHost
     from pylog.broker.metadata_cache import MetadataCache
+    from pylog.broker.producer_ids import ProducerIdManager
     from pylog.broker.replica_manager import ReplicaManager
     from pylog.broker.stats import PartitionStats
     from pylog.broker.throttle import ReplicationThrottle
@@ -49,6 +50,7 @@ class BrokerServices(Protocol):
     credentials: CredentialStore  # SCRAM credentials from /config/users
     log_dir_mover: LogDirMover  # AlterReplicaLogDirs: replicas moving between this broker's log dirs
     groups: GroupHost | None  # the group coordinator over __consumer_offsets (FindCoordinator, group APIs)
+    producer_ids: ProducerIdManager | None  # InitProducerId: ids from blocks reserved in ZooKeeper
 
     @property
     def advertised_endpoint(self) -> tuple[str, int]:

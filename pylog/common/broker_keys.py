@@ -175,6 +175,14 @@ _k("transaction.state.log.min.isr", Type.INT, 2, "Kafka's min.insync.replicas fo
 _k("transaction.state.log.num.partitions", Type.INT, 50, "Kafka's partition count for __transaction_state.",
    at_least(1), HIGH, used=False)
 
+_group("Idempotent Producer", "Each partition remembers, per producer id, the epoch and the last 5 batches it "
+       "wrote, so a retried batch is answered with its original offsets instead of being written twice.")
+_k("producer.id.expiration.ms", Type.INT, 86400000, "How long (ms) a partition keeps the state of a producer id "
+   "that has not written to it (KIP-854, Kafka 3.4+). After that a retry of its old batches is no longer "
+   "recognised, and its next write is accepted with any sequence number.", at_least(1), LOW)
+_k("producer.id.expiration.check.interval.ms", Type.INT, 600000, "How often (ms) the broker drops expired "
+   "producer ids.", at_least(1), LOW)
+
 _group("Log Flush Policy", "Writes go to the OS page cache at once; these settings only decide when the broker "
        "also fsyncs. Replication, not fsync, is what keeps acknowledged data safe, so the defaults never force a "
        "flush: logs are flushed on roll and on clean shutdown, and recovered from the last checkpoint after a crash.")

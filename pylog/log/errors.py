@@ -40,6 +40,24 @@ class InvalidTimestampError(RecordError):
     code = ErrorCode.INVALID_TIMESTAMP
 
 
+class InvalidProducerEpochError(RecordError):
+    """A produce with an epoch older than the partition last saw from that producer."""
+
+    code = ErrorCode.INVALID_PRODUCER_EPOCH
+
+
+class OutOfOrderSequenceError(RecordError):
+    """A produce whose first sequence does not follow the producer's last one (a gap)."""
+
+    code = ErrorCode.OUT_OF_ORDER_SEQUENCE_NUMBER
+
+
+class InvalidProducerRecordError(RecordError):
+    """An idempotent batch without a sequence number (Kafka's LogValidator check)."""
+
+    code = ErrorCode.INVALID_RECORD
+
+
 class UnexpectedAppendOffsetError(LogError):
     """A follower append that does not start at the log end offset, or whose offsets go backwards."""
 

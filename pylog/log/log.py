@@ -26,6 +26,9 @@ from pylog.log.errors import (
 )
 from pylog.log.loader import load_segments, new_segment, parse_partition_dir
 from pylog.log.max_timestamp import max_timestamp_offset
+from pylog.log.producer_recovery import (delete_snapshots_before, load_producer_state, reload_after_truncation,
+                                         restart_producer_state_at, take_snapshot)
+from pylog.log.producer_state import ProducerStateManager
 from pylog.log.results import AppendInfo, FileSlice, OffsetTimestamp
 from pylog.log.retention import apply_retention
 from pylog.log.segment import LogSegment
@@ -83,6 +86,7 @@ class Log:
         self.epoch_cache.truncate_from_start(log_start_offset)
         self.open_txns = OpenTransactions()  # transactions begun and not yet ended by a marker
         self.has_txn_batches = False  # whether truncation must rebuild open_txns
+        self.producer_state = ProducerStateManager(self.name)
 
     @classmethod
     def open(
@@ -110,6 +114,7 @@ class Log:
         self = cls(dir, config, loaded.segments, loaded.next_offset, loaded.log_start_offset, loaded.recovery_point)
         self._dir_dirty = loaded.changed
         rebuild_open_transactions(self)
+        load_producer_state(self)
         if topic_id is not None:
             self.set_topic_id(topic_id)
         return self
@@ -206,6 +211,11 @@ class Log:
                 f"Message batch size is {size} bytes in append to partition {self.name}, which "
                 f"exceeds the maximum configured segment size of {config.segment_bytes}."
             )
+        duplicate = self.producer_state.check_client_append(headers, self.next_offset)
+        if duplicate is not None:  # a retry of an appended batch: answer with the original, append nothing
+            append_time = duplicate.timestamp if config.message_timestamp_type == "LogAppendTime" else -1
+            return AppendInfo(duplicate.first_offset, duplicate.last_offset, duplicate.timestamp, 0, 0, append_time,
+                              duplicate=True)
         first = self.next_offset
         last = assign_offsets(buf, headers, first, leader_epoch)
         append_time = -1
@@ -252,7 +262,7 @@ class Log:
         for h in headers:
             if h.partition_leader_epoch >= 0 and h.partition_leader_epoch != cache.latest_epoch:
                 cache.assign(h.partition_leader_epoch, h.base_offset)
-        return self._append(buf, headers, first, last, None, -1)
+        return self._append(buf, headers, first, last, None, -1, replicated=True)
 
     def _append(
         self,
@@ -262,6 +272,7 @@ class Log:
         last: int,
         now_ms: int | None,
         append_time: int,
+        replicated: bool = False,
     ) -> AppendInfo:
         max_ts = -1
         for h in headers:
@@ -272,6 +283,7 @@ class Log:
         seg.append(buf, headers)
         self.next_offset = last + 1
         track_appended(self, buf, headers)
+        self.producer_state.update(headers, replicated)
         n = last - first + 1
         self._unflushed_messages += n
         if self._unflushed_messages >= self.config.flush_messages:
@@ -299,6 +311,7 @@ class Log:
             return active
         start = time.monotonic()
         active.on_become_inactive()
+        take_snapshot(self, sync=False)  # the state up to the new segment's base (Kafka snapshots on roll)
         seg = new_segment(self.dir, self.next_offset, self.config, now_ms)
         self.segments.append(seg)
         self._bases.append(seg.base_offset)
@@ -412,6 +425,7 @@ class Log:
         self.epoch_cache.truncate_from_end(self.next_offset)
         self.log_start_offset = min(self.log_start_offset, self.next_offset)
         self._hw = min(self._hw, self.next_offset)
+        reload_after_truncation(self)  # drops snapshots past the new end, replays up to it if needed
         if self._flush_pending_upto is not None and self._flush_pending_upto > self.next_offset:
             self._flush_pending_upto = None
         self._lower_recovery_point(self.next_offset)
@@ -434,6 +448,7 @@ class Log:
         self._flush_pending_upto = None
         self._unflushed_messages = 0
         self.epoch_cache.clear_and_flush()
+        restart_producer_state_at(self, offset)
         self._truncations += 1
         self.recovery_point = offset
         if self.recovery_point_listener is not None:
@@ -482,6 +497,7 @@ class Log:
             self.log_start_offset = new_start
             self.epoch_cache.truncate_from_start(new_start)
         self.recovery_point = max(self.recovery_point, new_start)
+        delete_snapshots_before(self, new_start)
 
     # --- durability ---------------------------------------------------------------------------
     def flush(self, up_to: int | None = None, now_ms: int | None = None) -> None:
@@ -520,7 +536,8 @@ class Log:
         return flushed
 
     def close(self) -> None:
-        """Write final time index entries, fsync what is dirty, close all files."""
+        """Write final time index entries and the producer snapshot, fsync what is dirty, close all files."""
+        take_snapshot(self, sync=True)
         for seg in self.segments:
             seg.close()
 

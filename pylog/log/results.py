@@ -43,3 +43,4 @@ class AppendInfo(NamedTuple):
     num_records: int
     size: int
     log_append_time: int = -1  # the broker's timestamp when message.timestamp.type=LogAppendTime
+    duplicate: bool = False  # a producer's retry of a batch already in the log: nothing was appended

@@ -20,8 +20,8 @@ from kazoo.protocol.states import ZnodeStat
 from pylog.zk import errors, paths
 from pylog.zk.client_admin import ZkAdminOps
 from pylog.zk.codecs import (INITIAL_CONTROLLER_EPOCH, BrokerRegistration, ClusterId, ControllerInfo,
-                             PartitionState, TopicAssignment, TopicPartition, decode_controller_epoch,
-                             encode_controller_epoch)
+                             PartitionState, ProducerIdBlock, TopicAssignment, TopicPartition,
+                             decode_controller_epoch, encode_controller_epoch)
 from pylog.zk.core import WatchHandle, ZkConnection
 from pylog.zk.ops import ANY_VERSION, CheckOp, CreateOp, DeleteOp, Op, SetDataOp
 
@@ -124,6 +124,30 @@ class ZkClient(ZkAdminOps, ZkConnection):
                 raise errors.ZkError("Failed to get cluster id from Zookeeper. This can happen if /cluster/id "
                                      "is deleted from Zookeeper.") from None
             return existing
+
+    def allocate_producer_id_block(self, broker_id: int) -> ProducerIdBlock:
+        """Reserve the next block of producer ids for `broker_id` (Kafka's ZkProducerIdManager).
+
+        The write is conditional on the zkVersion read, so two brokers racing for a block never both
+        get it: the loser reads the winner's block and takes the one after it.
+        """
+        path = paths.latest_producer_id_block()
+        while True:
+            got = self.get_or_none(path)
+            if got is None:
+                self.ensure_path(path)
+                continue
+            data, stat = got
+            previous = ProducerIdBlock.decode(data, path) if data and data.strip() not in (b"null",) else None
+            block = ProducerIdBlock.after(previous, broker_id)
+            try:
+                self.set(path, block.encode(), stat.version)
+            except errors.BadVersionError:
+                log.info("Producer id block at %s changed under us (zkVersion %d); retrying", path, stat.version)
+                continue
+            log.info("Acquired new producerId block %s by writing to Zk with path version %d", block,
+                     stat.version + 1)
+            return block
 
     # ------------------------------------------------------------------ brokers
 

@@ -398,3 +398,37 @@ class ClusterId:
     def decode(cls, data: bytes, path: str | None = None) -> "ClusterId":
         """Parse /cluster/id (only the id matters)."""
         return cls(JsonReader(data, path or paths.cluster_id()).str("id"))
+
+
+# ---------------------------------------------------------------- /latest_producer_id_block
+
+PRODUCER_ID_BLOCK_SIZE = 1000  # Kafka's ProducerIdsBlock.PRODUCER_ID_BLOCK_SIZE
+_LONG_MAX = 2**63 - 1
+
+
+@dataclass(frozen=True)
+class ProducerIdBlock:
+    """/latest_producer_id_block: the last block of producer ids a broker reserved (ends inclusive)."""
+
+    broker: int
+    block_start: int
+    block_end: int
+
+    @classmethod
+    def after(cls, previous: "ProducerIdBlock | None", broker: int) -> "ProducerIdBlock":
+        """The block that follows `previous` (the first block starts at 0)."""
+        start = 0 if previous is None else previous.block_end + 1
+        if previous is not None and previous.block_end > _LONG_MAX - PRODUCER_ID_BLOCK_SIZE:
+            raise ValueError(f"Exhausted all producer ids: the last reserved block ends at {previous.block_end}")
+        return cls(broker, start, start + PRODUCER_ID_BLOCK_SIZE - 1)
+
+    def encode(self) -> bytes:
+        """Kafka's ProducerIdBlockZNode JSON; block_start and block_end are strings."""
+        return dumps({"version": 1, "broker": self.broker, "block_start": str(self.block_start),
+                      "block_end": str(self.block_end)})
+
+    @classmethod
+    def decode(cls, data: bytes, path: str | None = None) -> "ProducerIdBlock":
+        """Parse /latest_producer_id_block."""
+        r = JsonReader(data, path or paths.latest_producer_id_block())
+        return cls(r.int("broker"), r.int_or_numeric_string("block_start"), r.int_or_numeric_string("block_end"))

@@ -2,12 +2,15 @@
 
 Behavior: per partition, the leader validates the batches (magic 2, CRC32C, sizes; on a
 compacted topic every record needs a key, else INVALID_RECORD with Kafka's per-record errors and
-message from v8), stamps offsets and its leader epoch in place and appends them as sent. acks=0 gets no response, acks=1
-answers after the local append, acks=-1 after every ISR member has the records (the high
-watermark passed them), failing with NOT_ENOUGH_REPLICAS before the append when the ISR is below
-min.insync.replicas and with REQUEST_TIMED_OUT after timeout_ms. That wait is a Later: the appends
-happen when the request is handled, in arrival order, and the connection goes on with the next
-request while the response waits (the server still sends responses in request order).
+message from v8) and the idempotent producer's epoch and sequences (INVALID_PRODUCER_EPOCH,
+OUT_OF_ORDER_SEQUENCE_NUMBER; a retry of one of a producer's last 5 batches is answered with its
+original offsets and not appended again, as Kafka does), stamps offsets and its leader epoch in
+place and appends them as sent. acks=0 gets no response, acks=1 answers after the local append,
+acks=-1 after every ISR member has the records (the high watermark passed them), failing with
+NOT_ENOUGH_REPLICAS before the append when the ISR is below min.insync.replicas and with
+REQUEST_TIMED_OUT after timeout_ms. That wait is a Later: the appends happen when the request is
+handled, in arrival order, and the connection goes on with the next request while the response
+waits (the server still sends responses in request order).
 Version notes: v0-2 carry message format v0/v1, which is refused per partition with
 UNSUPPORTED_FOR_MESSAGE_FORMAT; they are advertised anyway because librdkafka < 2.11.1 disables
 compression when Produce's minimum version is above 0 (KAFKA-18659). v9+ is flexible.
@@ -52,7 +55,8 @@ async def handle_produce(ctx: HandlerContext, req):
             out = rm.append(p, buf, acks)
             results[key] = [out.error, out.base_offset, out.record_errors, out.message]
             if out.error == ErrorCode.NONE:
-                ctx.broker.stats.record_in(p, len(buf), out.last_offset - out.base_offset + 1)
+                if not out.duplicate:
+                    ctx.broker.stats.record_in(p, len(buf), out.last_offset - out.base_offset + 1)
                 if acks == -1:
                     waits[key] = p.add_produce_waiter(out.last_offset + 1)
     if acks == 0:

@@ -28,3 +28,12 @@ def test_consume_bench_reads_back_what_it_wrote(zk_connect):
                                             ("window (2,000 records, re-read)", "mock (C)"),
                                             ("full log (4,000 records)", "pylog/asyncio")]
     assert all(_cells(r)[0] > 0 for r in rows)
+
+
+def test_idempotence_bench_compares_both_producers_on_one_broker(zk_connect):
+    from pylog.bench import idempotence
+    rows = idempotence.run(records=3000, reps=1, scenarios=["16k"], value_size=100, prime_mb=0, zk_connect=zk_connect)
+    assert [r[1:3] for r in rows] == [[server, mode] for server in ("pylog", "mock")
+                                      for mode in ("plain", "plain-1", "idempotent")]
+    assert all(v > 0 for r in rows for v in _cells(r)[:2])
+    assert rows[0][-2] == "1.00" and rows[1][-1] == "1.00" and float(rows[2][-1]) > 0

@@ -66,8 +66,7 @@ def test_kafka_python_producer_and_consumer(cluster):
     kafka = pytest.importorskip("kafka")
     topic = "kp"
     create_topic(cluster.bootstrap, topic)
-    prod = kafka.KafkaProducer(bootstrap_servers=cluster.bootstrap, enable_idempotence=False, acks=1,
-                               request_timeout_ms=20000)
+    prod = kafka.KafkaProducer(bootstrap_servers=cluster.bootstrap, request_timeout_ms=20000)
     futures = [prod.send(topic, key=f"k{i}".encode(), value=f"v{i}".encode(), partition=0,
                          headers=[("h", b"1")], timestamp_ms=1_600_000_000_000 + i) for i in range(100)]
     prod.flush(30)
@@ -94,7 +93,7 @@ def test_aiokafka_producer_and_consumer(cluster):
     create_topic(cluster.bootstrap, topic)
 
     async def run():
-        prod = aiokafka.AIOKafkaProducer(bootstrap_servers=cluster.bootstrap, enable_idempotence=False, acks=1)
+        prod = aiokafka.AIOKafkaProducer(bootstrap_servers=cluster.bootstrap)
         await prod.start()
         try:
             metas = [await prod.send_and_wait(topic, value=f"v{i}".encode(), key=f"k{i}".encode(), partition=0,

@@ -35,7 +35,8 @@ def test_api_versions_v3_response_header_has_no_tag_byte(cluster):
     _, resp = decode_response(ApiKey.ApiVersions, 3, frame)
     keys = {k.api_key: (k.min_version, k.max_version) for k in resp.api_keys}
     assert keys[ApiKey.Produce][0] == 0  # advertised from v0 for librdkafka's compression checks
-    assert ApiKey.InitProducerId not in keys  # not implemented yet, so not advertised
+    assert keys[ApiKey.InitProducerId] == (0, 4)  # the idempotent producer: librdkafka 0-4, kafka-python <= 4
+    assert ApiKey.AddPartitionsToTxn not in keys  # transactions: not implemented yet, so not advertised
 
 
 def test_unknown_api_versions_version_gets_v0_error_with_our_ranges(cluster):

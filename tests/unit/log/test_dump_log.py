@@ -198,3 +198,29 @@ def test_txn_index_entries_in_kafkas_words(tmp_path):
         f.write(b"\x00\x07")  # an entry version no reader knows
     bad = CliRunner().invoke(dump_log, ["--files", path])
     assert bad.exit_code == 1 and "unknown transaction index entry version 7" in bad.output
+
+
+def test_producer_snapshot_in_kafkas_words(tmp_path):
+    from pylog.log.producer_snapshot import write_snapshot
+    from pylog.log.producer_state import BatchMetadata, ProducerEntry
+    write_snapshot(str(tmp_path), 372, [ProducerEntry(1004, 0, [BatchMetadata(371, 371, 1, 1706471404037)], -1,
+                                                      1706471404037, -1),
+                                        ProducerEntry(7, 2, [], 5, 99, 300)], sync=False)
+    path = str(tmp_path / "00000000000000000372.snapshot")
+    result = run("--files", path)
+    assert result.exit_code == 0, result.stderr
+    assert result.stdout == (
+        f"Dumping {path}\n"
+        "producerId: 1004 producerEpoch: 0 coordinatorEpoch: -1 currentTxnFirstOffset: OptionalLong.empty "
+        "lastTimestamp: 1706471404037 firstSequence: 370 lastSequence: 371 lastOffset: 371 offsetDelta: 1 "
+        "timestamp: 1706471404037\n"
+        "producerId: 7 producerEpoch: 2 coordinatorEpoch: 5 currentTxnFirstOffset: OptionalLong[300] "
+        "lastTimestamp: 99 \n")
+    as_json = [json.loads(line) for line in run("--files", path, "--output", "json").stdout.splitlines()
+               if line.startswith("{")]
+    assert [(e["producerId"], e["lastSequence"]) for e in as_json] == [(1004, 371), (7, None)]
+    with open(path, "r+b") as f:
+        f.seek(20)
+        f.write(b"\x01")
+    bad = run("--files", path)
+    assert "Snapshot is corrupt (CRC is no longer valid)" in bad.stderr

@@ -195,8 +195,9 @@ def test_leftover_and_orphan_files_are_removed(open_log):
         open(os.path.join(log.dir, name), "wb").close()
     open_log(clean_shutdown=True)
     left = sorted(os.listdir(log.dir))
+    # close() wrote the producer state snapshot at the log end, as Kafka does on a clean shutdown
     assert left == ["00000000000000000000.index", "00000000000000000000.log", "00000000000000000000.timeindex",
-                    "leader-epoch-checkpoint"]
+                    "00000000000000000001.snapshot", "leader-epoch-checkpoint"]
 
 
 def test_log_start_offset_beyond_log_end_empties_the_log(log_dir, caplog):
