@@ -107,14 +107,17 @@ class GroupHost:
 
     # -- FindCoordinator ----------------------------------------------------------------------
 
-    def find(self, group_id: str) -> tuple[ErrorCode, int, str, int]:
-        """(error, node id, host, port) of the group's coordinator; creates the offsets topic on first use."""
+    def find(self, group_id: str, listener: str | None = None) -> tuple[ErrorCode, int, str, int]:
+        """(error, node id, host, port) of the group's coordinator as reached through `listener` (the client's);
+        creates the offsets topic on first use."""
         parts = self.broker.metadata.topics.get(OFFSETS_TOPIC)
         if not parts:
             self._ensure_topic()
             return ErrorCode.COORDINATOR_NOT_AVAILABLE, -1, "", -1
         info = parts.get(partition_for(group_id, len(parts)))
         node = self.broker.metadata.brokers.get(info.leader) if info is not None else None
+        if node is not None and listener is not None:  # Kafka: the address on the listener the request came in on
+            node = node.on(listener)
         if node is None:
             return ErrorCode.COORDINATOR_NOT_AVAILABLE, -1, "", -1
         return ErrorCode.NONE, node.id, node.host, node.port

@@ -3,7 +3,8 @@
 Behavior: a group's coordinator is the leader of `__consumer_offsets` partition
 abs(javaHash(group)) % partitions; the topic is created on the first lookup (COORDINATOR_NOT_AVAILABLE
 until its leaders exist). Transaction coordinators (key type 1) are not hosted yet:
-COORDINATOR_NOT_AVAILABLE. Share-group keys (2) are INVALID_REQUEST.
+COORDINATOR_NOT_AVAILABLE. Share-group keys (2) are INVALID_REQUEST. A group key needs DESCRIBE on the group
+(GROUP_AUTHORIZATION_FAILED), as in Kafka.
 Version notes: v4+ batch the keys (KIP-699); v3+ are flexible; v0 has no key type.
 """
 
@@ -14,6 +15,7 @@ from pylog.broker.handlers import handler
 from pylog.broker.services import HandlerContext
 from pylog.protocol.api import ApiKey, response_class
 from pylog.protocol.errors import ErrorCode
+from pylog.security.authorizer import allowed
 
 GROUP, TRANSACTION = 0, 1
 
@@ -25,7 +27,10 @@ async def handle_find_coordinator(ctx: HandlerContext, req):
     cls = response_class(ApiKey.FindCoordinator)[version]
     key_type = getattr(req, "key_type", GROUP) if version >= 1 else GROUP
     keys = [k or "" for k in (req.coordinator_keys or [])] if version >= 4 else [req.key or ""]
-    found = [_find(ctx, key_type, k) for k in keys]
+    # Kafka checks DESCRIBE on the group before looking at the key.
+    found = [(ErrorCode.GROUP_AUTHORIZATION_FAILED, -1, "", -1)
+             if key_type == GROUP and not allowed(ctx, "DESCRIBE", "GROUP", k) else _find(ctx, key_type, k)
+             for k in keys]
     if version >= 4:
         return cls(throttle_time_ms=0, coordinators=[
             cls.Coordinator(key=k, node_id=n, host=h, port=p, error_code=int(e), error_message=_message(e))
@@ -39,7 +44,9 @@ def _find(ctx: HandlerContext, key_type: int, key: str) -> tuple[ErrorCode, int,
         if not key:
             return ErrorCode.INVALID_REQUEST, -1, "", -1
         groups = ctx.broker.groups
-        return groups.find(key) if groups is not None else (ErrorCode.COORDINATOR_NOT_AVAILABLE, -1, "", -1)
+        if groups is None:
+            return ErrorCode.COORDINATOR_NOT_AVAILABLE, -1, "", -1
+        return groups.find(key, None if ctx.security is None else ctx.security.listener_name)
     if key_type == TRANSACTION:
         return ErrorCode.COORDINATOR_NOT_AVAILABLE, -1, "", -1
     return ErrorCode.INVALID_REQUEST, -1, "", -1

@@ -2,7 +2,8 @@
 
 Behavior: the groups this broker coordinates (clients ask every broker), optionally filtered by
 state (v4+, case-insensitive) and type (v5+: every group here is "classic").
-COORDINATOR_LOAD_IN_PROGRESS while an offsets partition is still loading.
+COORDINATOR_LOAD_IN_PROGRESS while an offsets partition is still loading. DESCRIBE on the cluster lists
+every group; without it, only those the principal may DESCRIBE (as Kafka).
 Version notes: v3+ flexible; v4 adds the state, v5 the type.
 """
 
@@ -13,6 +14,7 @@ from pylog.broker.handlers import handler
 from pylog.broker.services import HandlerContext
 from pylog.coordinator.group.state import parse_state
 from pylog.protocol.api import ApiKey, response_class
+from pylog.security.authorizer import allowed
 
 
 @handler(ApiKey.ListGroups, 0, 4)
@@ -26,5 +28,7 @@ async def handle_list_groups(ctx: HandlerContext, req):
     err, groups = coordinator_of(ctx).list_groups(states)
     if names and not states or types and "classic" not in types:
         groups = []
+    if not allowed(ctx, "DESCRIBE", "CLUSTER"):  # Kafka: without it, only the groups the principal may describe
+        groups = [g for g in groups if allowed(ctx, "DESCRIBE", "GROUP", g[0])]
     return cls(throttle_time_ms=0, error_code=int(err), groups=[
         cls.ListedGroup(group_id=g, protocol_type=t, group_state=s, group_type="classic") for g, t, s in groups])

@@ -3,7 +3,8 @@
 Behavior: the group validates the commit (member, generation, state; generation -1 without a
 member is a simple/admin commit while the group is Empty), the offsets are written to the
 group's `__consumer_offsets` partition with acks=all, and only then acknowledged. Partitions of
-unknown topics get UNKNOWN_TOPIC_OR_PARTITION.
+unknown topics get UNKNOWN_TOPIC_OR_PARTITION. Needs READ on the group (else every partition gets
+GROUP_AUTHORIZATION_FAILED) and READ on each topic (else TOPIC_AUTHORIZATION_FAILED), as in Kafka.
 Version notes: v2-4 carry a retention time (-1: the broker's offsets.retention.minutes); v6 adds
 the committed leader epoch; v7 group.instance.id; v8+ flexible; v9 is v8 for KIP-848 clients.
 v0-1 (ZooKeeper-stored offsets, per-partition timestamps) and v10 (topic ids) are not served.
@@ -19,6 +20,7 @@ from pylog.coordinator.group.api import CommitRequest
 from pylog.coordinator.group.records import OffsetValue
 from pylog.protocol.api import ApiKey, response_class
 from pylog.protocol.errors import ErrorCode
+from pylog.security.authorizer import allowed
 
 
 @handler(ApiKey.OffsetCommit, 2, 9)
@@ -31,10 +33,16 @@ async def handle_offset_commit(ctx: HandlerContext, req):
     offsets: dict[tuple[str, int], OffsetValue] = {}
     results: dict[tuple[str, int], ErrorCode] = {}
     order: list[tuple[str, int]] = []
+    group_ok = allowed(ctx, "READ", "GROUP", req.group_id or "")
     for t in req.topics or []:
+        topic_ok = group_ok and allowed(ctx, "READ", "TOPIC", t.name or "")
         for p in t.partitions or []:
             tp = (t.name or "", p.partition_index)
             order.append(tp)
+            if not topic_ok:  # Kafka: the group check refuses every partition, then each topic's
+                results[tp] = (ErrorCode.TOPIC_AUTHORIZATION_FAILED if group_ok
+                               else ErrorCode.GROUP_AUTHORIZATION_FAILED)
+                continue
             if ctx.broker.metadata.partition(*tp) is None:
                 results[tp] = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
                 continue

@@ -6,6 +6,8 @@ reported for the group (v2+) or on every partition (v1).
 Version notes: v5 adds the leader epoch; v6+ flexible; v7 require_stable (no transactions yet, so
 nothing is ever unstable); v8+ batch groups (librdkafka sends one); v9's member id/epoch are for
 KIP-848 groups and ignored for classic ones. v10 (topic ids) is not served.
+Authorization (as Kafka): DESCRIBE on the group (else GROUP_AUTHORIZATION_FAILED), then DESCRIBE on each
+asked topic (else TOPIC_AUTHORIZATION_FAILED on its partitions); a fetch of all offsets leaves such topics out.
 """
 
 from __future__ import annotations
@@ -13,9 +15,11 @@ from __future__ import annotations
 from pylog.broker.group_host import coordinator_of
 from pylog.broker.handlers import handler
 from pylog.broker.services import HandlerContext
+from pylog.coordinator.group.api import FetchResult
 from pylog.coordinator.group.records import OffsetValue
 from pylog.protocol.api import ApiKey, response_class
 from pylog.protocol.errors import ErrorCode
+from pylog.security.authorizer import allowed
 
 _NONE = OffsetValue(-1, -1, "")
 
@@ -29,18 +33,26 @@ async def handle_offset_fetch(ctx: HandlerContext, req):
     if version >= 8:
         groups = []
         for g in req.groups or []:
-            err, topics = _one(coord, g.group_id or "", g.topics, cls.OffsetFetchResponseGroup.OffsetFetchResponseTopics,
-                               version)
+            err, topics = _one(ctx, coord, g.group_id or "", g.topics,
+                               cls.OffsetFetchResponseGroup.OffsetFetchResponseTopics, version)
             groups.append(cls.OffsetFetchResponseGroup(group_id=g.group_id, topics=topics, error_code=int(err)))
         return cls(throttle_time_ms=0, groups=groups)
-    err, topics = _one(coord, req.group_id or "", req.topics, cls.OffsetFetchResponseTopic, version)
+    err, topics = _one(ctx, coord, req.group_id or "", req.topics, cls.OffsetFetchResponseTopic, version)
     return cls(throttle_time_ms=0, topics=topics, error_code=int(err))
 
 
-def _one(coord, group_id: str, req_topics, topic_cls, version: int):
-    """(group error, response topics) for one group."""
+def _one(ctx: HandlerContext, coord, group_id: str, req_topics, topic_cls, version: int):
+    """(group error, response topics) for one group: DESCRIBE on the group, then on each topic, as Kafka checks."""
     asked = None if req_topics is None else [(t.name or "", p) for t in req_topics for p in t.partition_indexes or []]
-    res = coord.fetch(group_id, asked)
+    denied: set[str] = set()
+    if not allowed(ctx, "DESCRIBE", "GROUP", group_id):
+        res = FetchResult(ErrorCode.GROUP_AUTHORIZATION_FAILED, {})
+    else:
+        denied = {name for name in {tp[0] for tp in asked or []} if not allowed(ctx, "DESCRIBE", "TOPIC", name)}
+        res = coord.fetch(group_id, None if asked is None else [tp for tp in asked if tp[0] not in denied])
+        if asked is None:  # all offsets: topics the principal may not describe are left out
+            res = FetchResult(res.error, {tp: v for tp, v in res.offsets.items()
+                                          if allowed(ctx, "DESCRIBE", "TOPIC", tp[0])})
     part_cls = getattr(topic_cls, "OffsetFetchResponsePartitions", None) or topic_cls.OffsetFetchResponsePartition
     per_partition_error = res.error if version < 2 else ErrorCode.NONE
     keys = asked if asked is not None else list(res.offsets)
@@ -48,6 +60,6 @@ def _one(coord, group_id: str, req_topics, topic_cls, version: int):
     for tp in dict.fromkeys(keys):
         v = res.offsets.get(tp, _NONE)
         topics.setdefault(tp[0], []).append(part_cls(
-            partition_index=tp[1], committed_offset=v.offset, committed_leader_epoch=v.leader_epoch,
-            metadata=v.metadata, error_code=int(per_partition_error)))
+            partition_index=tp[1], committed_offset=v.offset, committed_leader_epoch=v.leader_epoch, metadata=v.metadata,
+            error_code=int(ErrorCode.TOPIC_AUTHORIZATION_FAILED if tp[0] in denied else per_partition_error)))
     return res.error, [topic_cls(name=n, partitions=ps) for n, ps in topics.items()]
