@@ -192,6 +192,7 @@ class RecordsDeleted:
     """DeleteRecords outcome per partition ("topic-partition"), sorted."""
 
     partitions: list[DeletedPartition]
+    failure: str | None = None
 
 
 # ---------------------------------------------------------------- pylog-consumer-groups
