@@ -14,6 +14,8 @@ import time
 from bisect import bisect_right
 from typing import Callable, Sequence
 
+from pylog.common.clock import now_ms as _now_ms
+from pylog.log import truncation
 from pylog.log.checkpoint import LEADER_EPOCH_CHECKPOINT, PARTITION_METADATA, PartitionMetadataFile, fsync_dir
 from pylog.log.config import LONG_MAX, LogConfig
 from pylog.log.epoch_cache import LeaderEpochCache
@@ -26,8 +28,7 @@ from pylog.log.errors import (
 )
 from pylog.log.loader import load_segments, new_segment, parse_partition_dir
 from pylog.log.max_timestamp import max_timestamp_offset
-from pylog.log.producer_recovery import (delete_snapshots_before, load_producer_state, reload_after_truncation,
-                                         restart_producer_state_at, take_snapshot)
+from pylog.log.producer_recovery import delete_snapshots_before, load_producer_state, take_snapshot
 from pylog.log.producer_state import ProducerStateManager
 from pylog.log.results import AppendInfo, FileSlice, OffsetTimestamp
 from pylog.log.retention import apply_retention
@@ -44,10 +45,6 @@ EARLIEST_TIMESTAMP = -2  # ListOffsets special timestamps
 LATEST_TIMESTAMP = -1
 MAX_TIMESTAMP = -3
 _INT_MAX = 2**31 - 1
-
-
-def _now_ms() -> int:
-    return int(time.time() * 1000)
 
 
 class Log:
@@ -403,56 +400,11 @@ class Log:
     # --- truncation, retention ------------------------------------------------------------------
     def truncate_to(self, offset: int) -> bool:
         """Remove everything from the batch containing `offset` on; False if nothing to remove."""
-        if offset < 0:
-            raise ValueError(f"Cannot truncate partition {self.name} to a negative offset ({offset}).")
-        if offset >= self.next_offset:
-            log.info(
-                "[Log partition=%s] Truncating to %d has no effect as the largest offset in the log is %d",
-                self.name, offset, self.next_offset - 1,
-            )
-            return False
-        log.info("[Log partition=%s] Truncating to offset %d", self.name, offset)
-        if self.segments[0].base_offset > offset:
-            self.truncate_fully_and_start_at(offset)
-            return True
-        while len(self.segments) > 1 and self.segments[-1].base_offset > offset:
-            self._bases.pop()
-            self.segments.pop().delete()
-        active = self.segments[-1]
-        active.truncate_to(offset)
-        self.next_offset = active.read_next_offset()
-        self._dir_dirty = True
-        self.epoch_cache.truncate_from_end(self.next_offset)
-        self.log_start_offset = min(self.log_start_offset, self.next_offset)
-        self._hw = min(self._hw, self.next_offset)
-        reload_after_truncation(self)  # drops snapshots past the new end, replays up to it if needed
-        if self._flush_pending_upto is not None and self._flush_pending_upto > self.next_offset:
-            self._flush_pending_upto = None
-        self._lower_recovery_point(self.next_offset)
-        if self.has_txn_batches:  # a truncated marker may reopen a transaction
-            rebuild_open_transactions(self)
-        return True
+        return truncation.truncate_to(self, offset)
 
     def truncate_fully_and_start_at(self, offset: int) -> None:
         """Delete all data and restart the log empty at `offset` (start = LEO = HW = offset)."""
-        log.info("[Log partition=%s] Truncate fully and start at offset %d", self.name, offset)
-        for seg in self.segments:
-            seg.delete()
-        self.segments = [new_segment(self.dir, offset, self.config)]
-        self._bases = [offset]
-        self.next_offset = offset
-        self.log_start_offset = offset
-        self._hw = offset
-        self.open_txns = OpenTransactions()
-        self._dir_dirty = True
-        self._flush_pending_upto = None
-        self._unflushed_messages = 0
-        self.epoch_cache.clear_and_flush()
-        restart_producer_state_at(self, offset)
-        self._truncations += 1
-        self.recovery_point = offset
-        if self.recovery_point_listener is not None:
-            self.recovery_point_listener(self)
+        truncation.truncate_fully_and_start_at(self, offset)
 
     def _lower_recovery_point(self, offset: int) -> None:
         self._truncations += 1
