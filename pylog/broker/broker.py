@@ -30,6 +30,7 @@ from pylog.broker.stats import PartitionStats
 from pylog.broker.throttle import ReplicationThrottle
 from pylog.broker.topic_admin import TopicAdmin
 from pylog.broker.topic_configs import TopicConfigs
+from pylog.broker.txn_host import TxnHost
 from pylog.broker.zk_store import BrokerZkStore
 from pylog.client.aio import AsyncBrokerConnection, BrokerUnavailable, ConnectSecurity
 from pylog.client.versions import INTER_BROKER
@@ -82,6 +83,7 @@ class Broker:
         self.producer_ids: ProducerIdManager | None = None
         self.replicas: ReplicaManager | None = None
         self.groups: GroupHost | None = None  # the group coordinator, once the replica manager exists
+        self.transactions: TxnHost | None = None  # the transaction coordinator, likewise
         self.controller: Controller | None = None
         self.server: SocketServer | None = None  # the first listener's
         self.servers: list[SocketServer] = []
@@ -141,6 +143,8 @@ class Broker:
         self.replicas = ReplicaManager(self, self.logs, self.zk_store, self.fetchers, self.topic_configs)
         self.groups = GroupHost(self)
         self.groups.start()
+        self.transactions = TxnHost(self)
+        self.transactions.start()
         await self._start_servers()
         await self.topic_configs.start()
         self.broker_epoch = await self._register()
@@ -252,6 +256,10 @@ class Broker:
             cleaner = LogCleanerTask(self.logs, cfg, self._blocking, now_ms)
             self.spawn(self._every(max(int(cfg.get("log.cleaner.backoff.ms")), 50) / 1000, cleaner.run_once))
         self.spawn(self._every(int(cfg.get("offsets.retention.check.interval.ms")) / 1000, self.groups.expire_offsets))
+        self.spawn(self._every(int(cfg.get("transaction.abort.timed.out.transaction.cleanup.interval.ms")) / 1000,
+                               self.transactions.abort_timed_out))
+        self.spawn(self._every(int(cfg.get("transaction.remove.expired.transaction.cleanup.interval.ms")) / 1000,
+                               self.transactions.expire_transactional_ids))
         self.spawn(self._every(int(cfg.get("producer.id.expiration.check.interval.ms")) / 1000,
                                self._expire_producer_ids))
         self.spawn(self._every(0.5, self.zk_store.flush_isr_changes))
@@ -350,6 +358,8 @@ class Broker:
         for server in self.servers:
             await server.stop()
         await self.fetchers.shutdown()
+        if self.transactions is not None:
+            await self.transactions.close()
         if self.replicas is not None:
             await self.replicas.shutdown()
         if self.controller is not None:

@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from pylog.broker.throttle import ReplicationThrottle
     from pylog.broker.topic_admin import TopicAdmin
     from pylog.broker.topic_configs import TopicConfigs
+    from pylog.broker.txn_host import TxnHost
     from pylog.common.config import BrokerConfig
     from pylog.controller.controller import Controller
     from pylog.log.manager import LogManager
@@ -51,6 +52,7 @@ class BrokerServices(Protocol):
     log_dir_mover: LogDirMover  # AlterReplicaLogDirs: replicas moving between this broker's log dirs
     groups: GroupHost | None  # the group coordinator over __consumer_offsets (FindCoordinator, group APIs)
     producer_ids: ProducerIdManager | None  # InitProducerId: ids from blocks reserved in ZooKeeper
+    transactions: TxnHost | None  # the transaction coordinator over __transaction_state
 
     @property
     def advertised_endpoint(self) -> tuple[str, int]:

@@ -168,12 +168,25 @@ _k("offsets.commit.timeout.ms", Type.INT, 5000, "How long (ms) an offset commit 
    "__consumer_offsets partition before it fails with COORDINATOR_NOT_AVAILABLE.", at_least(1), HIGH)
 _k("offset.metadata.max.bytes", Type.INT, 4096, "The largest metadata string a committed offset may carry "
    "(OFFSET_METADATA_TOO_LARGE above it).", importance=HIGH)
-_k("transaction.state.log.replication.factor", Type.SHORT, 3, "Kafka's replication factor for "
-   "__transaction_state; pylog has no transaction coordinator.", at_least(1), HIGH, used=False)
-_k("transaction.state.log.min.isr", Type.INT, 2, "Kafka's min.insync.replicas for __transaction_state.",
-   at_least(1), HIGH, used=False)
-_k("transaction.state.log.num.partitions", Type.INT, 50, "Kafka's partition count for __transaction_state.",
-   at_least(1), HIGH, used=False)
+_group("Transaction Coordinator", "Settings of the transaction coordinator and its __transaction_state topic. On "
+       "a single broker set the replication factor and min ISR to 1; with three or more brokers keep 3 and 2.")
+_k("transaction.state.log.replication.factor", Type.SHORT, 3, "The replication factor of __transaction_state. "
+   "While fewer brokers are alive the topic is created with one replica per live broker.", at_least(1), HIGH)
+_k("transaction.state.log.min.isr", Type.INT, 2, "min.insync.replicas of __transaction_state (at most its "
+   "replication factor): a transaction's state is only changed once this many replicas have it.",
+   at_least(1), HIGH)
+_k("transaction.state.log.num.partitions", Type.INT, 50, "The partition count of __transaction_state; it cannot "
+   "change once the topic exists.", at_least(1), HIGH)
+_k("transaction.state.log.segment.bytes", Type.INT, 104857600, "The segment size of __transaction_state.",
+   at_least(1), HIGH)
+_k("transaction.max.timeout.ms", Type.INT, 900000, "The largest transaction.timeout.ms a producer may ask for "
+   "(INVALID_TRANSACTION_TIMEOUT above it).", at_least(1), HIGH)
+_k("transactional.id.expiration.ms", Type.INT, 604800000, "A transactional id with no transaction for this long "
+   "is forgotten (its next InitProducerId starts afresh).", at_least(1), HIGH)
+_k("transaction.abort.timed.out.transaction.cleanup.interval.ms", Type.INT, 10000, "How often (ms) the "
+   "coordinator aborts transactions open longer than their transaction.timeout.ms.", at_least(1), LOW)
+_k("transaction.remove.expired.transaction.cleanup.interval.ms", Type.INT, 3600000, "How often (ms) the "
+   "coordinator removes expired transactional ids.", at_least(1), LOW)
 
 _group("Idempotent Producer", "Each partition remembers, per producer id, the epoch and the last 5 batches it "
        "wrote, so a retried batch is answered with its original offsets instead of being written twice.")

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Iterable
 
 __all__ = ["RESOURCE_TYPES", "OPERATIONS", "PERMISSIONS", "PATTERNS", "ResourcePattern", "AclEntry", "AclBinding",
-           "BindingFilter", "WILDCARD", "CLUSTER_NAME", "authorize", "entries_to_json", "entries_from_json",
+           "BindingFilter", "WILDCARD", "CLUSTER_NAME", "authorize", "authorize_any", "entries_to_json", "entries_from_json",
            "supported_operations"]
 
 # Kafka's enums: code -> NAME (wire codes of the ACL APIs).
@@ -154,6 +154,28 @@ def authorize(bindings: Iterable[AclBinding], principal: str, host: str, operati
         return False
     allowed = _IMPLIED.get(operation, {operation}) | {"ALL"}
     return any(e.permission == "ALLOW" and e.operation in allowed for e in mine)
+
+
+def authorize_any(bindings: Iterable[AclBinding], principal: str, host: str, operation: str, resource_type: str,
+                  super_users: frozenset[str] = frozenset(), allow_if_no_acl: bool = False) -> bool:
+    """AclAuthorizer.authorizeByResourceType: may the principal do `operation` on at least one resource of the
+    type (an ALLOW not covered by a DENY of the same principal)? Kafka asks it for InitProducerId without a
+    transactional id, which WRITE on any topic permits."""
+    if principal in super_users:
+        return True
+    mine = [b for b in bindings if b.pattern.resource_type == resource_type
+            and _entry_matches(b.entry, principal, host) and b.entry.operation in (operation, "ALL")]
+    if not any(b.pattern.resource_type == resource_type for b in bindings):
+        return allow_if_no_acl
+    denied = [b.pattern for b in mine if b.entry.permission == "DENY"]
+    if any(d.pattern_type == "LITERAL" and d.name == WILDCARD for d in denied):
+        return False
+
+    def covered(p: ResourcePattern) -> bool:
+        return any((d.pattern_type == "PREFIXED" and p.name.startswith(d.name))
+                   or (d.pattern_type == "LITERAL" and p.pattern_type == "LITERAL" and d.name == p.name) for d in denied)
+
+    return any(b.entry.permission == "ALLOW" and not covered(b.pattern) for b in mine)
 
 
 def entries_to_json(entries: Iterable[AclEntry]) -> bytes:

@@ -14,7 +14,7 @@ import time
 from typing import Any
 
 from pylog.security.acl import (CLUSTER_NAME, OPERATIONS, PATTERNS, PERMISSIONS, RESOURCE_TYPES, AclBinding, AclEntry,
-                                BindingFilter, ResourcePattern, authorize, supported_operations)
+                                BindingFilter, ResourcePattern, authorize, authorize_any, supported_operations)
 from pylog.security.acl_store import PATTERN_TYPES, bindings, decode_change, read_all, read_resource, update_resource
 from pylog.security.connection import ANONYMOUS
 from pylog.zk import paths
@@ -22,7 +22,7 @@ from pylog.zk.errors import NoNodeError
 
 log = logging.getLogger("pylog.authorizer")
 
-__all__ = ["AUTHORIZER_NAMES", "AclAuthorizer", "allowed", "authorized_operations", "config_refusal", "from_config"]
+__all__ = ["AUTHORIZER_NAMES", "AclAuthorizer", "allowed", "allowed_any", "authorized_operations", "config_refusal", "from_config"]
 
 AUTHORIZER_NAMES = ("kafka.security.authorizer.AclAuthorizer", "kafka.security.auth.SimpleAclAuthorizer",
                     "pylog.security.AclAuthorizer")
@@ -43,14 +43,32 @@ def from_config(cfg: Any, zk: Any) -> "AclAuthorizer | None":
     return AclAuthorizer(zk, supers, bool(cfg.get("allow.everyone.if.no.acl.found")))
 
 
-def allowed(ctx: Any, operation: str, resource_type: str, name: str = CLUSTER_NAME) -> bool:
-    """Whether the request's principal may do `operation` on the resource (always, without an authorizer)."""
+def _asker(ctx: Any) -> tuple["AclAuthorizer", str, str] | None:
+    """(authorizer, principal, host) of a request, or None without ACLs or for the broker's own in-process call."""
     authorizer = getattr(ctx.broker, "authorizer", None)
     security = getattr(ctx, "security", None)
-    if authorizer is None or security is None:  # no ACLs, or the broker's own in-process call
+    if authorizer is None or security is None:
+        return None
+    return authorizer, security.principal or ANONYMOUS, ctx.peer.rpartition(":")[0] or ctx.peer
+
+
+def allowed(ctx: Any, operation: str, resource_type: str, name: str = CLUSTER_NAME) -> bool:
+    """Whether the request's principal may do `operation` on the resource (always, without an authorizer)."""
+    asker = _asker(ctx)
+    if asker is None:
         return True
-    host = ctx.peer.rpartition(":")[0] or ctx.peer
-    return authorizer.authorize(security.principal or ANONYMOUS, host, operation, resource_type, name)
+    authorizer, principal, host = asker
+    return authorizer.authorize(principal, host, operation, resource_type, name)
+
+
+def allowed_any(ctx: Any, operation: str, resource_type: str) -> bool:
+    """Whether the principal may do `operation` on some resource of the type (Kafka's authorizeByResourceType)."""
+    asker = _asker(ctx)
+    if asker is None:
+        return True
+    authorizer, principal, host = asker
+    return authorize_any(authorizer.bindings, principal, host, operation, resource_type,
+                         authorizer.super_users, authorizer.allow_if_no_acl)
 
 
 def authorized_operations(ctx: Any, resource_type: str, name: str = CLUSTER_NAME) -> frozenset[int]:
@@ -146,6 +164,11 @@ class AclAuthorizer:
             log.info("Processing ACL change notification for %s, versionedAcls : %s", pattern,
                      ", ".join(str(e) for e in sorted(entries)) or "none")
         self._set(acls)
+
+    @property
+    def bindings(self) -> list[AclBinding]:
+        """Every ACL now in force."""
+        return self._bindings
 
     def authorize(self, principal: str, host: str, operation: str, resource_type: str, name: str) -> bool:
         """Kafka's rule: super users, DENY first, ALLOW with implied operations, the no-ACL default."""

@@ -35,12 +35,15 @@ async def handle_produce(ctx: HandlerContext, req):
     acks = req.acks
     results: dict[tuple[str, int], list] = {}
     waits: dict[tuple[str, int], asyncio.Future] = {}
+    # Kafka refuses every partition of a transactional produce without WRITE on its transactional id.
+    tid_ok = req.transactional_id is None or allowed(ctx, "WRITE", "TRANSACTIONAL_ID", req.transactional_id)
     for td in req.topic_data:
         may_write = allowed(ctx, "WRITE", "TOPIC", td.name)
         for pd in td.partition_data:
             key = (td.name, pd.index)
-            if not may_write:
-                results[key] = [ErrorCode.TOPIC_AUTHORIZATION_FAILED, -1]
+            if not tid_ok or not may_write:
+                results[key] = [ErrorCode.TOPIC_AUTHORIZATION_FAILED if tid_ok
+                                else ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED, -1]
                 continue
             if acks not in (0, 1, -1):
                 results[key] = [ErrorCode.INVALID_REQUIRED_ACKS, -1, (), None]

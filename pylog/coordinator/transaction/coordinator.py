@@ -96,7 +96,10 @@ class TransactionCoordinator:
 
     async def check(self, transactional_id: str) -> ErrorCode:
         """NONE when this broker coordinates the id now (loading its partition first if needed)."""
-        p = self.partition_of(transactional_id)
+        return await self.ensure_loaded(self.partition_of(transactional_id))
+
+    async def ensure_loaded(self, p: int) -> ErrorCode:
+        """NONE once partition `p`, which this broker leads, is loaded at the current coordinator epoch."""
         epoch = self.store.leader_epoch(p)
         if epoch is None:
             self.unload(p)
@@ -137,6 +140,8 @@ class TransactionCoordinator:
         for meta in [m for m in self.txns.values() if self.partition_of(m.transactional_id) == p]:
             if meta.state in (S.PREPARE_COMMIT, S.PREPARE_ABORT):
                 self._spawn(self._complete(meta.transactional_id))
+            elif meta.state is S.PREPARE_EPOCH_FENCE:  # the previous coordinator fenced it but died before aborting
+                self._spawn(self._abort_fenced(meta.transactional_id))
 
     def unload(self, p: int) -> None:
         """Forget partition `p`'s ids (another broker coordinates them now)."""
@@ -246,6 +251,14 @@ class TransactionCoordinator:
         if d.write is not None and d.error == E.NONE:
             return await self._write(meta, d.write)
         return d.error
+
+    async def verify_partitions(self, tid: str, producer_id: int, producer_epoch: int,
+                                partitions: frozenset[TP]) -> dict[TP, ErrorCode]:
+        """AddPartitionsToTxn v4 verifyOnly: whether each partition is in the transaction (no log write)."""
+        err, meta = await self._owned(tid)
+        if meta is None:
+            return dict.fromkeys(partitions, err)
+        return decisions.verify_partitions(meta, producer_id, producer_epoch, partitions)
 
     async def end_txn(self, tid: str, producer_id: int, producer_epoch: int, commit: bool) -> ErrorCode:
         """EndTxn: answered once Prepare* is durable; the markers follow in the background."""

@@ -1,0 +1,150 @@
+"""A coordinator's internal topic on this broker (`__consumer_offsets`, `__transaction_state`).
+
+Both coordinators see their topic the same way: leadership of a partition identified by the epoch
+it began at (the coordinator epoch), appends as leader that wait for the whole ISR (acks=all),
+reading a partition back when this broker becomes its leader, the coordinator of a key being the
+leader of its partition, and the topic created on first use. GroupHost and TxnHost add their
+topic's settings and coordinator.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import TYPE_CHECKING, Any, AsyncIterator, Callable
+
+from pylog.protocol import records
+from pylog.protocol.errors import ErrorCode
+
+if TYPE_CHECKING:
+    from pylog.broker.services import BrokerServices
+
+log = logging.getLogger("pylog.broker")
+
+READ_CHUNK = 1 << 20
+NOT_FOUND = (ErrorCode.COORDINATOR_NOT_AVAILABLE, -1, "", -1)
+
+
+class InternalTopicHost:
+    """An internal topic's partitions led here, as a coordinator's log seam."""
+
+    topic: str
+    partitions_key: str  # the broker config giving the partition count (e.g. offsets.topic.num.partitions)
+    replication_key: str
+    append_timeout_key: str
+
+    def __init__(self, broker: BrokerServices, partition_for: Callable[[str, int], int]) -> None:
+        self.broker = broker
+        self.config = broker.config
+        self.partition_for = partition_for
+        self._creating: asyncio.Task | None = None
+        # partition -> the leader epoch at which this broker last became its leader. The coordinator
+        # reloads when this changes, not on every epoch bump: the controller also bumps the epoch when
+        # a follower dies, and a leader that never stopped leading already holds its log's state.
+        self._terms: dict[int, int] = {}
+
+    def start(self) -> None:
+        """Follow leadership changes of the topic's partitions (load on becoming leader, unload on losing it)."""
+        self.broker.replicas.on_leadership_change.append(self._leadership_changed)
+        for p in self.broker.replicas.partitions.values():
+            if p.topic == self.topic and p.is_leader:
+                self._leadership_changed(p)
+
+    def _leadership_changed(self, p: Any) -> None:
+        if p.topic == self.topic:
+            if p.is_leader:
+                self._terms[p.index] = p.leader_epoch
+            else:
+                self._terms.pop(p.index, None)
+            self.on_leadership_change(p.index)
+
+    def on_leadership_change(self, partition: int) -> None:
+        """Tell the coordinator that this broker started or stopped leading `partition`."""
+        raise NotImplementedError
+
+    # -- the coordinator's log seam -------------------------------------------------------------
+
+    def num_partitions(self) -> int:
+        """The topic's partition count once it exists, else the configured one."""
+        parts = self.broker.metadata.topics.get(self.topic)
+        return len(parts) if parts else int(self.config.get(self.partitions_key))
+
+    def leader_epoch(self, partition: int) -> int | None:
+        """The epoch at which we became leader of the partition, or None when we do not lead it."""
+        replicas = self.broker.replicas
+        p = replicas.get(self.topic, partition) if replicas is not None else None
+        if p is None or not p.is_leader or p.fenced:
+            return None
+        return self._terms.setdefault(partition, p.leader_epoch)
+
+    async def append(self, partition: int, recs: list[tuple[bytes, bytes | None]]) -> ErrorCode:
+        """Append as leader and wait for the ISR (acks=all), up to the topic's append timeout."""
+        rm = self.broker.replicas
+        p, err = rm.leader_partition(self.topic, partition)
+        if p is None:
+            return err
+        buf = bytearray(records.build_batch([(k, v, (), None) for k, v in recs]))
+        out = rm.append(p, buf, -1)
+        if out.error != ErrorCode.NONE:
+            return out.error
+        waiter = p.add_produce_waiter(out.last_offset + 1)
+        try:
+            return ErrorCode(await asyncio.wait_for(waiter, int(self.config.get(self.append_timeout_key)) / 1000))
+        except asyncio.TimeoutError:
+            return ErrorCode.REQUEST_TIMED_OUT
+
+    async def read(self, partition: int) -> AsyncIterator[tuple[bytes, bytes | None]]:
+        """Every record from the log start to the log end offset (what Kafka's loaders read)."""
+        p = self.broker.replicas.get(self.topic, partition)
+        if p is None:
+            return
+        plog = p.log
+        offset, end = plog.log_start_offset, plog.log_end_offset
+        while offset < end:
+            slices = plog.read(offset, READ_CHUNK, end)
+            if not slices:
+                break
+            for sl in slices:
+                data = await asyncio.get_running_loop().run_in_executor(None, sl.read)
+                for h in records.iter_batches(data):
+                    if h.last_offset >= offset and not h.attributes & records.CONTROL_MASK:
+                        for r in records.read_records(memoryview(data)[h.position:h.position + h.size]):
+                            if r.offset >= offset and r.key is not None:
+                                yield r.key, r.value
+                    offset = max(offset, h.last_offset + 1)
+
+    # -- FindCoordinator ------------------------------------------------------------------------
+
+    def find(self, key: str, listener: str | None = None) -> tuple[ErrorCode, int, str, int]:
+        """(error, node id, host, port) of the key's coordinator as reached through `listener` (the client's);
+        creates the topic on first use."""
+        parts = self.broker.metadata.topics.get(self.topic)
+        if not parts:
+            self._ensure_topic()
+            return NOT_FOUND
+        info = parts.get(self.partition_for(key, len(parts)))
+        node = self.broker.metadata.brokers.get(info.leader) if info is not None else None
+        if node is not None and listener is not None:  # Kafka: the address on the listener the request came in on
+            node = node.on(listener)
+        if node is None:
+            return NOT_FOUND
+        return ErrorCode.NONE, node.id, node.host, node.port
+
+    def _ensure_topic(self) -> None:
+        if self._creating is None or self._creating.done():
+            self._creating = self.broker.spawn(self._create_topic())
+
+    def topic_configs(self, replication_factor: int) -> dict[str, str]:
+        """The topic-level configs the topic is created with."""
+        raise NotImplementedError
+
+    async def _create_topic(self) -> None:
+        cfg = self.config
+        live = max(len(self.broker.metadata.brokers), 1)
+        rf = min(int(cfg.get(self.replication_key)), live)
+        n = int(cfg.get(self.partitions_key))
+        res = await self.broker.topic_admin.create_topic(self.topic, n, rf, None, self.topic_configs(rf), False, 30000)
+        if res.error not in (ErrorCode.NONE, ErrorCode.TOPIC_ALREADY_EXISTS):
+            log.warning("Could not create %s: %s", self.topic, res.message or res.error.name)
+        else:
+            log.info("Created %s with %d partitions, replication factor %d", self.topic, n, rf)

@@ -1,0 +1,90 @@
+"""The broker side of the transaction coordinator: `__transaction_state` as its log, and FindCoordinator.
+
+The coordinator (pylog/coordinator/transaction/) sees the `TxnLog` seam implemented by
+InternalTopicHost over `__transaction_state` (appends acks=all, waiting up to request.timeout.ms
+as Kafka's TransactionStateManager does), the `MarkerWriter` that sends WriteTxnMarkers to
+partition leaders, and producer ids from the blocks this broker reserves in ZooKeeper. A
+partition is loaded as soon as this broker becomes its leader (the coordinator epoch is the
+leader epoch it became leader at), so half-finished commits and aborts are completed without
+waiting for their producer to come back.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import TYPE_CHECKING
+
+from pylog.broker.internal_topic import InternalTopicHost
+from pylog.broker.txn_markers import TxnMarkerChannel
+from pylog.coordinator.group.hashing import partition_for
+from pylog.coordinator.transaction.coordinator import TransactionCoordinator, TxnConfig
+from pylog.protocol.errors import ErrorCode
+
+if TYPE_CHECKING:
+    from pylog.broker.services import BrokerServices, HandlerContext
+
+log = logging.getLogger("pylog.coordinator.transaction")
+
+TRANSACTION_STATE_TOPIC = "__transaction_state"
+
+
+class TxnHost(InternalTopicHost):
+    """Hosts a TransactionCoordinator over this broker's replicas of `__transaction_state`."""
+
+    topic = TRANSACTION_STATE_TOPIC
+    partitions_key = "transaction.state.log.num.partitions"
+    replication_key = "transaction.state.log.replication.factor"
+    append_timeout_key = "request.timeout.ms"
+
+    def __init__(self, broker: BrokerServices) -> None:
+        super().__init__(broker, partition_for)  # Kafka hashes transactional ids as it hashes group ids
+        self.markers = TxnMarkerChannel(broker.broker_id, broker.metadata)
+        cfg = TxnConfig(max_timeout_ms=int(self.config.get("transaction.max.timeout.ms")))
+        self.coordinator = TransactionCoordinator(self, self.markers, self._new_producer_id, partition_for, cfg)
+
+    async def _new_producer_id(self) -> int:
+        assert self.broker.producer_ids is not None, "producer ids exist before the coordinator serves"
+        return await self.broker.producer_ids.generate()
+
+    def on_leadership_change(self, partition: int) -> None:
+        """Load the partition's transactions (finishing any half-done ones), or forget them."""
+        if self.leader_epoch(partition) is None:
+            self.coordinator.unload(partition)
+        else:
+            self.broker.spawn(self.coordinator.ensure_loaded(partition))
+
+    def topic_configs(self, replication_factor: int) -> dict[str, str]:
+        """Kafka's settings of `__transaction_state`; min ISR is capped at the replication factor, which
+        is itself capped at the live brokers, so a small cluster can still commit."""
+        min_isr = min(int(self.config.get("transaction.state.log.min.isr")), replication_factor)
+        return {"cleanup.policy": "compact", "compression.type": "uncompressed", "unclean.leader.election.enable":
+                "false", "min.insync.replicas": str(min_isr),
+                "segment.bytes": str(self.config.get("transaction.state.log.segment.bytes"))}
+
+    async def abort_timed_out(self) -> None:
+        """Periodic transaction.abort.timed.out.transaction.cleanup.interval.ms check."""
+        started = await self.coordinator.abort_timed_out()
+        if started:
+            log.info("Aborting %d transactions that outlived their transaction.timeout.ms", started)
+
+    async def expire_transactional_ids(self) -> None:
+        """Periodic transaction.remove.expired.transaction.cleanup.interval.ms check."""
+        removed = await self.coordinator.expire_transactional_ids(int(self.config.get("transactional.id.expiration.ms")))
+        if removed:
+            log.info("Removed %d expired transactional ids", removed)
+
+    async def close(self) -> None:
+        """Stop the marker tasks and close the connections to partition leaders."""
+        await self.coordinator.close()
+        await self.markers.close()
+
+
+def txn_coordinator_of(ctx: HandlerContext) -> TransactionCoordinator:
+    """The transaction coordinator of the broker serving a request (the handlers' only way to it)."""
+    assert ctx.broker.transactions is not None, "the broker serves requests only once its coordinator exists"
+    return ctx.broker.transactions.coordinator
+
+
+def fenced_as(err: ErrorCode, version: int, since: int) -> ErrorCode:
+    """PRODUCER_FENCED as a request version before `since` knows it: INVALID_PRODUCER_EPOCH (KafkaApis)."""
+    return ErrorCode.INVALID_PRODUCER_EPOCH if err == ErrorCode.PRODUCER_FENCED and version < since else err

@@ -1,0 +1,37 @@
+"""Helpers for transaction integration tests: reading topics back as read_committed and read_uncommitted."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+# A broker setting, not a client default: fewer __transaction_state partitions make the first
+# FindCoordinator quicker (the coordinator of an id is still the leader of abs(hash) % count).
+TXN = {"transaction.state.log.num.partitions": "3", "offsets.topic.num.partitions": "3"}
+
+
+def read_all(bootstrap: str, topics: dict[str, int], isolation: str | None, n_expected: int,
+             timeout: float = 30) -> list[bytes]:
+    """Every value of the topics' partitions with confluent-kafka (isolation None: librdkafka's default,
+    read_committed); stops once n_expected values came and nothing more arrives, or at timeout."""
+    ck = pytest.importorskip("confluent_kafka")
+    conf = {"bootstrap.servers": bootstrap, "group.id": "txn-reader", "enable.auto.commit": False}
+    if isolation is not None:
+        conf["isolation.level"] = isolation
+    c = ck.Consumer(conf)
+    try:
+        c.assign([ck.TopicPartition(t, p, 0) for t, n in topics.items() for p in range(n)])
+        out: list[bytes] = []
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            m = c.poll(0.5)
+            if m is None:
+                if len(out) >= n_expected:
+                    break
+                continue
+            if m.error() is None:
+                out.append(m.value())
+        return out
+    finally:
+        c.close()
