@@ -35,3 +35,28 @@ def read_all(bootstrap: str, topics: dict[str, int], isolation: str | None, n_ex
         return out
     finally:
         c.close()
+
+
+def stable_end(bootstrap: str, topic: str, partition: int = 0) -> int:
+    """The partition's end offset as a read_committed consumer (librdkafka's default) is told it: the LSO."""
+    ck = pytest.importorskip("confluent_kafka")
+    c = ck.Consumer({"bootstrap.servers": bootstrap, "group.id": "txn-lso"})
+    try:
+        return c.get_watermark_offsets(ck.TopicPartition(topic, partition), timeout=10, cached=False)[1]
+    finally:
+        c.close()
+
+
+def coordinator_of(bootstrap: str, transactional_id: str) -> int:
+    """The broker id FindCoordinator names for a transactional id (waits while the topic is being created)."""
+    from pylog.client.sync import KafkaClient
+    from pylog.protocol.api import ApiKey
+
+    deadline = time.monotonic() + 60
+    with KafkaClient(bootstrap) as k:
+        while True:
+            resp = k.call(ApiKey.FindCoordinator, lambda cls, v: cls(key=transactional_id, key_type=1), max_version=3)
+            if resp.error_code == 0:
+                return resp.node_id
+            assert time.monotonic() < deadline, f"no coordinator for {transactional_id}: error {resp.error_code}"
+            time.sleep(0.2)

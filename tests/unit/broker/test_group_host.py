@@ -5,27 +5,11 @@ from types import SimpleNamespace
 
 from pylog.broker.group_host import GroupHost
 from pylog.common.config import BrokerConfig
-
-
-class Replicas:
-    def __init__(self) -> None:
-        self.partitions: dict = {}
-        self.on_leadership_change: list = []
-
-    def get(self, topic, index):
-        return self.partitions.get((topic, index))
-
-    def set(self, index: int, leader: bool, epoch: int, notify: bool) -> None:
-        p = SimpleNamespace(topic="__consumer_offsets", index=index, is_leader=leader, leader_epoch=epoch,
-                            fenced=False)
-        self.partitions[("__consumer_offsets", index)] = p
-        if notify:
-            for cb in self.on_leadership_change:
-                cb(p)
+from tests.support.fake_replicas import Replicas
 
 
 def host() -> tuple[GroupHost, Replicas, list[int]]:
-    replicas = Replicas()
+    replicas = Replicas("__consumer_offsets")
     broker = SimpleNamespace(config=BrokerConfig.from_props({"zookeeper.connect": "x:1"}), replicas=replicas,
                              metadata=SimpleNamespace(topics={}))
     h = GroupHost(broker)

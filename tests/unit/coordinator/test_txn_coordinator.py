@@ -6,7 +6,8 @@ import pytest
 
 from pylog.common.errors import ErrorCode as E
 from pylog.coordinator.transaction.coordinator import TransactionCoordinator, TxnConfig
-from pylog.coordinator.transaction.records import decode_key, decode_value, encode_key
+from pylog.coordinator.transaction.metadata import TxnMetadata, to_log_value
+from pylog.coordinator.transaction.records import decode_key, decode_value, encode_key, encode_value
 from pylog.coordinator.transaction.state import TxnState as S
 
 
@@ -207,4 +208,31 @@ def test_idle_transactional_ids_expire_with_a_tombstone():
         assert await fresh.check("busy") == E.NONE and set(fresh.txns) == {"busy"}
         r = await c.init_producer_id("idle", 60000)  # and starts afresh: a new producer id, epoch 0
         assert (r.error, r.producer_epoch) == (E.NONE, 0) and r.producer_id not in (1000, 1001)
+    asyncio.run(run())
+
+
+def test_loading_a_partition_resumes_a_fence_its_previous_coordinator_left_half_done():
+    async def run():
+        log = Log()
+        fenced = TxnMetadata("tx", 1000, producer_epoch=1, state=S.PREPARE_EPOCH_FENCE,
+                             partitions=frozenset({("t", 0)}), start_ms=50, update_ms=90)
+        log.records[1] = [(encode_key("tx"), encode_value(to_log_value(fenced)))]
+        markers = Markers()
+        new = make(log, markers)
+        assert await new.ensure_loaded(1) == E.NONE  # what the broker does on becoming leader
+        await settle(new)
+        assert log.states("tx") == [S.PREPARE_EPOCH_FENCE, S.PREPARE_ABORT, S.COMPLETE_ABORT]
+        assert markers.calls == [(1000, 1, 5, False, frozenset({("t", 0)}))]  # aborted with the bumped epoch
+    asyncio.run(run())
+
+
+def test_verify_only_reports_which_partitions_are_in_the_transaction():
+    async def run():
+        c = make()
+        await c.init_producer_id("tx", 60000)
+        await c.add_partitions("tx", 1000, 0, frozenset({("t", 0)}))
+        both = frozenset({("t", 0), ("t", 1)})
+        assert await c.verify_partitions("tx", 1000, 0, both) == {("t", 0): E.NONE, ("t", 1): E.INVALID_TXN_STATE}
+        assert await c.verify_partitions("tx", 1000, 1, both) == dict.fromkeys(both, E.PRODUCER_FENCED)
+        assert await c.verify_partitions("other", 1000, 0, both) == dict.fromkeys(both, E.INVALID_PRODUCER_ID_MAPPING)
     asyncio.run(run())

@@ -4,8 +4,8 @@ import json
 
 import pytest
 
-from pylog.security.acl import (AclBinding, AclEntry, BindingFilter, ResourcePattern, authorize, entries_from_json,
-                                entries_to_json)
+from pylog.security.acl import (AclBinding, AclEntry, BindingFilter, ResourcePattern, authorize, authorize_any,
+                                entries_from_json, entries_to_json)
 
 
 def b(rtype, name, principal, op, perm="ALLOW", pattern="LITERAL", host="*"):
@@ -65,3 +65,19 @@ def test_filters_and_text():
     assert [x for x in ACLS if BindingFilter(principal="User:ops").matches(x)] == [ACLS[6]]
     assert str(ACLS[0].pattern) == "ResourcePattern(resourceType=TOPIC, name=orders, patternType=LITERAL)"
     assert str(ACLS[0].entry) == "(principal=User:alice, host=*, operation=WRITE, permissionType=ALLOW)"
+
+
+@pytest.mark.parametrize("acls, expected", [
+    ([], False),                                                             # no ACL of the type: denied
+    ([b("TOPIC", "t", "User:alice", "WRITE")], True),                        # WRITE on one topic is enough
+    ([b("TOPIC", "t", "User:alice", "READ")], False),
+    ([b("TOPIC", "t", "User:bob", "WRITE")], False),
+    ([b("TOPIC", "pre", "User:*", "ALL", pattern="PREFIXED")], True),
+    ([b("TOPIC", "t", "User:alice", "WRITE"), b("TOPIC", "*", "User:alice", "WRITE", "DENY")], False),
+    ([b("TOPIC", "pre-t", "User:alice", "WRITE"), b("TOPIC", "pre", "User:alice", "WRITE", "DENY", "PREFIXED")], False),
+    ([b("TOPIC", "t", "User:alice", "WRITE"), b("TOPIC", "u", "User:alice", "WRITE", "DENY")], True),
+])
+def test_authorize_by_resource_type(acls, expected):
+    """Kafka's authorizeByResourceType, which lets InitProducerId through for WRITE on any topic."""
+    assert authorize_any(acls, "User:alice", "10.0.0.1", "WRITE", "TOPIC") is expected
+    assert authorize_any(acls, "User:admin", "10.0.0.1", "WRITE", "TOPIC", frozenset({"User:admin"})) is True
