@@ -46,7 +46,8 @@ class TxnMarkerChannel:
                 by_leader.setdefault(info.leader, []).append((topic, idx))
         return by_leader, errors
 
-    def _conn(self, leader: int) -> AsyncBrokerConnection:
+    def connection(self, leader: int) -> AsyncBrokerConnection:
+        """The kept connection to a broker (its inter-broker endpoint from the metadata cache)."""
         ep = self.metadata.brokers[leader]
         conn = self._conns.get(leader)
         if conn is None or (conn.host, conn.port) != (ep.host, ep.port):
@@ -65,7 +66,7 @@ class TxnMarkerChannel:
             topics=[cls.WritableTxnMarker.WritableTxnMarkerTopic(name=t, partition_indexes=ps)
                     for t, ps in topics.items()])])
         try:
-            resp = await self._conn(leader).request(req, VERSION, REQUEST_TIMEOUT_S)
+            resp = await self.connection(leader).request(req, VERSION, REQUEST_TIMEOUT_S)
         except (OSError, asyncio.TimeoutError, ConnectionError) as e:
             log.info("WriteTxnMarkers to broker %d failed (%s); retrying later", leader, e)
             return {tp: ErrorCode.NOT_LEADER_OR_FOLLOWER for tp in tps}

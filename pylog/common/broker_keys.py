@@ -183,6 +183,10 @@ _k("transaction.max.timeout.ms", Type.INT, 900000, "The largest transaction.time
    "(INVALID_TRANSACTION_TIMEOUT above it).", at_least(1), HIGH)
 _k("transactional.id.expiration.ms", Type.INT, 604800000, "A transactional id with no transaction for this long "
    "is forgotten (its next InitProducerId starts afresh).", at_least(1), HIGH)
+_k("transaction.partition.verification.enable", Type.BOOLEAN, True, "KIP-890 part 1: before a partition "
+   "leader appends the first batch of a producer's transaction, it checks with the transaction coordinator that "
+   "the partition was added to that transaction, so a late batch of an ended transaction cannot leave it hanging.",
+   importance=LOW)
 _k("transaction.abort.timed.out.transaction.cleanup.interval.ms", Type.INT, 10000, "How often (ms) the "
    "coordinator aborts transactions open longer than their transaction.timeout.ms.", at_least(1), LOW)
 _k("transaction.remove.expired.transaction.cleanup.interval.ms", Type.INT, 3600000, "How often (ms) the "

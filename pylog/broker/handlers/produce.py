@@ -22,6 +22,7 @@ import asyncio
 
 from pylog.broker.handlers import Later, handler
 from pylog.broker.services import HandlerContext
+from pylog.broker.txn_verify import needs_verification, verify
 from pylog.protocol.api import ApiKey
 from pylog.protocol.errors import ErrorCode
 from pylog.protocol.produce import PartitionProduceResult, decode_produce_request, encode_produce_response
@@ -37,13 +38,14 @@ async def handle_produce(ctx: HandlerContext, req):
     waits: dict[tuple[str, int], asyncio.Future] = {}
     # Kafka refuses every partition of a transactional produce without WRITE on its transactional id.
     tid_ok = req.transactional_id is None or allowed(ctx, "WRITE", "TRANSACTIONAL_ID", req.transactional_id)
+    targets: list[tuple[tuple[str, int], object, bytearray]] = []
     for td in req.topic_data:
         may_write = allowed(ctx, "WRITE", "TOPIC", td.name)
         for pd in td.partition_data:
             key = (td.name, pd.index)
             if not tid_ok or not may_write:
                 results[key] = [ErrorCode.TOPIC_AUTHORIZATION_FAILED if tid_ok
-                                else ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED, -1]
+                                else ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED, -1, (), None]
                 continue
             if acks not in (0, 1, -1):
                 results[key] = [ErrorCode.INVALID_REQUIRED_ACKS, -1, (), None]
@@ -55,13 +57,18 @@ async def handle_produce(ctx: HandlerContext, req):
             buf = pd.records
             if buf is None or buf.readonly:  # offsets are stamped in place: the frame must be writable
                 buf = bytearray(buf or b"")
-            out = rm.append(p, buf, acks)
-            results[key] = [out.error, out.base_offset, out.record_errors, out.message]
-            if out.error == ErrorCode.NONE:
-                if not out.duplicate:
-                    ctx.broker.stats.record_in(p, len(buf), out.last_offset - out.base_offset + 1)
-                if acks == -1:
-                    waits[key] = p.add_produce_waiter(out.last_offset + 1)
+            targets.append((key, p, buf))
+            results[key] = [ErrorCode.NONE, -1, (), None]  # its place in the response, in request order
+    if req.transactional_id is not None and ctx.broker.config.get("transaction.partition.verification.enable"):
+        targets = await _verified(ctx, req.transactional_id, targets, results)
+    for key, p, buf in targets:
+        out = rm.append(p, buf, acks)
+        results[key] = [out.error, out.base_offset, out.record_errors, out.message]
+        if out.error == ErrorCode.NONE:
+            if not out.duplicate:
+                ctx.broker.stats.record_in(p, len(buf), out.last_offset - out.base_offset + 1)
+            if acks == -1:
+                waits[key] = p.add_produce_waiter(out.last_offset + 1)
     if acks == 0:
         return None
     if any(not f.done() for f in waits.values()):
@@ -70,6 +77,23 @@ async def handle_produce(ctx: HandlerContext, req):
         deadline = asyncio.get_running_loop().time() + max(req.timeout_ms, 0) / 1000
         return Later(lambda: _when_replicated(ctx, results, waits, deadline))
     return _response(ctx, results, waits)
+
+
+async def _verified(ctx: HandlerContext, tid: str, targets: list, results: dict) -> list:
+    """The targets whose batches may be appended: a batch starting a transaction on its partition is first
+    checked with the transaction coordinator (KIP-890 part 1); the refused ones get their error in `results`."""
+    starting: dict[tuple[int, int], list] = {}
+    for key, p, buf in targets:
+        producer = needs_verification(p, buf)
+        if producer is not None:
+            starting.setdefault(producer, []).append(key)
+    refused: dict[tuple[str, int], ErrorCode] = {}
+    for (pid, epoch), keys in starting.items():
+        errors = await verify(ctx.broker, tid, pid, epoch, keys)
+        refused.update({k: e for k, e in errors.items() if e != ErrorCode.NONE})
+    for key, err in refused.items():
+        results[key] = [err, -1, (), None]
+    return [t for t in targets if t[0] not in refused]
 
 
 async def _when_replicated(ctx, results: dict, waits: dict, deadline: float) -> bytes:

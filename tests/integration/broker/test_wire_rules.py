@@ -36,7 +36,9 @@ def test_api_versions_v3_response_header_has_no_tag_byte(cluster):
     keys = {k.api_key: (k.min_version, k.max_version) for k in resp.api_keys}
     assert keys[ApiKey.Produce][0] == 0  # advertised from v0 for librdkafka's compression checks
     assert keys[ApiKey.InitProducerId] == (0, 4)  # the idempotent producer: librdkafka 0-4, kafka-python <= 4
-    assert ApiKey.AddPartitionsToTxn not in keys  # transactions: not implemented yet, so not advertised
+    # transactions, at Kafka 3.7's ranges (AddPartitionsToTxn v4 is the brokers' batched verifyOnly form)
+    assert [keys[k] for k in (ApiKey.AddPartitionsToTxn, ApiKey.AddOffsetsToTxn, ApiKey.EndTxn)] == \
+        [(0, 4), (0, 3), (0, 3)]
 
 
 def test_unknown_api_versions_version_gets_v0_error_with_our_ranges(cluster):

@@ -1,8 +1,8 @@
 """Markers written through WriteTxnMarkers, read by stock consumers: read_committed (librdkafka's
 default) sees committed records only, never past the last stable offset; read_uncommitted sees all.
 
-Transactional batches are produced by hand here (the transaction coordinator is not wired yet),
-and markers are sent as the coordinator would send them.
+Transactional batches are produced by hand here, bypassing the transaction coordinator, and
+markers are sent as the coordinator would send them.
 """
 
 from __future__ import annotations
@@ -18,6 +18,13 @@ from pylog.protocol.errors import ErrorCode
 from pylog.protocol.records import build_batch
 
 pytestmark = pytest.mark.integration
+
+
+@pytest.fixture
+def cluster(cluster_factory):
+    """One broker whose leaders do not ask the coordinator about transactional batches (KIP-890 part 1):
+    these batches belong to no transaction the coordinator knows."""
+    return cluster_factory(1, overrides={"transaction.partition.verification.enable": "false"})
 
 
 def _produce(client: KafkaClient, raw: bytes, transactional_id: str | None = "app") -> int:

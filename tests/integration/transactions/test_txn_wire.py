@@ -1,0 +1,57 @@
+"""The transactional APIs on the wire, as a client drives them: InitProducerId, AddPartitionsToTxn v3,
+produce, EndTxn; then a late batch of the ended transaction, which the leader refuses after asking the
+coordinator (KIP-890 part 1, on by default) instead of letting it open a transaction nobody will end."""
+
+from __future__ import annotations
+
+import pytest
+
+from pylog.client.sync import KafkaClient
+from pylog.protocol.api import ApiKey
+from pylog.protocol.errors import ErrorCode as E
+from pylog.protocol.records import build_batch
+from tests.support.clients import create_topic, wait_for
+from tests.support.txn import TXN, coordinator_of, stable_end
+
+pytestmark = pytest.mark.integration
+
+
+def _produce(k: KafkaClient, pid: int, epoch: int, seq: int, value: bytes) -> int:
+    raw = build_batch([(None, value, (), None)], producer_id=pid, producer_epoch=epoch, base_sequence=seq,
+                      is_transactional=True)
+
+    def build(cls, v):
+        part = cls.TopicProduceData.PartitionProduceData(index=0, records=raw)
+        return cls(transactional_id="wire", acks=-1, timeout_ms=10000,
+                   topic_data=[cls.TopicProduceData(name="t", partition_data=[part])])
+    return k.call(ApiKey.Produce, build, node=0, max_version=9).responses[0].partition_responses[0].error_code
+
+
+def test_a_late_batch_of_an_ended_transaction_is_refused(cluster_factory):
+    cluster = cluster_factory(1, overrides=TXN)
+    create_topic(cluster.bootstrap, "t")
+    node = coordinator_of(cluster.bootstrap, "wire")
+    with KafkaClient(cluster.bootstrap) as k:
+        k.refresh_metadata(["t"])
+        init = k.call(ApiKey.InitProducerId, lambda cls, v: cls(
+            transactional_id="wire", transaction_timeout_ms=60000, producer_id=-1, producer_epoch=-1), node=node)
+        assert init.error_code == 0
+        pid, epoch = init.producer_id, init.producer_epoch
+
+        def add(cls, v):
+            topic = cls.AddPartitionsToTxnTopic(name="t", partitions=[0])
+            return cls(v3_and_below_transactional_id="wire", v3_and_below_producer_id=pid,
+                       v3_and_below_producer_epoch=epoch, v3_and_below_topics=[topic])
+        added = k.call(ApiKey.AddPartitionsToTxn, add, node=node, max_version=3)
+        assert added.results_by_topic_v3_and_below[0].results_by_partition[0].partition_error_code == 0
+        assert _produce(k, pid, epoch, 0, b"in-transaction") == 0
+        end = k.call(ApiKey.EndTxn, lambda cls, v: cls(transactional_id="wire", producer_id=pid,
+                                                       producer_epoch=epoch, committed=True), node=node)
+        assert end.error_code == 0
+        # The markers follow the answer: once in-transaction (0) and its COMMIT (1) are stable, nothing is open.
+        wait_for(lambda: stable_end(cluster.bootstrap, "t") == 2, timeout=30, what="the COMMIT marker")
+        assert _produce(k, pid, epoch, 1, b"late") == E.INVALID_TXN_STATE
+        stale = k.call(ApiKey.EndTxn, lambda cls, v: cls(transactional_id="wire", producer_id=pid,
+                                                         producer_epoch=epoch - 1, committed=True), node=node)
+        assert stale.error_code in (E.PRODUCER_FENCED, E.INVALID_PRODUCER_EPOCH)
+    assert stable_end(cluster.bootstrap, "t") == 2  # the late batch was not appended
