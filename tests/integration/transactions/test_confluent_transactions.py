@@ -7,8 +7,8 @@ from __future__ import annotations
 import pytest
 from confluent_kafka import KafkaException, Producer
 
-from tests.support.clients import create_topic
-from tests.support.txn import TXN, read_all
+from support.clients import create_topic
+from support.txn import TXN, read_all
 
 pytestmark = pytest.mark.integration
 

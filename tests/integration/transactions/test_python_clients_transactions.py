@@ -7,8 +7,8 @@ import asyncio
 
 import pytest
 
-from tests.support.clients import create_topic
-from tests.support.txn import TXN, read_all
+from support.clients import create_topic
+from support.txn import TXN, read_all
 
 pytestmark = pytest.mark.integration
 

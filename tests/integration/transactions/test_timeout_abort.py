@@ -12,8 +12,8 @@ import time
 
 import pytest
 
-from tests.support.clients import create_topic, wait_for
-from tests.support.txn import TXN, read_all, stable_end
+from support.clients import create_topic, wait_for
+from support.txn import TXN, read_all, stable_end
 
 pytestmark = pytest.mark.integration
 

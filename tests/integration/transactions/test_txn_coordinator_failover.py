@@ -7,8 +7,8 @@ from __future__ import annotations
 import pytest
 from confluent_kafka import Producer
 
-from tests.support.clients import create_topic
-from tests.support.txn import TXN, coordinator_of, read_all
+from support.clients import create_topic
+from support.txn import TXN, coordinator_of, read_all
 
 pytestmark = pytest.mark.integration
 

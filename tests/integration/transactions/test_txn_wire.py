@@ -10,8 +10,8 @@ from pylog.client.sync import KafkaClient
 from pylog.protocol.api import ApiKey
 from pylog.protocol.errors import ErrorCode as E
 from pylog.protocol.records import build_batch
-from tests.support.clients import create_topic, wait_for
-from tests.support.txn import TXN, coordinator_of, stable_end
+from support.clients import create_topic, wait_for
+from support.txn import TXN, coordinator_of, stable_end
 
 pytestmark = pytest.mark.integration
 

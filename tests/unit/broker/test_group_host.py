@@ -5,7 +5,7 @@ from types import SimpleNamespace
 
 from pylog.broker.group_host import GroupHost
 from pylog.common.config import BrokerConfig
-from tests.support.fake_replicas import Replicas
+from support.fake_replicas import Replicas
 
 
 def host() -> tuple[GroupHost, Replicas, list[int]]:

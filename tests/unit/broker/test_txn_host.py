@@ -8,7 +8,7 @@ from pylog.broker.txn_host import TRANSACTION_STATE_TOPIC, TxnHost, fenced_as
 from pylog.common.config import BrokerConfig
 from pylog.coordinator.group.hashing import java_string_hash, kafka_abs
 from pylog.protocol.errors import ErrorCode as E
-from tests.support.fake_replicas import Replicas
+from support.fake_replicas import Replicas
 
 
 def host(**props) -> tuple[TxnHost, Replicas, list]:
