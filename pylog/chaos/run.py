@@ -1,7 +1,10 @@
 """One chaos run: cluster, workload, faults, verification, report; `scripts/chaos` is its command line.
 
     scripts/chaos [--faults N] [--expiries N] [--duration S] [--seed N] [--runs N]
-                  [--partitions N] [--rate R] [--settle isr|rejoin] [--keep]
+                  [--partitions N] [--rate R] [--settle isr|rejoin] [--transactions] [--keep]
+
+--transactions swaps the acks=all producer for a transactional one and checks exactly-once
+(pylog/chaos/txn.py) instead of acknowledged offsets.
 
 The seed decides the fault schedule (kinds, victims, downtimes, gaps); the producer's timing is
 not replayable, so a replay repeats the faults, not the exact interleaving. Every process the run
@@ -22,6 +25,7 @@ from pathlib import Path
 from typing import Callable, Sequence
 
 from pylog.chaos import faults as fl
+from pylog.chaos import txn as txn_chaos
 from pylog.chaos import verify
 from pylog.chaos.workload import Acked, Reader, Workload
 from pylog.client.sync import KafkaClient
@@ -46,12 +50,13 @@ class ChaosConfig:
     session_timeout_ms: int = 4000
     heal_timeout: float = 90.0
     settle: str = "isr"
+    transactions: bool = False
 
     def replay(self) -> str:
         """The command that repeats this run's fault schedule."""
         return (f"scripts/chaos --seed {self.seed} --faults {self.faults} --expiries {self.expiries} "
                 f"--duration {self.duration:g} --partitions {self.partitions} --rate {self.rate:g} "
-                f"--settle {self.settle}")
+                f"--settle {self.settle}" + (" --transactions" if self.transactions else ""))
 
 
 @dataclass
@@ -65,6 +70,7 @@ class Report:
     findings: list[str] = field(default_factory=list)  # hangs, crashes, failed checks
     broker_errors: dict[int, list[str]] = field(default_factory=dict)
     seconds: float = 0.0
+    txn: txn_chaos.TxnOutcomes | None = None  # --transactions: how each transaction ended
 
     @property
     def lost(self) -> int:
@@ -84,7 +90,8 @@ class Report:
     @property
     def ok(self) -> bool:
         """No loss, no reordering, no divergence, no hang or crash."""
-        return not self.findings and self.lost == 0 and self.phantoms == 0 and bool(self.checks) and \
+        return not self.findings and self.lost == 0 and self.phantoms == 0 and \
+            (bool(self.checks) or (self.txn is not None and bool(self.txn.committed))) and \
             all(not c.inversions and not c.divergence for c in self.checks.values())
 
     def text(self) -> str:
@@ -97,12 +104,17 @@ class Report:
                  f"faults injected: {len(self.faults)} "
                  f"({', '.join(f'{k} x{n}' for k, n in _count(f.kind for f in self.faults).items())})"]
         lines += ["  " + f.line() for f in self.faults]
-        sent = self.acked.sent if self.acked else 0
-        errors = dict(self.acked.errors) if self.acked else {}
-        lines.append(f"records: sent {sent}, acked {acked}, lost {self.lost}, duplicates {self.duplicates}, "
-                     f"failed deliveries {sum(errors.values())} {errors if errors else ''}".rstrip())
-        lines.append(f"read along: {sum(c.read_along for c in self.checks.values())} records served during the "
-                     f"faults, {self.phantoms} of them not in the final log (above the high watermark)")
+        if self.txn is not None:
+            t = self.txn
+            lines.append(f"transactions: {len(t.committed)} committed, {len(t.aborted)} aborted, {len(t.unknown)} "
+                         f"of unknown outcome, {t.producers} producers, errors {dict(t.errors)}")
+        else:
+            sent = self.acked.sent if self.acked else 0
+            errors = dict(self.acked.errors) if self.acked else {}
+            lines.append(f"records: sent {sent}, acked {acked}, lost {self.lost}, duplicates {self.duplicates}, "
+                         f"failed deliveries {sum(errors.values())} {errors if errors else ''}".rstrip())
+            lines.append(f"read along: {sum(c.read_along for c in self.checks.values())} records served during "
+                         f"the faults, {self.phantoms} of them not in the final log (above the high watermark)")
         for p, c in sorted(self.checks.items()):
             lines.append(f"  partition {p}: hw {c.high_watermark}, acked {c.acked}, lost {len(c.lost)}, "
                          f"duplicates {c.duplicates}, inversions {c.inversions}, replicas {c.replicas} "
@@ -184,6 +196,15 @@ def run(cfg: ChaosConfig, base_dir: str | os.PathLike[str], zk_connect: str | No
                                 heal_timeout=cfg.heal_timeout, settle=cfg.settle, log=say, t0=t0)
         driver.wait_healthy("topic creation")
         bootstrap = ",".join(b.address for b in cluster.brokers.values())
+        if cfg.transactions:
+            workload = txn_chaos.TxnWorkload(bootstrap, TOPIC, cfg.partitions).start()
+            _inject_all(cfg, driver, rng, workload, say, report)
+            report.txn = workload.stop()
+            workload = None
+            driver.wait_healthy("the last fault")
+            say("reading every partition back as read_committed")
+            report.findings += txn_chaos.check(report.txn, txn_chaos.read_committed(bootstrap, TOPIC, cfg.partitions))
+            return report
         workload = Workload(bootstrap, TOPIC, cfg.partitions, cfg.rate).start()
         reader = Reader(bootstrap, TOPIC, cfg.partitions).start()
         _inject_all(cfg, driver, rng, workload, say, report)
@@ -210,6 +231,8 @@ def run(cfg: ChaosConfig, base_dir: str | os.PathLike[str], zk_connect: str | No
             errs = _error_lines(b.log_path)
             if errs:
                 report.broker_errors[bid] = errs
+        if isinstance(workload, txn_chaos.TxnWorkload):
+            workload = None  # a daemon thread: the brokers' end ends it
         if workload is not None:  # the run failed early: report what was acknowledged so far
             report.acked = workload.acked
             try:
@@ -278,6 +301,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--settle", choices=["isr", "rejoin"], default="isr",
                     help="before the next fault wait for full ISRs (default) or only for the victim to rejoin")
     ap.add_argument("--runs", type=int, default=1, help="repeat with seeds seed, seed+1, ... (default 1)")
+    ap.add_argument("--transactions", action="store_true",
+                    help="a transactional producer, checked for exactly-once (lost, aborted, duplicated, reordered, "
+                         "partial or hanging transactions)")
     ap.add_argument("--keep", action="store_true", help="keep the run's directory (logs, segments)")
     args = ap.parse_args(argv)
     if args.faults < args.expiries or args.faults < 0 or args.expiries < 0:
@@ -291,7 +317,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     for i in range(args.runs):
         cfg = ChaosConfig(seed=first + i, faults=args.faults, expiries=args.expiries, duration=args.duration,
                           partitions=args.partitions, rate=args.rate, session_timeout_ms=args.session_timeout_ms,
-                          settle=args.settle)
+                          settle=args.settle, transactions=args.transactions)
         base = tempfile.mkdtemp(prefix=f"pylog-chaos-{cfg.seed}-")
         report = run(cfg, base)
         print(report.text(), flush=True)
