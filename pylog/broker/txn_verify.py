@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from pylog.protocol import records
 from pylog.protocol.api import ApiKey, request_class
@@ -30,7 +30,7 @@ _RETRIABLE = frozenset({ErrorCode.NOT_COORDINATOR, ErrorCode.COORDINATOR_NOT_AVA
                         ErrorCode.COORDINATOR_LOAD_IN_PROGRESS, ErrorCode.CONCURRENT_TRANSACTIONS})
 
 
-def needs_verification(partition: object, buf: bytes | bytearray | memoryview) -> tuple[int, int] | None:
+def needs_verification(partition: Any, buf: bytes | bytearray | memoryview) -> tuple[int, int] | None:
     """(producer id, epoch) when `buf` starts a transaction on the partition (its producer has none open
     there), else None."""
     for h in records.iter_batches(buf):

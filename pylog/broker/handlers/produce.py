@@ -5,7 +5,11 @@ compacted topic every record needs a key, else INVALID_RECORD with Kafka's per-r
 message from v8) and the idempotent producer's epoch and sequences (INVALID_PRODUCER_EPOCH,
 OUT_OF_ORDER_SEQUENCE_NUMBER; a retry of one of a producer's last 5 batches is answered with its
 original offsets and not appended again, as Kafka does), stamps offsets and its leader epoch in
-place and appends them as sent. acks=0 gets no response, acks=1 answers after the local append,
+place and appends them as sent. A batch that starts a producer's transaction on a partition is first
+checked with the transaction coordinator (KIP-890 part 1, transaction.partition.verification.enable):
+INVALID_TXN_STATE when the partition is not in the transaction, NOT_ENOUGH_REPLICAS (retriable)
+while the coordinator cannot answer. ACLs: WRITE on each topic (TOPIC_AUTHORIZATION_FAILED) and, for
+a transactional produce, on its transactional id (TRANSACTIONAL_ID_AUTHORIZATION_FAILED). acks=0 gets no response, acks=1 answers after the local append,
 acks=-1 after every ISR member has the records (the high watermark passed them), failing with
 NOT_ENOUGH_REPLICAS before the append when the ISR is below min.insync.replicas and with
 REQUEST_TIMED_OUT after timeout_ms. That wait is a Later: the appends happen when the request is
