@@ -1,6 +1,7 @@
 """The transactional APIs on the wire, as a client drives them: InitProducerId, AddPartitionsToTxn v3,
-produce, EndTxn; then a late batch of the ended transaction, which the leader refuses after asking the
-coordinator (KIP-890 part 1, on by default) instead of letting it open a transaction nobody will end."""
+AddOffsetsToTxn, produce, EndTxn; and a late batch of an ended transaction, which the leader refuses
+after asking the coordinator (KIP-890 part 1, on by default) instead of letting it open a transaction
+nobody will end."""
 
 from __future__ import annotations
 
@@ -27,31 +28,58 @@ def _produce(k: KafkaClient, pid: int, epoch: int, seq: int, value: bytes) -> in
     return k.call(ApiKey.Produce, build, node=0, max_version=9).responses[0].partition_responses[0].error_code
 
 
-def test_a_late_batch_of_an_ended_transaction_is_refused(cluster_factory):
+def _init(k: KafkaClient, node: int) -> tuple[int, int]:
+    init = k.call(ApiKey.InitProducerId, lambda cls, v: cls(
+        transactional_id="wire", transaction_timeout_ms=60000, producer_id=-1, producer_epoch=-1), node=node)
+    assert init.error_code == 0
+    return init.producer_id, init.producer_epoch
+
+
+def _add(k: KafkaClient, node: int, pid: int, epoch: int) -> int:
+    def build(cls, v):
+        topic = cls.AddPartitionsToTxnTopic(name="t", partitions=[0])
+        return cls(v3_and_below_transactional_id="wire", v3_and_below_producer_id=pid,
+                   v3_and_below_producer_epoch=epoch, v3_and_below_topics=[topic])
+    added = k.call(ApiKey.AddPartitionsToTxn, build, node=node, max_version=3)
+    return added.results_by_topic_v3_and_below[0].results_by_partition[0].partition_error_code
+
+
+def _end(k: KafkaClient, node: int, pid: int, epoch: int, commit: bool) -> int:
+    return k.call(ApiKey.EndTxn, lambda cls, v: cls(transactional_id="wire", producer_id=pid, producer_epoch=epoch,
+                                                    committed=commit), node=node).error_code
+
+
+@pytest.fixture
+def wired(cluster_factory):
+    """(cluster, client, coordinator node, producer id, epoch) of a fresh transactional id "wire"."""
     cluster = cluster_factory(1, overrides=TXN)
     create_topic(cluster.bootstrap, "t")
     node = coordinator_of(cluster.bootstrap, "wire")
     with KafkaClient(cluster.bootstrap) as k:
         k.refresh_metadata(["t"])
-        init = k.call(ApiKey.InitProducerId, lambda cls, v: cls(
-            transactional_id="wire", transaction_timeout_ms=60000, producer_id=-1, producer_epoch=-1), node=node)
-        assert init.error_code == 0
-        pid, epoch = init.producer_id, init.producer_epoch
+        yield (cluster, k, node, *_init(k, node))
 
-        def add(cls, v):
-            topic = cls.AddPartitionsToTxnTopic(name="t", partitions=[0])
-            return cls(v3_and_below_transactional_id="wire", v3_and_below_producer_id=pid,
-                       v3_and_below_producer_epoch=epoch, v3_and_below_topics=[topic])
-        added = k.call(ApiKey.AddPartitionsToTxn, add, node=node, max_version=3)
-        assert added.results_by_topic_v3_and_below[0].results_by_partition[0].partition_error_code == 0
-        assert _produce(k, pid, epoch, 0, b"in-transaction") == 0
-        end = k.call(ApiKey.EndTxn, lambda cls, v: cls(transactional_id="wire", producer_id=pid,
-                                                       producer_epoch=epoch, committed=True), node=node)
-        assert end.error_code == 0
-        # The markers follow the answer: once in-transaction (0) and its COMMIT (1) are stable, nothing is open.
-        wait_for(lambda: stable_end(cluster.bootstrap, "t") == 2, timeout=30, what="the COMMIT marker")
-        assert _produce(k, pid, epoch, 1, b"late") == E.INVALID_TXN_STATE
-        stale = k.call(ApiKey.EndTxn, lambda cls, v: cls(transactional_id="wire", producer_id=pid,
-                                                         producer_epoch=epoch - 1, committed=True), node=node)
-        assert stale.error_code in (E.PRODUCER_FENCED, E.INVALID_PRODUCER_EPOCH)
+
+def test_a_late_batch_of_an_ended_transaction_is_refused(wired):
+    cluster, k, node, pid, epoch = wired
+    assert _add(k, node, pid, epoch) == 0
+    assert _produce(k, pid, epoch, 0, b"in-transaction") == 0
+    assert _end(k, node, pid, epoch, commit=True) == 0
+    # The markers follow the answer: once in-transaction (0) and its COMMIT (1) are stable, nothing is open.
+    wait_for(lambda: stable_end(cluster.bootstrap, "t") == 2, timeout=30, what="the COMMIT marker")
+    assert _produce(k, pid, epoch, 1, b"late") == E.INVALID_TXN_STATE
+    assert _end(k, node, pid, epoch - 1, commit=True) in (E.PRODUCER_FENCED, E.INVALID_PRODUCER_EPOCH)
     assert stable_end(cluster.bootstrap, "t") == 2  # the late batch was not appended
+
+
+def test_a_transaction_with_a_group_s_offsets_partition_ends(wired):
+    cluster, k, node, pid, epoch = wired
+    offsets = k.call(ApiKey.AddOffsetsToTxn, lambda cls, v: cls(
+        transactional_id="wire", producer_id=pid, producer_epoch=epoch, group_id="readers"), node=node)
+    assert offsets.error_code == 0
+    assert _add(k, node, pid, epoch) == 0
+    assert _produce(k, pid, epoch, 0, b"dropped") == 0
+    assert _end(k, node, pid, epoch, commit=False) == 0
+    wait_for(lambda: stable_end(cluster.bootstrap, "t") == 2, timeout=30, what="the ABORT marker")
+    # The next transaction starts once every marker, the offsets partition's too, is written.
+    wait_for(lambda: _add(k, node, pid, epoch) == 0, timeout=30, what="the abort to complete")
