@@ -4,7 +4,8 @@ One attempt per call (the coordinator retries what is not written): partitions a
 their leader in the metadata cache and each leader gets one WriteTxnMarkers v1 over a connection
 kept per broker. A partition without a known leader, or whose leader cannot be reached, is
 NOT_LEADER_OR_FOLLOWER (retried); a topic that no longer exists is UNKNOWN_TOPIC_OR_PARTITION,
-which the coordinator takes as done, as Kafka does for deleted topics.
+which the coordinator takes as done, as Kafka does for deleted topics. Its connections also carry a
+partition leader's verification questions to coordinators (pylog/broker/txn_verify.py).
 """
 
 from __future__ import annotations
