@@ -42,6 +42,13 @@ class GroupHost(InternalTopicHost):
         return {"cleanup.policy": "compact", "compression.type": "producer",
                 "segment.bytes": str(self.config.get("offsets.topic.segment.bytes"))}
 
+    def topics_deleted(self, partitions: list[tuple[str, int]]) -> None:
+        """UpdateMetadata removed these partitions: their groups' committed offsets go (in the background,
+        as Kafka's onPartitionsDeleted does, so the controller's request is not held up by the appends)."""
+        user = [tp for tp in partitions if tp[0] != OFFSETS_TOPIC]
+        if user:
+            self.broker.spawn(self.coordinator.partitions_deleted(user))
+
     async def expire_offsets(self) -> None:
         """Periodic offsets.retention.minutes check."""
         await self.coordinator.expire_offsets()

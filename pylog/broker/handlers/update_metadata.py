@@ -1,7 +1,8 @@
 """UpdateMetadata: v7 (controller -> broker).
 
 Behavior: replaces the live broker list and updates the listed partition states in the metadata
-cache; partitions marked with leader -2 belong to deleted topics and are dropped. Refused with
+cache; partitions marked with leader -2 belong to deleted topics and are dropped, and every group
+this broker coordinates loses its committed offsets for them (tombstones in `__consumer_offsets`). Refused with
 STALE_CONTROLLER_EPOCH from an older controller, STALE_BROKER_EPOCH when addressed to an earlier
 registration of this broker.
 """
@@ -24,6 +25,8 @@ async def handle_update_metadata(ctx: HandlerContext, req):
     if req.controller_epoch < broker.replicas.controller_epoch:
         return cls(error_code=int(ErrorCode.STALE_CONTROLLER_EPOCH))
     broker.replicas.controller_epoch = req.controller_epoch
-    broker.metadata.update(req)
+    deleted = broker.metadata.update(req)
     broker.on_metadata_updated()
+    if deleted and broker.groups is not None:
+        broker.groups.topics_deleted(deleted)
     return cls(error_code=0)

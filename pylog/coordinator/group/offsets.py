@@ -168,3 +168,30 @@ class OffsetOps(MembershipOps):
                     log.info("Expired %d offsets of group %s (empty for %d ms)", len(records), group.group_id,
                              now - base)
         return expired
+
+    async def partitions_deleted(self, deleted: list[TopicPartition]) -> int:
+        """Topics were deleted: drop their committed offsets from every group coordinated here and write
+        tombstones for them (Kafka's cleanupGroupMetadata); an Empty group left with nothing dies."""
+        gone = set(deleted)
+        removed = 0
+        for p in self.owned_partitions():
+            records = []
+            for gid in [g for g in list(self.offsets) if self.partition_of(g) == p]:
+                offsets = self.offsets[gid]
+                dropped = [tp for tp in offsets if tp in gone]
+                for tp in dropped:
+                    del offsets[tp]
+                records += [(encode_offset_key(OffsetKey(gid, *tp)), None) for tp in dropped]
+                group = self.groups.get(gid)
+                if group is not None and dropped and not offsets and group.state == S.EMPTY \
+                        and group.generation == 0:
+                    group.to(S.DEAD, self.now_ms())  # Kafka: an Empty group at generation 0 holds nothing else
+                    del self.groups[gid]
+                    del self.offsets[gid]
+                    records.append((encode_group_key(GroupKey(gid)), None))
+            if records:
+                err = await self.store.append(p, records)
+                removed += len(records)
+                log.info("Removed %d expired or deleted offsets and groups of __consumer_offsets-%d after a "
+                         "topic deletion%s", len(records), p, "" if err == E.NONE else f" (append: {err.name})")
+        return removed

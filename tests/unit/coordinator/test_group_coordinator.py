@@ -273,3 +273,30 @@ def test_offsets_of_a_group_empty_longer_than_retention_expire():
         tombstones = [r for recs in c.store.records.values() for r in recs if r[1] is None]
         assert len(tombstones) == 1
     run(go())
+
+
+def test_deleting_a_topic_removes_its_offsets_from_every_group_with_tombstones():
+    async def go():
+        c = await loaded()
+        both = {("gone", 0): OffsetValue(5, -1, "", 1), ("gone", 1): OffsetValue(6, -1, "", 1),
+                ("kept", 0): OffsetValue(7, -1, "", 1)}
+        assert await c.commit(CommitRequest("mixed", -1, "", None, both)) == {tp: E.NONE for tp in both}
+        only = {("gone", 0): OffsetValue(1, -1, "", 1)}
+        assert await c.commit(CommitRequest("only", -1, "", None, only)) == {("gone", 0): E.NONE}
+        r = await join_one(c, group="live")
+        await c.sync("live", 1, r.member_id, None, None, None, {})
+        assert await c.commit(CommitRequest("live", 1, r.member_id, None, only)) == {("gone", 0): E.NONE}
+        before = {p: len(recs) for p, recs in c.store.records.items()}
+        assert await c.partitions_deleted([("gone", 0), ("gone", 1), ("other", 0)]) == 5
+        assert c.fetch("mixed", None).offsets == {("kept", 0): OffsetValue(7, -1, "", 1)}
+        assert c.fetch("live", None).offsets == {} and c.describe("live").state == "Stable"
+        assert c.describe("only").state == "Dead" and "only" not in c.groups  # Empty, generation 0, nothing left
+        new = [rec for p, recs in c.store.records.items() for rec in recs[before[p]:]]
+        assert len(new) == 5 and all(v is None for _, v in new)
+        reloaded = GroupCoordinator(c.store, cfg())  # what a new coordinator reads back from the log
+        for p in range(3):
+            reloaded.check_partition(p)
+        await asyncio.sleep(0.01)
+        assert reloaded.fetch("mixed", None).offsets == {("kept", 0): OffsetValue(7, -1, "", 1)}
+        assert reloaded.fetch("only", None).offsets == {} and reloaded.fetch("live", None).offsets == {}
+    run(go())
