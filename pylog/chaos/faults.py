@@ -150,9 +150,11 @@ class FaultDriver:
                 return self.rng.choice(leaders)
         return self.rng.choice(sorted(self.cluster.brokers))
 
-    def inject(self, kind: str) -> Fault:
-        """Run one fault to completion (the broker is back and the cluster healed)."""
-        bid = self.pick(kind)
+    def inject(self, kind: str, bid: int | None = None) -> Fault:
+        """Run one fault to completion (the broker is back and the cluster healed); `bid` picks the victim
+        (e.g. a group's coordinator) instead of `kind`'s rule; kinds other than pause, shutdown and
+        expire-session are kill -9s."""
+        bid = self.pick(kind) if bid is None else bid
         fault = Fault(kind, bid, time.monotonic() - self.t0)
         led = sorted(p for p, st in self.states().items() if st.leader == bid)
         was_controller = self.controller() == bid

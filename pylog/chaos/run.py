@@ -2,9 +2,13 @@
 
     scripts/chaos [--faults N] [--expiries N] [--duration S] [--seed N] [--runs N]
                   [--partitions N] [--rate R] [--settle isr|rejoin] [--transactions] [--keep]
+    scripts/chaos --groups [--members N] [--member-kills N] [--faults N] [--duration S] [--seed N]
+                  [--runs N] [--partitions N] [--rate R] [--keep]
 
 --transactions swaps the acks=all producer for a transactional one and checks exactly-once
 (pylog/chaos/txn.py) instead of acknowledged offsets.
+--groups runs a consumer group of member processes through broker (coordinator, controller)
+and member kills instead (pylog/chaos/groups.py); --expiries and --settle do not apply to it.
 
 The seed decides the fault schedule (kinds, victims, downtimes, gaps); the producer's timing is
 not replayable, so a replay repeats the faults, not the exact interleaving. Every process the run
@@ -71,6 +75,7 @@ class Report:
     broker_errors: dict[int, list[str]] = field(default_factory=dict)
     seconds: float = 0.0
     txn: txn_chaos.TxnOutcomes | None = None  # --transactions: how each transaction ended
+    base_dir: str = ""
 
     @property
     def lost(self) -> int:
@@ -175,7 +180,7 @@ def run(cfg: ChaosConfig, base_dir: str | os.PathLike[str], zk_connect: str | No
     say = log or (lambda m: print(f"[{time.strftime('%H:%M:%S')}] {m}", file=sys.stderr, flush=True))
     say(f"chaos seed={cfg.seed}; replay with: {cfg.replay()}")
     rng = random.Random(cfg.seed)
-    report = Report(cfg)
+    report = Report(cfg, base_dir=str(base_dir))
     t0 = time.monotonic()
     own_zk = None
     if zk_connect is None:
@@ -225,12 +230,7 @@ def run(cfg: ChaosConfig, base_dir: str | os.PathLike[str], zk_connect: str | No
         report.faults = driver.faults if driver else []
         if driver is not None:
             driver.resume_all()
-        for bid, b in cluster.brokers.items():
-            if b.proc is not None and b.proc.poll() is not None and b.proc.returncode not in (-9,):
-                report.findings.append(f"broker {bid} exited on its own with code {b.proc.returncode}")
-            errs = _error_lines(b.log_path)
-            if errs:
-                report.broker_errors[bid] = errs
+        check_brokers(cluster, report.findings, report.broker_errors)
         if isinstance(workload, txn_chaos.TxnWorkload):
             workload = None  # a daemon thread: the brokers' end ends it
         if workload is not None:  # the run failed early: report what was acknowledged so far
@@ -244,14 +244,29 @@ def run(cfg: ChaosConfig, base_dir: str | os.PathLike[str], zk_connect: str | No
                 reader.stop(timeout=5)
             except Exception:
                 pass
-        for b in cluster.brokers.values():
-            b.kill()  # by pid; the logs were verified already
-        if zk is not None:
-            zk.close()
-        if own_zk is not None:
-            own_zk.stop()
+        stop_cluster(cluster, zk, own_zk)
         report.seconds = time.monotonic() - t0
     return report
+
+
+def check_brokers(cluster: LocalCluster, findings: list[str], broker_errors: dict[int, list[str]]) -> None:
+    """Note brokers that exited by themselves (not our kill -9) and the ERROR lines of every broker's log."""
+    for bid, b in cluster.brokers.items():
+        if b.proc is not None and b.proc.poll() is not None and b.proc.returncode not in (-9,):
+            findings.append(f"broker {bid} exited on its own with code {b.proc.returncode}")
+        errs = _error_lines(b.log_path)
+        if errs:
+            broker_errors[bid] = errs
+
+
+def stop_cluster(cluster: LocalCluster, zk: ZkClient | None, own_zk) -> None:
+    """Kill every broker by pid (their logs were read already), close the ZooKeeper client, stop our ZooKeeper."""
+    for b in cluster.brokers.values():
+        b.kill()
+    if zk is not None:
+        zk.close()
+    if own_zk is not None:
+        own_zk.stop()
 
 
 def _inject_all(cfg: ChaosConfig, driver: fl.FaultDriver, rng: random.Random, workload: Workload,
@@ -305,7 +320,13 @@ def main(argv: Sequence[str] | None = None) -> int:
                     help="a transactional producer, checked for exactly-once (lost, aborted, duplicated, reordered, "
                          "partial or hanging transactions)")
     ap.add_argument("--keep", action="store_true", help="keep the run's directory (logs, segments)")
+    ap.add_argument("--groups", action="store_true",
+                    help="consumer-group chaos: members consume and commit through broker and member kills")
+    ap.add_argument("--members", type=int, default=3, help="with --groups: member processes (default 3)")
+    ap.add_argument("--member-kills", type=int, default=3, help="with --groups: kill -9s of members (default 3)")
     args = ap.parse_args(argv)
+    if args.groups:
+        return _main_groups(ap, args)
     if args.faults < args.expiries or args.faults < 0 or args.expiries < 0:
         ap.error("--faults must be >= --expiries >= 0")
     if args.partitions < 1 or args.rate <= 0 or args.runs < 1 or args.duration < 0:
@@ -313,22 +334,40 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.session_timeout_ms < 1000:
         ap.error("--session-timeout-ms must be >= 1000 (the test ZooKeeper's minimum)")
     first = args.seed if args.seed is not None else ChaosConfig().seed
+    return run_many(args, lambda seed: run(ChaosConfig(
+        seed=seed, faults=args.faults, expiries=args.expiries, duration=args.duration, partitions=args.partitions,
+        rate=args.rate, session_timeout_ms=args.session_timeout_ms, settle=args.settle, transactions=args.transactions),
+        tempfile.mkdtemp(prefix=f"pylog-chaos-{seed}-")), first, "segments")
+
+
+def run_many(args: argparse.Namespace, one: Callable[[int], object], first: int, kept: str) -> int:
+    """`--runs` runs with seeds first, first+1, ...; a run's directory is kept when it failed or with --keep."""
     failed = 0
     for i in range(args.runs):
-        cfg = ChaosConfig(seed=first + i, faults=args.faults, expiries=args.expiries, duration=args.duration,
-                          partitions=args.partitions, rate=args.rate, session_timeout_ms=args.session_timeout_ms,
-                          settle=args.settle, transactions=args.transactions)
-        base = tempfile.mkdtemp(prefix=f"pylog-chaos-{cfg.seed}-")
-        report = run(cfg, base)
+        report = one(first + i)
         print(report.text(), flush=True)
         if report.ok and not report.broker_errors and not args.keep:
-            shutil.rmtree(base, ignore_errors=True)
+            shutil.rmtree(report.base_dir, ignore_errors=True)
         else:
-            print(f"run directory (broker logs, segments): {base}", flush=True)
+            print(f"run directory (broker logs, {kept}): {report.base_dir}", flush=True)
         failed += not report.ok
     if args.runs > 1:
         print(f"{args.runs - failed}/{args.runs} runs passed")
     return 1 if failed else 0
+
+
+def _main_groups(ap: argparse.ArgumentParser, args: argparse.Namespace) -> int:
+    from pylog.chaos.groups import GroupChaosConfig, run_groups
+
+    if args.faults < 0 or args.member_kills < 0 or args.members < 1 or args.partitions < 1 or args.rate <= 0 \
+            or args.runs < 1 or args.duration < 0:
+        ap.error("--faults and --member-kills must be >= 0, --members, --partitions and --runs >= 1, --rate > 0")
+    first = args.seed if args.seed is not None else GroupChaosConfig().seed
+    return run_many(args, lambda seed: run_groups(GroupChaosConfig(
+        seed=seed, faults=args.faults, member_kills=args.member_kills, members=args.members,
+        partitions=args.partitions, rate=args.rate, duration=args.duration,
+        session_timeout_ms=args.session_timeout_ms), tempfile.mkdtemp(prefix=f"pylog-chaos-groups-{seed}-")),
+        first, "member logs")
 
 
 if __name__ == "__main__":
