@@ -23,6 +23,9 @@ log = logging.getLogger("pylog.broker")
 
 READ_CHUNK = 1 << 20
 NOT_FOUND = (ErrorCode.COORDINATOR_NOT_AVAILABLE, -1, "", -1)
+# At most this much of waiting appends goes into one batch: far below max.message.bytes (1 MiB by default),
+# so gathering never turns acceptable appends into a too-large batch.
+GROUP_COMMIT_BYTES = 256 * 1024
 
 
 class InternalTopicHost:
@@ -42,6 +45,8 @@ class InternalTopicHost:
         # reloads when this changes, not on every epoch bump: the controller also bumps the epoch when
         # a follower dies, and a leader that never stopped leading already holds its log's state.
         self._terms: dict[int, int] = {}
+        # partition -> appends waiting for the batch in flight to be acknowledged (see append)
+        self._pending: dict[int, list[tuple[list, asyncio.Future]]] = {}
 
     def start(self) -> None:
         """Follow leadership changes of the topic's partitions (load on becoming leader, unload on losing it)."""
@@ -78,16 +83,63 @@ class InternalTopicHost:
         return self._terms.setdefault(partition, p.leader_epoch)
 
     async def append(self, partition: int, recs: list[tuple[bytes, bytes | None]]) -> ErrorCode:
-        """Append as leader and wait for the ISR (acks=all), up to the topic's append timeout."""
+        """Append as leader and wait for the ISR (acks=all), up to the topic's append timeout.
+
+        Group commit: while one batch of a partition waits for its ISR, the records of the appends
+        that arrive meanwhile are gathered and go out together as the next batch (one validation,
+        one log append, one replication round trip for all of them), in arrival order. An idle
+        partition appends at once, so a lone writer waits for nothing but its own write."""
+        queue = self._pending.get(partition)
+        if queue is not None:  # a batch is in flight: ride along with the next one
+            fut = asyncio.get_running_loop().create_future()
+            queue.append((recs, fut))
+            return await fut
+        self._pending[partition] = []
+        try:
+            err = await self._write(partition, recs)
+        except BaseException:
+            self._drain_failed(partition)
+            raise
+        if self._pending[partition]:
+            self.broker.spawn(self._drain(partition))  # this caller has its answer; the others go on
+        else:
+            del self._pending[partition]
+        return err
+
+    async def _drain(self, partition: int) -> None:
+        """Write the gathered appends, a batch of at most GROUP_COMMIT_BYTES at a time, until none is left."""
+        try:
+            while queue := self._pending[partition]:
+                size, n = 0, 0
+                while n < len(queue) and (n == 0 or size < GROUP_COMMIT_BYTES):
+                    size += sum(len(k) + len(v or b"") for k, v in queue[n][0])
+                    n += 1
+                queue, self._pending[partition] = queue[:n], queue[n:]
+                shared = await self._write(partition, [r for rs, _ in queue for r in rs])
+                for _, fut in queue:
+                    if not fut.done():
+                        fut.set_result(shared)
+            del self._pending[partition]
+        finally:
+            self._drain_failed(partition)
+
+    def _drain_failed(self, partition: int) -> None:
+        for _, fut in self._pending.pop(partition, []):
+            if not fut.done():
+                fut.set_result(ErrorCode.NOT_LEADER_OR_FOLLOWER)
+
+    async def _write(self, partition: int, recs: list[tuple[bytes, bytes | None]]) -> ErrorCode:
         rm = self.broker.replicas
         p, err = rm.leader_partition(self.topic, partition)
         if p is None:
             return err
         buf = bytearray(records.build_batch([(k, v, (), None) for k, v in recs]))
-        out = rm.append(p, buf, -1)
+        out = rm.append(p, buf, -1, from_coordinator=True)  # every record has its key: no second parse
         if out.error != ErrorCode.NONE:
             return out.error
         waiter = p.add_produce_waiter(out.last_offset + 1)
+        if waiter.done():  # the ISR is this broker alone: no loop round trip, no timer
+            return ErrorCode(waiter.result())
         try:
             return ErrorCode(await asyncio.wait_for(waiter, int(self.config.get(self.append_timeout_key)) / 1000))
         except asyncio.TimeoutError:

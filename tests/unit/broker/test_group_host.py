@@ -39,3 +39,47 @@ def test_partition_count_is_the_topic_s_once_it_exists():
     assert h.num_partitions() == 50
     h.broker.metadata.topics["__consumer_offsets"] = {0: None, 1: None, 2: None}
     assert h.num_partitions() == 3
+
+
+def test_commits_arriving_while_a_batch_waits_for_the_isr_go_out_together_in_order():
+    import asyncio
+
+    from pylog.protocol import records
+    from pylog.protocol.errors import ErrorCode
+
+    async def go():
+        loop = asyncio.get_running_loop()
+        batches: list[list[bytes]] = []
+        waiters: list[asyncio.Future] = []
+        part = SimpleNamespace(add_produce_waiter=lambda offset: waiters.append(loop.create_future()) or waiters[-1])
+
+        def append(p, buf, acks, from_coordinator=False):
+            assert from_coordinator  # our own keyed records
+            keys = [r.key for h in records.iter_batches(bytes(buf))
+                    for r in records.read_records(memoryview(bytes(buf))[h.position:h.position + h.size])]
+            batches.append(keys)
+            return SimpleNamespace(error=ErrorCode.NONE, last_offset=sum(map(len, batches)) - 1)
+
+        h, replicas, _ = host()
+        replicas.leader_partition = lambda topic, index: (part, ErrorCode.NONE)
+        replicas.append = append
+        h.broker.spawn = loop.create_task
+        first = loop.create_task(h.append(0, [(b"a", b"1")]))
+        await asyncio.sleep(0)
+        rest = [loop.create_task(h.append(0, [(k, b"v")])) for k in (b"b", b"c", b"d")]
+        await asyncio.sleep(0)
+        assert batches == [[b"a"]]  # b, c and d wait for a's batch to be acknowledged
+        waiters[0].set_result(ErrorCode.NONE)
+        assert await first == ErrorCode.NONE
+        await asyncio.sleep(0)
+        assert batches == [[b"a"], [b"b", b"c", b"d"]] and not any(t.done() for t in rest)
+        waiters[1].set_result(ErrorCode.NOT_ENOUGH_REPLICAS_AFTER_APPEND)
+        assert await asyncio.gather(*rest) == [ErrorCode.NOT_ENOUGH_REPLICAS_AFTER_APPEND] * 3
+        assert h._pending == {}
+        done = SimpleNamespace(add_produce_waiter=lambda offset: loop.create_future())
+        done_fut = loop.create_future()
+        done_fut.set_result(ErrorCode.NONE)
+        done.add_produce_waiter = lambda offset: done_fut  # a single-replica ISR: acknowledged on append
+        replicas.leader_partition = lambda topic, index: (done, ErrorCode.NONE)
+        assert await h.append(0, [(b"e", b"v")]) == ErrorCode.NONE and batches[-1] == [b"e"]
+    asyncio.run(asyncio.wait_for(go(), 5))
