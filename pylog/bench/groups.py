@@ -9,7 +9,15 @@ rebalance  N confluent-kafka consumers subscribe to one topic of P partitions: t
            group.initial.rebalance.delay.ms=0 (LocalCluster's setting); the mock uses its own join
            timing, which confluent-kafka cannot change, on a topic it auto-creates with its default
            partition count (the table says how many). Goal: <= the mock's.
-Run: `scripts/bench groups [--seconds S] [--members N] [--partitions P] [--reps R]`.
+concurrent N consumers of N groups that share one `__consumer_offsets` partition (as groups do once
+           there are more of them than partitions) commit synchronously at the same time: commits
+           per second in total. pylog gathers the commits that arrive while a batch is being
+           replicated into the next batch (group commit).
+Every commit table also gives the server's CPU per commit (user+system of its processes, read
+from /proc), which the shared machine's load distorts far less than the rates.
+Run: `scripts/bench groups [--seconds S] [--members N] [--partitions P] [--reps R] [--concurrent N]
+[--commits-only]`; `scripts/bench groups --failover [--reps R]` runs the coordinator-failover
+benchmark (pylog/bench/groups_failover.py) instead.
 """
 
 from __future__ import annotations
@@ -26,21 +34,56 @@ from pylog.bench import _harness as h
 TOPIC = "bench-groups"
 
 
-def commit_rate(target: h.Target, seconds: float) -> float:
-    """Synchronous commits per second of one consumer on one partition."""
-    c = ck.Consumer({"bootstrap.servers": target.bootstrap, "group.id": "bench-commits", "enable.auto.commit": False,
+def _commit_loop(target: h.Target, group: str, seconds: float, ready: threading.Barrier | None = None) -> int:
+    """Commit one offset synchronously in a loop for `seconds`; the number of commits."""
+    c = ck.Consumer({"bootstrap.servers": target.bootstrap, "group.id": group, "enable.auto.commit": False,
                      "log_level": 3})
     try:
         tp = ck.TopicPartition(TOPIC, 0)
         c.commit(offsets=[ck.TopicPartition(TOPIC, 0, 0)], asynchronous=False)  # coordinator found, topic created
+        if ready is not None:
+            ready.wait(60)
         n, t0 = 0, time.monotonic()
         while time.monotonic() - t0 < seconds:
             n += 1
             tp.offset = n
             c.commit(offsets=[tp], asynchronous=False)
-        return n / (time.monotonic() - t0)
+        return n
     finally:
         c.close()
+
+
+def commit_rate(target: h.Target, seconds: float, consumers: int = 1) -> tuple[float, float]:
+    """(synchronous commits per second, server CPU microseconds per commit) of `consumers` consumers at once,
+    each in its own group; the groups share one `__consumer_offsets` partition (of 50)."""
+    groups = same_offsets_partition("bench-commits", consumers)
+    counts = [0] * consumers
+    ready = threading.Barrier(consumers + 1)
+
+    def one(i: int) -> None:
+        counts[i] = _commit_loop(target, groups[i], seconds, ready)
+    threads = [threading.Thread(target=one, args=(i,)) for i in range(consumers)]
+    for t in threads:
+        t.start()
+    ready.wait(60)
+    cpu0, t0 = sum(target.cpu()), time.monotonic()
+    for t in threads:
+        t.join(seconds + 120)
+    elapsed, cpu = time.monotonic() - t0, sum(target.cpu()) - cpu0
+    total = sum(counts)
+    return total / elapsed, cpu / max(total, 1) * 1e6
+
+
+def same_offsets_partition(prefix: str, n: int, partitions: int = 50) -> list[str]:
+    """n group ids that Kafka's hashing puts on the same `__consumer_offsets` partition."""
+    from pylog.coordinator.group.hashing import partition_for
+    first = partition_for(f"{prefix}-0", partitions)
+    out, i = [], 0
+    while len(out) < n:
+        if partition_for(f"{prefix}-{i}", partitions) == first:
+            out.append(f"{prefix}-{i}")
+        i += 1
+    return out
 
 
 def _covered(consumers: Sequence[ck.Consumer], partitions: int) -> bool:
@@ -93,20 +136,32 @@ def partition_count(target: h.Target, topic: str) -> int:
 
 
 def run(targets: Sequence[h.Target], seconds: float, members: int, topics: dict[str, tuple[str, int]],
-        reps: int) -> None:
-    """Measure every target, `reps` times each, and print the two tables."""
-    commits: dict[str, list[float]] = {t.name: [] for t in targets}
+        reps: int, concurrent: int) -> None:
+    """Measure every target, `reps` times each, and print the tables."""
+    commits: dict[str, list[tuple[float, float]]] = {t.name: [] for t in targets}
+    together: dict[str, list[tuple[float, float]]] = {t.name: [] for t in targets}
     joins: dict[str, list[tuple[float, float]]] = {t.name: [] for t in targets if t.name in topics}
     for rep in range(reps):
         for t in targets:
             commits[t.name].append(commit_rate(t, seconds))
-            h.log(f"{t.name}: {commits[t.name][-1]:.0f} commits/s")
-            if t.name in joins:
+            h.log(f"{t.name}: {commits[t.name][-1][0]:.0f} commits/s, {commits[t.name][-1][1]:.0f} us CPU each")
+            if concurrent > 1:
+                together[t.name].append(commit_rate(t, seconds, concurrent))
+                h.log(f"{t.name}, {concurrent} at once: {together[t.name][-1][0]:.0f} commits/s, "
+                      f"{together[t.name][-1][1]:.0f} us CPU each")
+            if t.name in joins and members > 0:
                 joins[t.name].append(rebalance_times(t, members, *topics[t.name], f"bench-rebalance-{rep}"))
                 h.log(f"{t.name}: join {joins[t.name][-1][0]:.2f}s, leave {joins[t.name][-1][1]:.2f}s")
-    h.print_report(f"Synchronous commits/s, one consumer ({seconds:.0f} s runs, median of {reps}); {h.machine_notes()}",
-                   ["target", "commits/s"], [[n, h.median(v)] for n, v in commits.items()])
+    h.print_report(f"Synchronous commits/s ({seconds:.0f} s runs, median of {reps}); {h.machine_notes()}",
+                   ["target", "commits/s, one consumer", "server CPU per commit (us)"]
+                   + ([f"commits/s, {concurrent} consumers at once", "server CPU per commit (us)"]
+                      if concurrent > 1 else []),
+                   [[n, h.median([x[0] for x in v]), h.median([x[1] for x in v])]
+                    + ([h.median([x[0] for x in together[n]]), h.median([x[1] for x in together[n]])]
+                       if concurrent > 1 else []) for n, v in commits.items()])
     print()
+    if members <= 0:
+        return
     h.print_report(f"Rebalance: {members} confluent-kafka members join one topic, then one leaves (median of {reps})",
                    ["target", "partitions", "all assigned after subscribe (s)", "reassigned after one leaves (s)"],
                    [[n, topics[n][1], h.median([x[0] for x in v]), h.median([x[1] for x in v])]
@@ -120,7 +175,18 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--members", type=int, default=8)
     ap.add_argument("--partitions", type=int, default=64)
     ap.add_argument("--reps", type=int, default=3)
+    ap.add_argument("--concurrent", type=int, default=8, help="consumers committing at once (1: skip that table)")
+    ap.add_argument("--commits-only", action="store_true", help="only the commit tables (no rebalance runs)")
+    ap.add_argument("--failover", action="store_true", help="the coordinator-failover benchmark instead")
+    ap.add_argument("--session-timeout-ms", type=int, default=6000,
+                    help="with --failover: the brokers' zookeeper.session.timeout.ms (default 6000)")
     args = ap.parse_args(argv)
+    if args.seconds <= 0 or args.reps < 1 or args.concurrent < 1 or args.members < 0 or args.partitions < 1:
+        ap.error("--seconds must be > 0, --reps, --concurrent and --partitions >= 1, --members >= 0")
+    if args.failover:
+        from pylog.bench import groups_failover
+        groups_failover.run(args.reps, args.session_timeout_ms)
+        return
     with h.mock_peer() as mock, h.pylog_cluster(1) as one, \
             h.pylog_cluster(3, {"offsets.topic.replication.factor": "3"}) as three:
         targets = [mock, h.pylog_target(one, "pylog RF 1"), h.pylog_target(three, "pylog RF 3")]
@@ -130,7 +196,7 @@ def main(argv: list[str] | None = None) -> None:
         h.create_topics(targets[1].bootstrap, [wide], args.partitions)
         topics = {mock.name: (wide, partition_count(mock, wide)), targets[1].name: (wide, args.partitions)}
         partition_count(mock, TOPIC)
-        run(targets, args.seconds, args.members, topics, args.reps)
+        run(targets, args.seconds, 0 if args.commits_only else args.members, topics, args.reps, args.concurrent)
 
 
 if __name__ == "__main__":
