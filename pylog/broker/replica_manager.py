@@ -162,7 +162,8 @@ class ReplicaManager:
     # -- produce --------------------------------------------------------------------------
 
     def append(self, p: Partition, buf: bytearray, acks: int, from_coordinator: bool = False) -> AppendOutcome:
-        """Validate and append one partition's records as leader; only a coordinator may write markers.
+        """Validate and append one partition's records as leader; only a coordinator may write markers, and
+        its own records (built with a key each) skip the compacted-topic key check.
 
         A producer's retry of a batch already in the log gets the original batch's offsets and is
         not appended again (the outcome says `duplicate`, so it is not counted in the traffic stats).
@@ -183,7 +184,7 @@ class ReplicaManager:
         if acks == -1 and len(p.isr) < p.min_insync_replicas:
             return AppendOutcome(ErrorCode.NOT_ENOUGH_REPLICAS)
         try:
-            info = p.log.append_as_leader(buf, headers, p.leader_epoch, now_ms())
+            info = p.log.append_as_leader(buf, headers, p.leader_epoch, now_ms(), keys_known=from_coordinator)
         except RecordValidationError as exc:  # Kafka answers these with per-record errors and its message
             log.info("Rejecting produce to %s: %s", p, exc)
             return AppendOutcome(ErrorCode(exc.error_code), record_errors=exc.record_errors, message=str(exc))

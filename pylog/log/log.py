@@ -180,8 +180,11 @@ class Log:
         headers: Sequence[BatchHeader],
         leader_epoch: int,
         now_ms: int | None = None,
+        keys_known: bool = False,
     ) -> AppendInfo:
         """Assign offsets from the LEO, stamp `leader_epoch`, append; `headers` from validate_batches.
+        `keys_known`: the broker built these records itself with a key each (a coordinator's), so a
+        compacted log need not parse them again to check.
 
         Raises RecordTooLargeError (a batch over max.message.bytes), InvalidTimestampError,
         RecordValidationError (a keyless record on a compacted topic) or RecordBatchTooLargeError
@@ -201,7 +204,7 @@ class Log:
         if config.message_timestamp_difference_max_ms < LONG_MAX and config.message_timestamp_type == "CreateTime":
             now = _now_ms() if now_ms is None else now_ms
             check_timestamps(headers, now, config.message_timestamp_difference_max_ms)
-        if config.compact:
+        if config.compact and not keys_known:
             check_keys(buf, headers, self.name)
         if size > config.segment_bytes:
             raise RecordBatchTooLargeError(
