@@ -17,11 +17,11 @@ moves away costs one whatever it gets. Steps (`LeaderStage`):
 """
 from __future__ import annotations
 
-from collections import deque
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from pylog.planner.costflow import CostFlow
+from pylog.planner.leader_paths import PathSearch
 
 __all__ = ["LeaderResult", "LeaderStage", "balance_leaders", "leader_bound", "plan_leader_bound"]
 
@@ -113,6 +113,10 @@ class LeaderStage:
             for b, c in counts.items():
                 self.expected[b] += c
         self.balanced: set[str] = set()
+        # Leaderships gained or lost per broker, and the brokers in the order they did: the repair's path search
+        # (leader_paths.py) rescans only what these say changed.
+        self.version = {b: 0 for b in brokers}
+        self.touched: list[int] = []
 
     def _kept(self, idx: Sequence[int]) -> dict[int, int]:
         kept: dict[int, int] = {}
@@ -147,6 +151,8 @@ class LeaderStage:
                     self.changed_pairs[b].setdefault(c, {})[i] = None
         self.overall[b] += 1
         self.state[self.group_of[i]].add(b, 1)
+        self.version[b] += 1
+        self.touched.append(b)
 
     def unlead(self, i: int) -> None:
         """Uncount partition i's current leader."""
@@ -157,6 +163,8 @@ class LeaderStage:
                 self.changed_pairs[b].get(c, {}).pop(i, None)
         self.overall[b] -= 1
         self.state[self.group_of[i]].add(b, -1)
+        self.version[b] += 1
+        self.touched.append(b)
 
     def balance_all(self, overall: int) -> None:
         """Step 1: every group's flow, largest first, weighing overall balance by `overall` (see _LeaderFlow)."""
@@ -202,6 +210,7 @@ class LeaderStage:
     def repair_overall(self) -> None:
         """Step 2: brokers above the overall ceil give leaderships away, then brokers below the floor take some."""
         brokers, overall, floor, cap = self.brokers, self.overall, self.floor, self.cap
+        search = PathSearch(self)
         for phase in (0, 1):
             while True:
                 if phase == 0:
@@ -212,7 +221,7 @@ class LeaderStage:
                     sources = [b for b in brokers if overall[b] >= cap and overall[b] > floor] if sinks else []
                 if not sources or not sinks:
                     break
-                path = _overall_path(sources, sinks, self)
+                path = search.overall_path(sources, sinks)
                 if path is None:
                     break
                 for j, b in path:
@@ -420,53 +429,3 @@ def plan_leader_bound(topics: Sequence[str], old_leaders: Sequence[int], propose
 def _kept_bound(size: int, kept: Mapping[int, int], n: int) -> int:
     lo, r = divmod(size, n)
     return size - sum(min(lo, c) for c in kept.values()) - min(r, sum(1 for c in kept.values() if c > lo))
-
-
-def _overall_path(sources: Sequence[int], sinks: set[int], stage: LeaderStage) -> list[tuple[int, int]] | None:
-    """Steps (partition, new leader) moving one leadership from a source broker to a sink, groups kept valid.
-
-    Breadth-first over brokers, first through partitions whose leader already changed (no more changes), then,
-    if no sink is reached so within FREE_SEARCH brokers, through any partition."""
-    return _bfs(sources, sinks, stage, free_only=True) or _bfs(sources, sinks, stage, free_only=False)
-
-
-FREE_SEARCH = 64  # brokers the search through changed leaders visits before it gives up (it rarely succeeds late)
-
-
-def _bfs(sources: Sequence[int], sinks: set[int], stage: LeaderStage, free_only: bool
-         ) -> list[tuple[int, int]] | None:
-    state, group_of = stage.state, stage.group_of
-    parent: dict[int, tuple[int, int] | None] = {b: None for b in sources}
-    queue = deque(parent)
-    # free_only walks the partitions whose leader changed already: moving them on changes no more leaders
-    budget = FREE_SEARCH if free_only else len(stage.brokers) + 1
-    while queue and budget:
-        budget -= 1
-        a = queue.popleft()
-        used = set()  # groups already shifted on the way to a: a second shift would see stale counts
-        node = a
-        while parent[node] is not None:
-            used.add(group_of[parent[node][0]])
-            node = parent[node][1]
-        for c, led in (stage.changed_pairs if free_only else stage.pairs)[a].items():
-            if c in parent:
-                continue
-            for j in led:
-                g = group_of[j]
-                if g not in used and state[g].may_shift(a, c):
-                    parent[c] = (j, a)
-                    if c in sinks:
-                        return _steps_back(parent, c)
-                    queue.append(c)
-                    break
-    return None
-
-
-def _steps_back(parent: Mapping[int, tuple[int, int] | None], end: int) -> list[tuple[int, int]]:
-    steps = []
-    node = end
-    while parent[node] is not None:
-        j, prev = parent[node]
-        steps.append((j, node))
-        node = prev
-    return steps

@@ -1,0 +1,126 @@
+"""The leadership repair's path search (leaders.py, step 2), with the per-pair scans cached.
+
+A search steps broker a -> broker c through a partition a leads that c replicates, when the partition's group
+may shift a leadership from a to c (`_Topic.may_shift`). Which partition serves a pair depends only on the pair's
+index entries and the group counts at a and c, all of which change only when a or c gains or loses a
+leadership. So each pair's first usable partition is kept per broker row and rescanned only for the brokers
+whose counts changed since (`LeaderStage.touched`, a log of them): at 1M partitions most brokers keep their rows
+from one path to the next, where scanning every pair again took most of the stage's time. The answer is the
+same partition the plain scan finds, so plans do not change.
+"""
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Mapping, Sequence, Set
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from pylog.planner.leaders import LeaderStage
+
+__all__ = ["FREE_SEARCH", "PathSearch"]
+
+FREE_SEARCH = 64  # brokers the search through changed leaders visits before it gives up (it rarely succeeds late)
+
+
+UNKNOWN = object()  # a cell not scanned since its brokers' counts last changed
+NO_GROUPS: frozenset[str] = frozenset()
+
+
+class _Row:
+    """One broker's pairs: the first usable partition per other broker (None: none; UNKNOWN), as of `stamp`."""
+
+    __slots__ = ("version", "stamp", "cells")
+
+    def __init__(self, version: int, stamp: int, cells: dict[int, object]) -> None:
+        self.version = version
+        self.stamp = stamp
+        self.cells = cells
+
+
+class PathSearch:
+    """Breadth-first searches over brokers for the repair, one cache per index (changed leaders, all leaders).
+
+    Valid while only `LeaderStage.lead`/`unlead` change the stage (they log the broker they touch); a new
+    `PathSearch` is needed after the groups' flags change (balance_group)."""
+
+    def __init__(self, stage: LeaderStage) -> None:
+        self.stage = stage
+        self.rows: dict[bool, dict[int, _Row]] = {True: {}, False: {}}
+        stage.touched.clear()
+
+    def overall_path(self, sources: Sequence[int], sinks: set[int]) -> list[tuple[int, int]] | None:
+        """Steps (partition, new leader) moving one leadership from a source broker to a sink, groups kept valid.
+
+        First through partitions whose leader already changed (no more changes), within FREE_SEARCH brokers,
+        then through any partition."""
+        return self._bfs(sources, sinks, True) or self._bfs(sources, sinks, False)
+
+    def _scan(self, a: int, c: int, led: Mapping[int, None], used: Set[str]) -> int | None:
+        state, group_of = self.stage.state, self.stage.group_of
+        for j in led:
+            g = group_of[j]
+            if g not in used and state[g].may_shift(a, c):
+                return j
+        return None
+
+    def _row(self, a: int, free_only: bool) -> dict[int, object]:
+        """a's cells (UNKNOWN where a or the other broker gained or lost a leadership since they were scanned)."""
+        stage = self.stage
+        index = (stage.changed_pairs if free_only else stage.pairs)[a]
+        log, version = stage.touched, stage.version[a]
+        rows = self.rows[free_only]
+        row = rows.get(a)
+        if row is None or row.version != version or len(log) - row.stamp > len(index):
+            cells = dict.fromkeys(index, UNKNOWN)
+            rows[a] = _Row(version, len(log), cells)
+            return cells
+        cells = row.cells
+        for c in set(log[row.stamp:]):
+            if c in cells:
+                cells[c] = UNKNOWN
+        row.stamp = len(log)
+        return cells
+
+    def _bfs(self, sources: Sequence[int], sinks: set[int], free_only: bool) -> list[tuple[int, int]] | None:
+        stage = self.stage
+        group_of = stage.group_of
+        parent: dict[int, tuple[int, int] | None] = {b: None for b in sources}
+        queue = deque(parent)
+        # free_only walks the partitions whose leader changed already: moving them on changes no more leaders
+        budget = FREE_SEARCH if free_only else len(stage.brokers) + 1
+        while queue and budget:
+            budget -= 1
+            a = queue.popleft()
+            used = set()  # groups already shifted on the way to a: a second shift would see stale counts
+            node = a
+            while parent[node] is not None:
+                used.add(group_of[parent[node][0]])
+                node = parent[node][1]
+            index = (stage.changed_pairs if free_only else stage.pairs)[a]
+            cells = self._row(a, free_only)
+            for c, j in cells.items():
+                if j is None or c in parent:
+                    continue
+                if j is UNKNOWN:  # scanned once, without `used`: the first partition any path may take
+                    j = cells[c] = self._scan(a, c, index[c], NO_GROUPS)
+                    if j is None:
+                        continue
+                if used and group_of[j] in used:
+                    j = self._scan(a, c, index[c], used)
+                    if j is None:
+                        continue
+                parent[c] = (j, a)
+                if c in sinks:
+                    return _steps_back(parent, c)
+                queue.append(c)
+        return None
+
+
+def _steps_back(parent: Mapping[int, tuple[int, int] | None], end: int) -> list[tuple[int, int]]:
+    steps = []
+    node = end
+    while parent[node] is not None:
+        j, prev = parent[node]
+        steps.append((j, node))
+        node = prev
+    return steps
