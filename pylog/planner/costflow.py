@@ -44,6 +44,32 @@ class CostFlow:
         self.out[v].append(a + 1)
         return a
 
+    def fan(self, u: int, vs: list[int], cost: int) -> int:
+        """A new node p with one unit in from u (cost 0) and out to each of `vs` at `cost` (a -1 in `vs` becomes a
+        new node, made after p, in place); returns the id of the arc to vs[0] (the arc to vs[k] is that + 2k).
+        The same graph as node() and arc() calls in that order, built faster."""
+        out, head, caps, costs = self.out, self.head, self.cap, self.cost
+        p = len(out)
+        a = len(head)
+        out[u].append(a)
+        mine = [a + 1]
+        out.append(mine)
+        head += (p, u)
+        caps += (1, 0)
+        costs += (0, 0)
+        first = a + 2
+        for k, v in enumerate(vs):
+            if v < 0:
+                v = vs[k] = len(out)
+                out.append([])
+            a += 2
+            head += (v, p)
+            caps += (1, 0)
+            costs += (cost, -cost)
+            mine.append(a)
+            out[v].append(a + 1)
+        return first
+
     def flow(self, a: int) -> int:
         """Units the solution sends over arc `a`."""
         return self.cap[a ^ 1]

@@ -21,6 +21,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from pylog.planner.costflow import CostFlow
+from pylog.planner.leader_exact import EXACT_LIMIT, exact_leaders
 from pylog.planner.leader_paths import PathSearch
 
 __all__ = ["LeaderResult", "LeaderStage", "balance_leaders", "leader_bound", "plan_leader_bound"]
@@ -73,6 +74,10 @@ def balance_leaders(topic_parts: Mapping[str, Sequence[int]], replicas: Sequence
 
     `old_leaders` maps partition index -> leader before the plan (default: each list's first replica now)."""
     stage = LeaderStage(topic_parts, replicas, brokers, old_leaders, topic_balance)
+    if sum(len(replicas[i]) for i in stage.base) <= EXACT_LIMIT:
+        for i, b in exact_leaders(stage.groups, replicas, stage.brokers, stage.old, topic_balance).items():
+            stage.lead(i, b)
+        return stage.result()
     stage.balance_all(_LeaderFlow.TIES)
     stage.repair_overall()
     if stage.off_overall():
@@ -300,7 +305,8 @@ class _LeaderFlow:
         self.group_unit = 4 * self.STRONG + scale if stage.topic_balance else 0
         self.f = CostFlow()
         self.src, self.sink = self.f.node(), self.f.node()
-        self.node: dict[tuple[str, int], int] = {}
+        self.group = group
+        self.node: dict[int, int] = {}           # broker -> the (group, broker) node
         self.fixed: dict[int, int] = {}          # partition -> leader when it has no choice to make
         self.choices: dict[int, list[tuple[int, int]]] = {}  # partition -> (arc, broker) it may leave by
         pool = self.f.node()
@@ -308,40 +314,42 @@ class _LeaderFlow:
         self.f.arc(self.src, pool, orphans, -(2 * self.group_unit + 2 * self.STRONG + scale))
         self._count_arcs(others)
 
-    def _at(self, g: str, b: int) -> int:
-        v = self.node.get((g, b))
-        if v is None:
-            v = self.node[(g, b)] = self.f.node()
-        return v
-
     def _partition_arcs(self, g: str, pool: int) -> int:
-        f, stage, orphans = self.f, self.stage, 0
+        f, stage, orphans, node = self.f, self.stage, 0, self.node
+        targets, old, replicas, change = stage.targets, stage.old, stage.replicas, self.CHANGE
         for i in stage.groups[g]:
-            o = stage.old[i]
-            options = [b for b in stage.replicas[i] if b in stage.targets]
+            o = old[i]
+            options = [b for b in replicas[i] if b in targets]
             if not options:
                 continue
-            is_kept = o in options
-            if is_kept:
-                self._at(g, o)
+            if o in options:
+                u = node.get(o)
+                if u is None:
+                    u = node[o] = f.node()
                 if len(options) == 1:
                     self.fixed[i] = o
                     continue
-            p = f.node()
-            f.arc(self._at(g, o) if is_kept else pool, p, 1, 0)
-            orphans += not is_kept
-            self.choices[i] = [(f.arc(p, self._at(g, c), 1, self.CHANGE if is_kept else 0), c)
-                               for c in options if c != o]
+                cost = change
+            else:
+                u, cost = pool, 0
+                orphans += 1
+            others = [c for c in options if c != o]
+            vs = [node.get(c, -1) for c in others]
+            first = f.fan(u, vs, cost)
+            for c, v in zip(others, vs):
+                node[c] = v
+            self.choices[i] = list(zip(range(first, first + 2 * len(others), 2), others))
         return orphans
 
     def _count_arcs(self, others: Mapping[int, int]) -> None:
-        f, stage = self.f, self.stage
-        for (g, b), v in sorted(self.node.items()):
-            ts, kept = stage.state[g], stage.kept[g].get(b, 0)
+        f, stage, g = self.f, self.stage, self.group
+        ts, kept_g, size = stage.state[g], stage.kept[g], len(stage.groups[g])
+        g_cost = self._group_cost(ts)
+        for b, v in sorted(self.node.items()):
+            kept = kept_g.get(b, 0)
             other = others.get(b, 0)
-            both = self._both_cost(self._group_cost(ts), other)
+            both = self._both_cost(g_cost, other)
             cuts = (ts.lo, ts.hi, stage.floor - other, stage.cap - other)
-            size = len(stage.groups[g])
             for cap, cost in _steps(kept, size, False, both, cuts):
                 f.arc(self.src, v, cap, cost)
             for cap, cost in _steps(kept, size, True, both, cuts):

@@ -28,6 +28,7 @@ def _plan(snap, targets, racks, opts, search, monkeypatch):
 
     with monkeypatch.context() as m:
         m.setattr(leaders, "PathSearch", search)
+        m.setattr(leaders, "EXACT_LIMIT", 0)  # the staged pass, whose repair uses the search
         m.setattr(leader_paths.PathSearch, "_scan", counting)
         plan = plan_reassignment(snap, None, targets, opts, racks)
     return plan, len(scans)
