@@ -25,7 +25,30 @@ EXACT_LIMIT = 4000  # replicas (partitions x RF) up to which balance_leaders tak
 def exact_leaders(groups: Mapping[str, Sequence[int]], replicas: Sequence[Sequence[int]], brokers: Sequence[int],
                   old: Mapping[int, int], topic_balance: bool) -> dict[int, int]:
     """Partition index -> its preferred leader: groups, then the whole, balanced as far as the replicas allow,
-    with the fewest changes from `old` for that balance (partitions without a target replica are left out)."""
+    with the fewest changes from `old` for that balance (partitions without a target replica are left out).
+
+    Where a group (or the whole) cannot be within one, evening it out further is not worth a change: a second
+    flow keeps it within the spread the first found and spends changes only where they buy balance within one."""
+    leaders = _solve(groups, replicas, brokers, old, topic_balance, {})
+    wide: dict[str | None, tuple[int, int]] = {}
+    overall: dict[int, int] = dict.fromkeys(brokers, 0)
+    for g, idx in groups.items():
+        counts = dict.fromkeys(brokers, 0)
+        for i in idx:
+            if i in leaders:
+                counts[leaders[i]] += 1
+                overall[leaders[i]] += 1
+        if topic_balance and max(counts.values()) - min(counts.values()) > 1:
+            wide[g] = (min(counts.values()), max(counts.values()))
+    if max(overall.values()) - min(overall.values()) > 1:
+        wide[None] = (min(overall.values()), max(overall.values()))
+    return _solve(groups, replicas, brokers, old, topic_balance, wide) if wide else leaders
+
+
+def _solve(groups: Mapping[str, Sequence[int]], replicas: Sequence[Sequence[int]], brokers: Sequence[int],
+           old: Mapping[int, int], topic_balance: bool, wide: Mapping[str | None, tuple[int, int]]
+           ) -> dict[int, int]:
+    """The flow with each group's (and the whole's, key None) floor/ceil, or the range `wide` gives it."""
     targets = set(brokers)
     n = len(brokers)
     options = {i: [b for b in replicas[i] if b in targets] for idx in groups.values() for i in idx}
@@ -36,12 +59,14 @@ def exact_leaders(groups: Mapping[str, Sequence[int]], replicas: Sequence[Sequen
     src, sink = f.node(), f.node()
     broker_node = {b: f.node() for b in brokers}
     lo, r = divmod(sum(len(idx) for idx in groups.values()), n)  # the bounds LeaderStage judges by
+    lo, hi = wide.get(None, (lo, lo + (r > 0)))
     for b in brokers:
-        _convex(f, broker_node[b], sink, lo, lo + (r > 0), total, overall_unit)
+        _convex(f, broker_node[b], sink, lo, hi, total, overall_unit)
     start = -(2 * group_unit + 2 * overall_unit + 2)
     arcs: dict[int, list[tuple[int, int]]] = {}
     for g, idx in groups.items():
         g_lo, g_r = divmod(len(idx), n)
+        g_lo, g_hi = wide.get(g, (g_lo, g_lo + (g_r > 0)))
         at: dict[int, int] = {}
         for i in idx:
             opts = options[i]
@@ -57,7 +82,7 @@ def exact_leaders(groups: Mapping[str, Sequence[int]], replicas: Sequence[Sequen
                 arcs[i].append((f.arc(p, v, 1, 0 if b == old[i] else 1), b))
         for b, v in sorted(at.items()):
             if topic_balance:
-                _convex(f, v, broker_node[b], g_lo, g_lo + (g_r > 0), len(idx), group_unit)
+                _convex(f, v, broker_node[b], g_lo, g_hi, len(idx), group_unit)
             else:
                 f.arc(v, broker_node[b], len(idx), 0)
     f.solve(src, sink)
@@ -65,8 +90,9 @@ def exact_leaders(groups: Mapping[str, Sequence[int]], replicas: Sequence[Sequen
 
 
 def _convex(f: CostFlow, u: int, v: int, lo: int, hi: int, most: int, unit: int) -> None:
-    """Arcs u -> v whose k-th unit costs 0 up to `lo`, `unit` up to `hi`, 2 * `unit` beyond (all + unit: a
-    count below the floor costs as much as one above the ceil)."""
+    """Arcs u -> v whose k-th unit costs 0 up to `lo`, `unit` up to `hi`, 2 * `unit` beyond: a count outside
+    [lo, hi] costs `unit` a leadership (plus `unit` a unit, the same for every choice: each partition's unit
+    crosses one arc of the layer), so only the source's arcs cost < 0."""
     if lo:
         f.arc(u, v, lo, 0)
     if hi > lo:
