@@ -133,12 +133,13 @@ def _leader_case(case):
 @LEADERS
 @given(clusters())
 def test_small_plans_change_exactly_the_oracles_fewest_leaders_when_balanced(case):
-    # Small selections take the exact flow (leader_exact.py): at full balance nothing can change fewer leaders.
+    # Small selections take the exact flow (leader_exact.py): at full balance no choice changes fewer leaders.
+    # (Where a topic or the whole cannot be within one, the flow keeps the spread it first found, the oracle
+    # leaves it unbounded: they may differ there.)
     best, r = _leader_case(case)
-    snap = case[0]
     if r.leader_spread <= 1 and r.max_topic_leader_spread <= 1:
         assert r.leader_changes == best
-    assert sum(len(p.replicas) for p in snap.partitions) <= EXACT_LIMIT
+    assert sum(len(p.replicas) for p in case[0].partitions) <= EXACT_LIMIT
 
 
 def test_exact_leaders_beat_the_staged_pass_where_groups_are_small_against_the_brokers():
