@@ -84,13 +84,12 @@ class CostFlow:
                 return total
             dist, pred = found
             d_t = dist[t]
-            for v, d in enumerate(dist):
-                pot[v] += d if d < d_t else d_t
+            pot = [p + (d if d < d_t else d_t) for p, d in zip(pot, dist)]
             length = pot[t] - pot[s]
             if length >= 0:
                 return total
-            near = [d <= d_t for d in dist]
-            pushed = self._blocking(s, t, pot, near) or self._augment(s, t, pred)
+            far = [d > d_t for d in dist]
+            pushed = self._blocking(s, t, pot, far) or self._augment(s, t, pred)
             total += pushed * length
 
     def _start_potentials(self, s: int, t: int) -> list[int]:
@@ -144,12 +143,11 @@ class CostFlow:
             self.cap[a ^ 1] += bottleneck
         return bottleneck
 
-    def _blocking(self, s: int, t: int, pot: list[int], near: list[bool]) -> int:
-        """Push unit paths over zero-reduced-cost arcs between `near` nodes (labelled no farther than t: a
-        shortest path visits no other) until none is left; returns the units pushed."""
+    def _blocking(self, s: int, t: int, pot: list[int], dead: list[bool]) -> int:
+        """Push unit paths over zero-reduced-cost arcs avoiding `dead` nodes (at first those labelled farther
+        than t: a shortest path visits none; the list is used up) until none is left; returns the units pushed."""
         head, cap, cost, out = self.head, self.cap, self.cost, self.out
         it = [0] * len(out)
-        dead = [not v for v in near]
         pushed = 0
         while True:
             path: list[int] = []

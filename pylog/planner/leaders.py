@@ -149,11 +149,12 @@ class LeaderStage:
         if reps[0] != b:
             reps[:] = [b] + [x for x in self.base[i] if x != b]
         changed = self.old[i] != b
+        pairs, changed_pairs, targets = self.pairs[b], self.changed_pairs[b], self.targets
         for c in reps:
-            if c != b and c in self.targets:
-                self.pairs[b].setdefault(c, {})[i] = None
+            if c != b and c in targets:
+                pairs.setdefault(c, {})[i] = None
                 if changed:
-                    self.changed_pairs[b].setdefault(c, {})[i] = None
+                    changed_pairs.setdefault(c, {})[i] = None
         self.overall[b] += 1
         self.state[self.group_of[i]].add(b, 1)
         self.version[b] += 1
@@ -344,24 +345,22 @@ class _LeaderFlow:
     def _count_arcs(self, others: Mapping[int, int]) -> None:
         f, stage, g = self.f, self.stage, self.group
         ts, kept_g, size = stage.state[g], stage.kept[g], len(stage.groups[g])
-        g_cost = self._group_cost(ts)
+        g_lo, g_hi, g_unit = ts.lo, ts.hi, self.group_unit
+        unit, floor, cap = self.overall_unit, stage.floor, stage.cap
+        src, sink = self.src, self.sink
         for b, v in sorted(self.node.items()):
             kept = kept_g.get(b, 0)
             other = others.get(b, 0)
-            both = self._both_cost(g_cost, other)
-            cuts = (ts.lo, ts.hi, stage.floor - other, stage.cap - other)
-            for cap, cost in _steps(kept, size, False, both, cuts):
-                f.arc(self.src, v, cap, cost)
-            for cap, cost in _steps(kept, size, True, both, cuts):
-                f.arc(v, self.sink, cap, cost)
 
-    def _group_cost(self, ts: _Topic) -> Callable[[int], int]:
-        unit = self.group_unit
-        return lambda x: -unit if x < ts.lo else (unit if x >= ts.hi else 0)
-
-    def _both_cost(self, g_cost: Callable[[int], int], other: int) -> Callable[[int], int]:
-        unit, floor, cap = self.overall_unit, self.stage.floor, self.stage.cap
-        return lambda x: g_cost(x) + (-unit if other + x < floor else (unit if other + x >= cap else 0))
+            def both(x: int, other: int = other) -> int:
+                return ((-g_unit if x < g_lo else (g_unit if x >= g_hi else 0))
+                        + (-unit if other + x < floor else (unit if other + x >= cap else 0)))
+            cuts = (g_lo, g_hi, floor - other, cap - other)
+            if kept:
+                for n, cost in _steps(kept, size, False, both, cuts):
+                    f.arc(src, v, n, cost)
+            for n, cost in _steps(kept, size, True, both, cuts):
+                f.arc(v, sink, n, cost)
 
     def solve(self) -> dict[int, int]:
         """Partition index -> its leader in the min-cost solution."""
