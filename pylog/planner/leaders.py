@@ -10,8 +10,12 @@ moves away costs one whatever it gets. Steps (`LeaderStage`):
    below the floor or with room under the ceil, through partitions whose replicas allow it. It is exact for the
    group; which brokers take the group's ceil slots leans towards brokers behind overall (ties only).
 2. `repair_overall`: brokers above the overall ceil (or below the floor) hand leaderships along paths
-   broker -> partition it leads -> another replica, each step moving a group's ceil slot, so groups stay within one.
+   broker -> partition it leads -> another replica, each step moving a group's ceil slot, so groups stay within one
+   (the search, with its per-pair cache, is leader_paths.py).
 3. `restore`: partitions get their old leader back where the counts allow it, directly or by a swap.
+
+Selections of up to EXACT_LIMIT replicas skip the steps: one flow over all groups at once (leader_exact.py) finds
+the exact optimum, which the steps can miss when groups are small against the brokers.
 
 `leader_bound` is the proven lower bound on changes the report shows beside the plan's count.
 """
