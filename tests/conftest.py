@@ -6,11 +6,15 @@
     zk          a connected pylog.zk.client.ZkClient on that chroot, closed after the test.
 
 Ports for other servers: pylog.zk.testing.free_port().
+
+Under pytest-xdist (./scripts/test runs `-n 2 --dist loadgroup`) each worker has its own ZooKeeper;
+the tests of a directory in SHARED_WORKER stay together on one worker (see pytest_collection_modifyitems).
 """
 
 from __future__ import annotations
 
 import logging
+from pathlib import Path
 from typing import Iterator
 
 import pytest
@@ -20,6 +24,24 @@ from pylog.zk.server import ZooKeeperProcess
 from pylog.zk.testing import start_test_zookeeper, unique_chroot
 
 log = logging.getLogger(__name__)
+
+# Directories whose tests share one worker: the Spark tests share one JVM per process (the first
+# session pays its start and JIT warm-up); spread over two workers they would pay it twice and
+# starve each other's CPU. loadgroup hands the largest group out first, so it starts at once.
+SHARED_WORKER = {"integration/spark": "spark"}
+_TESTS_DIR = Path(__file__).parent
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Tag the tests of SHARED_WORKER directories with their xdist_group (a no-op without xdist)."""
+    for item in items:
+        try:
+            rel = item.path.relative_to(_TESTS_DIR).as_posix()
+        except ValueError:
+            continue
+        for prefix, group in SHARED_WORKER.items():
+            if rel.startswith(prefix + "/"):
+                item.add_marker(pytest.mark.xdist_group(group))
 
 
 @pytest.fixture(scope="session")

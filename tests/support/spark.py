@@ -18,6 +18,10 @@ from typing import Iterator
 from pylog.zk.testing import free_port, wait_until
 from support.clients import wait_for
 
+# JVM options for Spark's test JVMs (driver, Master, Worker, executors): short-lived, small jobs, so C1 only
+# and the serial collector (see tests/integration/spark/conftest.py).
+TEST_JVM_OPTS = "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"
+
 
 def consume_all(bootstrap: str, topic: str, n: int, timeout: float = 60) -> list:
     """Every record of `topic` from the beginning, by a confluent-kafka consumer (stops once it has `n`)."""
@@ -58,9 +62,12 @@ def _stop(proc: subprocess.Popen) -> None:
 
 @contextlib.contextmanager
 def standalone_cluster(workdir: Path, cores: int = 2, memory: str = "2g") -> Iterator[str]:
-    """Start a Master and a Worker on 127.0.0.1; yields the master URL spark://127.0.0.1:PORT."""
+    """Start a Master and a Worker on 127.0.0.1; yields the master URL spark://127.0.0.1:PORT.
+
+    Sessions on it should pass spark.executor.extraJavaOptions=TEST_JVM_OPTS for quick executors."""
     workdir.mkdir(parents=True, exist_ok=True)
     env = {**os.environ, "SPARK_LOCAL_IP": "127.0.0.1", "SPARK_LOG_DIR": str(workdir),
+           "SPARK_DAEMON_JAVA_OPTS": TEST_JVM_OPTS,
            "PYTHONPATH": os.environ.get("PYTHONPATH", os.getcwd())}
     port, ui = free_port(), free_port()
     procs: list[subprocess.Popen] = []

@@ -4,7 +4,7 @@ from __future__ import annotations
 import pytest
 
 from support.clients import create_topic
-from support.spark import consume_all, standalone_cluster
+from support.spark import TEST_JVM_OPTS, consume_all, standalone_cluster
 
 pytestmark = [pytest.mark.slow, pytest.mark.integration]
 
@@ -22,7 +22,7 @@ def test_stream_copy_runs_on_standalone_executors(cluster, tmp_path):
     with standalone_cluster(tmp_path / "spark") as master:
         spark = spark_session(master, app_name="pylog-standalone-test", conf={
             "spark.driver.host": "127.0.0.1", "spark.driver.bindAddress": "127.0.0.1",
-            "spark.executor.memory": "1g", "spark.cores.max": "2"})
+            "spark.executor.memory": "1g", "spark.cores.max": "2", "spark.executor.extraJavaOptions": TEST_JVM_OPTS})
         try:
             assert spark.sparkContext.master == master
             pylog.spark.register(spark)
