@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from dataclasses import dataclass
-from typing import Callable
+from typing import Callable, Iterator
 
 from pylog.broker.services import BrokerServices
 from pylog.client.aio import AsyncBrokerConnection, BrokerUnavailable
@@ -222,7 +222,8 @@ class ReplicaFetcher:
                     log.warning("Leader %d sent %s from offset %d but our LEO is %d; refetching", self.source, p,
                                 headers[0].base_offset, plog.log_end_offset)
                     return
-                plog.append_as_follower(buf, headers)
+                for chunk, hs in segment_sized(buf, headers, plog.config.segment_bytes):
+                    plog.append_as_follower(chunk, hs)
         self.manager.broker.throttle.after_follower_append(p, len(data) if data else 0, pr.high_watermark)
         new_hw = min(pr.high_watermark, plog.log_end_offset)
         if new_hw > plog.high_watermark:
@@ -304,3 +305,25 @@ class ReplicaFetcherManager:
         """Stop every fetcher."""
         await asyncio.gather(*(f.stop() for f in self.fetchers.values()), return_exceptions=True)
         self.fetchers.clear()
+
+
+def segment_sized(
+    buf: bytearray, headers: list[records.BatchHeader], limit: int
+) -> Iterator[tuple[memoryview, list[records.BatchHeader]]]:
+    """Split fetched batches into runs that each fit one segment.
+
+    The leader may read across its segment boundaries, so one fetch can carry more bytes than
+    segment.bytes; the log refuses a single append larger than a segment, so the follower appends
+    run by run (a lone batch larger than a segment still goes alone and is refused as in Kafka).
+    """
+    start = end = 0
+    first = 0
+    for i, h in enumerate(headers):
+        size = h.batch_length + 12  # baseOffset (8) and batchLength (4) precede the counted bytes
+        if end > start and end + size - start > limit:
+            yield memoryview(buf)[start:end], headers[first:i]
+            start, first = end, i
+        end += size
+    if end > start:
+        yield memoryview(buf)[start:end], headers[first:]
+
