@@ -127,8 +127,9 @@ class LocalCluster:
     def __init__(self, base_dir: str | os.PathLike[str], n_brokers: int = 1, *, zk_connect: str | None = None,
                  overrides: dict[str, str] | None = None, broker_overrides: dict[int, dict[str, str]] | None = None,
                  first_id: int = 0, zk_port: int | None = None, broker_ports: dict[int, int] | None = None,
-                 extra_listeners: dict[str, str] | None = None) -> None:
+                 extra_listeners: dict[str, str] | None = None, env: dict[str, str] | None = None) -> None:
         self.base = Path(base_dir)
+        self.env = dict(env or {})  # extra environment of every broker process (KAFKA_OPTS' ZooKeeper login)
         # Listeners besides PLAINTEXT (which stays first: readiness checks and tools use it), name -> protocol.
         self.extra_listeners = dict(extra_listeners or {})
         self.base.mkdir(parents=True, exist_ok=True)
@@ -221,7 +222,7 @@ class LocalCluster:
             props["broker.rack"] = rack
         config = data / "server.properties"
         config.write_text("".join(f"{k}={v}\n" for k, v in props.items()))
-        b = BrokerProcess(bid, port, config, data / "console.log", data, ports=extra)
+        b = BrokerProcess(bid, port, config, data / "console.log", data, env=self.env, ports=extra)
         self.brokers[bid] = b
         if start:
             b.start()

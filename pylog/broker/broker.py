@@ -46,6 +46,7 @@ from pylog.security.authorizer import from_config
 from pylog.security.credentials import CredentialStore
 from pylog.security.sasl_client import client_mechanism
 from pylog.security.settings import build_listener_security, client_ssl_context
+from pylog.security.zk_login import zk_security
 from pylog.zk.client import ZkClient
 from pylog.zk.codecs import BrokerRegistration, EndPoint
 from pylog.zk.core import SessionEvent
@@ -63,6 +64,7 @@ class Broker:
         self.broker_id: int = int(config.get("broker.id"))
         self.rack: str | None = config.get("broker.rack")
         self.listener_security = build_listener_security(config)  # ConfigError when TLS/SASL settings are unusable
+        self.zk_security = zk_security(bool(config.get("zookeeper.set.acl")))  # ConfigError: no usable login
         self.inter_broker_listener = config.inter_broker_listener_name
         # Advertised (host, port) per listener name; a port 0 is filled in once its server is bound.
         self.advertised: dict[str, tuple[str, int]] = {
@@ -126,7 +128,7 @@ class Broker:
         cfg = self.config
         t0 = time.monotonic()
         self.zk = ZkClient(cfg.get("zookeeper.connect"), int(cfg.get("zookeeper.session.timeout.ms")),
-                           int(cfg.zookeeper_connection_timeout_ms))
+                           int(cfg.zookeeper_connection_timeout_ms), **self.zk_security)
         await self._blocking(self.zk.start)
         await self._blocking(self.zk.create_top_level_paths)
         self.cluster_id = await self._blocking(self.zk.create_or_get_cluster_id, random_uuid())

@@ -166,7 +166,9 @@ def require_target(zookeeper: str | None, bootstrap_server: str | None) -> Targe
 
 def open_zk(connect: str, timeout_ms: int = DEFAULT_TIMEOUT_MS) -> ZkClient:
     """A ZooKeeper session closed when the command ends. Unlike a broker, a tool never creates the chroot."""
-    client = ZkClient(connect, session_timeout_ms=timeout_ms, connection_timeout_ms=timeout_ms, create_chroot=False)
+    from pylog.security.zk_login import zk_security  # KAFKA_OPTS' JAAS login, as Kafka's tools read it
+    client = ZkClient(connect, session_timeout_ms=timeout_ms, connection_timeout_ms=timeout_ms, create_chroot=False,
+                      **zk_security(None))
     client.start()
     ctx = click.get_current_context(silent=True)
     if ctx is not None:

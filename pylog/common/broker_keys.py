@@ -287,6 +287,10 @@ _k("zookeeper.session.timeout.ms", Type.INT, 18000, "The ZooKeeper session timeo
    "broker's registration disappears and it re-registers with a new session.", importance=HIGH)
 _k("zookeeper.connection.timeout.ms", Type.INT, None, "How long to wait for the first ZooKeeper connection "
    "before giving up. Unset means zookeeper.session.timeout.ms.", importance=HIGH)
+_k("zookeeper.set.acl", Type.BOOLEAN, False, "Create znodes with ACLs: creator-all plus world-read, creator-only "
+   "for SCRAM credentials (/config/users) and broker configs. Needs a ZooKeeper login: the Client section of the JAAS "
+   "file named by -Djava.security.auth.login.config in KAFKA_OPTS (DigestLoginModule username/password, used as "
+   "ZooKeeper digest auth). Tools given the same KAFKA_OPTS authenticate the same way.", importance=HIGH)
 
 _group("Group Coordinator Settings")
 _k("group.initial.rebalance.delay.ms", Type.INT, 3000, "How long the coordinator waits for more members to join "

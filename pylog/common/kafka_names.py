@@ -61,7 +61,7 @@ KAFKA_ONLY_BROKER_KEYS: frozenset[str] = frozenset((
     "ssl.principal.mapping.rules", "ssl.provider", "ssl.secure.random.implementation", "ssl.trustmanager.algorithm",
     "ssl.truststore.certificates", "transaction.state.log.load.buffer.size", "zookeeper.clientCnxnSocket",
     "zookeeper.max.in.flight.requests",
-    "zookeeper.set.acl", "zookeeper.ssl.cipher.suites", "zookeeper.ssl.client.enable", "zookeeper.ssl.crl.enable",
+    "zookeeper.ssl.cipher.suites", "zookeeper.ssl.client.enable", "zookeeper.ssl.crl.enable",
     "zookeeper.ssl.enabled.protocols", "zookeeper.ssl.endpoint.identification.algorithm",
     "zookeeper.ssl.keystore.location", "zookeeper.ssl.keystore.password", "zookeeper.ssl.keystore.type",
     "zookeeper.ssl.ocsp.enable", "zookeeper.ssl.protocol", "zookeeper.ssl.truststore.location",

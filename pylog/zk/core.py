@@ -20,8 +20,10 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 from kazoo import exceptions as kz
 from kazoo.client import KazooClient
 from kazoo.protocol.states import KazooState, ZnodeStat
+from kazoo.security import ACL
 
 from pylog.zk import errors
+from pylog.zk.acls import AclPolicy
 from pylog.zk._multiread import GET_CHILDREN, GET_DATA, start_multi_read
 from pylog.zk.ops import ANY_VERSION, CheckOp, CreateOp, DeleteOp, Op, SetDataOp
 from pylog.zk.session import SessionCredentials
@@ -57,6 +59,12 @@ def parse_connect_string(connect: str) -> tuple[str, str | None]:
     return hosts, chroot or None
 
 
+def _prefixes(path: str) -> list[str]:
+    """'/a/b/c' -> ['/a', '/a/b', '/a/b/c']: the znodes ensure_path may create, parents first."""
+    parts = [p for p in path.split("/") if p]
+    return ["/" + "/".join(parts[:i + 1]) for i in range(len(parts))]
+
+
 class WatchHandle:
     """Returned by watch_children/watch_data; cancel() stops further callbacks."""
 
@@ -73,7 +81,8 @@ class ZkConnection:
     """One ZooKeeper session. Sync methods retry on connection loss until connected again (bounded)."""
 
     def __init__(self, connect: str, session_timeout_ms: int = 18000, connection_timeout_ms: int | None = None,
-                 *, session_file: str | None = None, create_chroot: bool = True, multi_read: bool = True):
+                 *, session_file: str | None = None, create_chroot: bool = True, multi_read: bool = True,
+                 auth_data: Sequence[tuple[str, str]] = (), acl_policy: AclPolicy | None = None):
         self.connect = connect
         self.hosts, self.chroot = parse_connect_string(connect)
         self.session_timeout_ms = session_timeout_ms
@@ -82,6 +91,10 @@ class ZkConnection:
         self.session_file = session_file
         self._create_chroot = create_chroot
         self.multi_read = multi_read  # bulk reads as multiRead batches (ZooKeeper >= 3.6)
+        # (scheme, credential) pairs sent on every (re)connect, e.g. ("digest", "user:password")
+        self.auth_data = list(auth_data)
+        # path -> ACL for every znode this session creates; None leaves ZooKeeper's open default
+        self.acl_policy = acl_policy
         self._kazoo = self._new_kazoo(connect)
         self._connected = threading.Event()
         self._closing = False
@@ -94,7 +107,7 @@ class ZkConnection:
         """A kazoo client that reconnects quickly (backoff capped at 1 s) and forever."""
         retry = {"max_tries": -1, "delay": 0.05, "backoff": 2, "max_delay": 1.0}
         return KazooClient(hosts=hosts, timeout=self.session_timeout_ms / 1000.0,
-                           connection_retry=retry, command_retry=retry)
+                           connection_retry=retry, command_retry=retry, auth_data=self.auth_data or None)
 
     # ------------------------------------------------------------------ lifecycle
 
@@ -112,7 +125,7 @@ class ZkConnection:
             root = self._new_kazoo(self.hosts)
             try:
                 root.start(timeout=timeout)
-                root.ensure_path(self.chroot)
+                self._ensure_each(root, self.chroot)
             except root.handler.timeout_exception:
                 raise errors.ZkTimeoutError(
                     f"Timed out after {timeout:g}s connecting to ZooKeeper at {self.hosts}") from None
@@ -310,11 +323,22 @@ class ZkConnection:
         """Child names (unsorted, as ZooKeeper returns them); NoNodeError if absent."""
         return list(self._call(path, lambda: self._kazoo.get_children_async(path)))
 
+    def _acl(self, path: str) -> list[ACL] | None:
+        """The ACL a new znode at path gets (None: kazoo's open default)."""
+        return None if self.acl_policy is None else self.acl_policy(path)
+
     def create(self, path: str, data: bytes = b"", *, ephemeral: bool = False, sequence: bool = False,
                make_parents: bool = False) -> tuple[str, ZnodeStat]:
         """Create a znode; returns (created path, stat). NodeExistsError if it exists."""
+        if make_parents and self.acl_policy is not None:
+            # kazoo's makepath would give every parent this znode's ACL; each path gets its own instead.
+            parent = path.rsplit("/", 1)[0]
+            if parent:
+                self.ensure_path(parent)
+            make_parents = False
         return self._call(path, lambda: self._kazoo.create_async(
-            path, data, ephemeral=ephemeral, sequence=sequence, makepath=make_parents, include_data=True))
+            path, data, acl=self._acl(path), ephemeral=ephemeral, sequence=sequence, makepath=make_parents,
+            include_data=True))
 
     def set(self, path: str, data: bytes, version: int = ANY_VERSION) -> ZnodeStat:
         """Set data, conditional on version unless -1; BadVersionError / NoNodeError on failure."""
@@ -326,7 +350,19 @@ class ZkConnection:
 
     def ensure_path(self, path: str) -> None:
         """Create a persistent path and its parents if missing (Kafka's makeSurePersistentPathExists)."""
-        self._call(path, lambda: self._kazoo.ensure_path_async(path))
+        if self.acl_policy is None:
+            self._call(path, lambda: self._kazoo.ensure_path_async(path))
+            return
+        for prefix in _prefixes(path):
+            self._call(prefix, lambda prefix=prefix: self._kazoo.ensure_path_async(prefix, self._acl(prefix)))
+
+    def _ensure_each(self, client: KazooClient, path: str) -> None:
+        """ensure_path on another kazoo client (the chroot's), each level with the policy's ACL."""
+        if self.acl_policy is None:
+            client.ensure_path(path)
+            return
+        for prefix in _prefixes(path):
+            client.ensure_path(prefix, self._acl(prefix))
 
     def tree_levels(self, path: str) -> list[list[str]]:
         """The subtree under path, breadth-first, one pipelined round trip per level ([] if absent)."""
@@ -404,7 +440,7 @@ class ZkConnection:
         tx = self._kazoo.transaction()
         for op in ops:
             if isinstance(op, CreateOp):
-                tx.create(op.path, op.data, ephemeral=op.ephemeral, sequence=op.sequence)
+                tx.create(op.path, op.data, acl=self._acl(op.path), ephemeral=op.ephemeral, sequence=op.sequence)
             elif isinstance(op, SetDataOp):
                 tx.set_data(op.path, op.data, op.version)
             elif isinstance(op, DeleteOp):

@@ -37,6 +37,10 @@ class SessionExpiredError(ZkError, kz.SessionExpiredError):
     """The session expired; its ephemeral znodes and watches are gone."""
 
 
+class NoAuthError(ZkError, kz.NoAuthError):
+    """The znode's ACL does not let this session do that (zookeeper.set.acl, another login or none)."""
+
+
 class ClientClosedError(ZkError):
     """The client was closed (by us) while the operation was pending or before it started."""
 
@@ -59,9 +63,17 @@ _TRANSLATE: dict[type[BaseException], type[ZkError]] = {
     kz.NodeExistsError: NodeExistsError,
     kz.BadVersionError: BadVersionError,
     kz.NotEmptyError: NotEmptyError,
+    kz.NoAuthError: NoAuthError,
     kz.ConnectionLoss: ConnectionLossError,
     kz.ConnectionClosedError: ClientClosedError,  # before SessionExpiredError: kazoo subclasses it
     kz.SessionExpiredError: SessionExpiredError,
+}
+
+
+# kazoo raises these without a message.
+_DETAIL: dict[type[ZkError], str] = {
+    NoAuthError: "Not authorized by the znode's ZooKeeper ACL (zookeeper.set.acl; log in with the JAAS Client "
+                 "section named by -Djava.security.auth.login.config in KAFKA_OPTS)",
 }
 
 
@@ -71,7 +83,7 @@ def translate(exc: BaseException, path: str | None = None) -> BaseException:
         return exc
     for kind, ours in _TRANSLATE.items():
         if isinstance(exc, kind):
-            detail = str(exc) or kind.__name__
+            detail = str(exc) or _DETAIL.get(ours, kind.__name__)
             err = ours(f"{detail} for {path}" if path else detail)
             err.__cause__ = exc
             return err
