@@ -7,6 +7,8 @@ wholly below the new start are removed by the next retention pass, as in Kafka. 
 (Kafka's delayed delete-records) until the partition's low watermark, the smallest log start offset
 among the leader and the followers on live brokers (followers report theirs in each Fetch), has
 reached the requested offset, or until timeout_ms (REQUEST_TIMED_OUT for that partition).
+With an authorizer, a topic the principal may not DELETE is TOPIC_AUTHORIZATION_FAILED for each of its
+partitions, checked before anything else (Kafka's KafkaApis.handleDeleteRecordsRequest).
 Version notes: v2 is flexible; the versions differ in nothing else.
 """
 
@@ -21,6 +23,7 @@ from pylog.broker.partition import wait_for_change
 from pylog.log import OffsetOutOfRangeError
 from pylog.protocol.api import ApiKey, response_class
 from pylog.protocol.errors import ErrorCode
+from pylog.security.authorizer import allowed
 
 log = logging.getLogger("pylog.broker.delete_records")
 
@@ -61,7 +64,11 @@ async def handle_delete_records(ctx: HandlerContext, req):
     rm = ctx.broker.replicas
     outcome: dict[tuple[str, int], tuple[ErrorCode, int]] = {}
     for t in req.topics:
+        may_delete = allowed(ctx, "DELETE", "TOPIC", t.name)
         for pr in t.partitions:
+            if not may_delete:
+                outcome[(t.name, pr.partition_index)] = (ErrorCode.TOPIC_AUTHORIZATION_FAILED, -1)
+                continue
             p, err = rm.leader_partition(t.name, pr.partition_index)
             outcome[(t.name, pr.partition_index)] = (err, -1) if p is None else delete_on_leader(p, pr.offset)
     waiting = {key: target for key, (err, target) in outcome.items() if err == ErrorCode.NONE}

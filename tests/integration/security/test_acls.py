@@ -185,3 +185,43 @@ def test_admin_apis_refused_without_permission(acl_cluster):
     admin = AdminClient(sasl(c, "admin"))
     assert admin.create_topics([NewTopic("made", 1, 1)])["made"].result(30) is None
     assert admin.delete_topics(["kept"])["kept"].result(30) is None
+
+
+def test_delete_records_and_log_dir_apis_need_their_acls(acl_cluster):
+    c = acl_cluster
+    create_topic(c.bootstrap, "trimmed")
+    kcat(c.bootstrap, "-P", "-t", "trimmed", "-p", "0", input="a\nb\nc\n")
+    admin = AdminClient({"bootstrap.servers": c.bootstrap})
+    describe = acl(ResourceType.TOPIC, "trimmed", "User:alice", AclOperation.DESCRIBE)
+    assert admin.create_acls([describe])[describe].result(30) is None
+    alice = AdminClient(sasl(c, "alice"))
+
+    def delete_below(offset):
+        try:
+            fut = alice.delete_records([TopicPartition("trimmed", 0, offset)], request_timeout=30)
+            return f"low watermark {next(iter(fut.values())).result(30).low_watermark}"
+        except KafkaException as exc:
+            return exc.args[0].name()
+
+    # DESCRIBE shows the topic (so the client finds its leader) but DELETE is what DeleteRecords needs.
+    wait_for(lambda: delete_below(2) == "TOPIC_AUTHORIZATION_FAILED", what="alice sees trimmed, may not delete")
+    delete = acl(ResourceType.TOPIC, "trimmed", "User:alice", AclOperation.DELETE)
+    assert admin.create_acls([delete])[delete].result(30) is None
+    wait_for(lambda: delete_below(2) == "low watermark 2", what="alice may delete records of trimmed")
+
+    k = KafkaAdminClient(bootstrap_servers=c.bootstrap_on("SASL_PLAINTEXT"), security_protocol="SASL_PLAINTEXT",
+                         sasl_mechanism="PLAIN", sasl_plain_username="alice", sasl_plain_password="alice-secret")
+    log_dir = str(c.brokers[0].data_dir / "logs")
+    try:
+        assert k.describe_log_dirs() == [{"broker": 0, "log_dirs": []}]  # Kafka answers no dirs without DESCRIBE
+        moved = k.alter_replica_log_dirs({("trimmed", 0, 0): log_dir})
+        assert list(moved.values()) == [ClusterAuthorizationFailedError]
+    finally:
+        k.close()
+    super_user = KafkaAdminClient(bootstrap_servers=c.bootstrap)
+    try:
+        assert [d["log_dir"] for d in super_user.describe_log_dirs()[0]["log_dirs"]] == [log_dir]
+        assert list(super_user.alter_replica_log_dirs({("trimmed", 0, 0): log_dir}).values()) != \
+            [ClusterAuthorizationFailedError]
+    finally:
+        super_user.close()
