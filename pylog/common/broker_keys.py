@@ -303,18 +303,20 @@ _k("group.max.size", Type.INT, 2147483647, "The most members a group may have (G
 _group("Security", "TLS and SASL listeners, SCRAM credentials and ACLs, with Kafka's keys. Any of them may be given "
        "for one listener as listener.name.<listener>.<key> (lower-case listener name), and a listener's SASL "
        "login as listener.name.<listener>.<mechanism>.sasl.jaas.config.")
-_k("ssl.keystore.type", Type.STRING, "JKS", "The format of ssl.keystore.location. pylog reads PEM (as Kafka 2.7+ "
-   "does): set PEM when a listener uses SSL or SASL_SSL.")
-_k("ssl.keystore.location", Type.STRING, None, "A PEM file with this broker's private key and certificate chain.",
-   importance=HIGH)
-_k("ssl.keystore.password", Type.PASSWORD, None, "Kafka's keystore password; PEM keystores have none (the key is "
+_k("ssl.keystore.type", Type.STRING, "JKS", "The format of ssl.keystore.location: PEM (as Kafka 2.7+) or PKCS12. "
+   "JKS is refused with the keytool command that converts it to PKCS12: set PEM or PKCS12 when a listener uses SSL "
+   "or SASL_SSL.")
+_k("ssl.keystore.location", Type.STRING, None, "This broker's private key and certificate chain: a PEM file, or a "
+   "PKCS12 store (keytool, openssl pkcs12).", importance=HIGH)
+_k("ssl.keystore.password", Type.PASSWORD, None, "The PKCS12 keystore's password; PEM keystores have none (the key is "
    "protected by ssl.key.password).", importance=HIGH)
 _k("ssl.key.password", Type.PASSWORD, None, "The password of an encrypted PEM private key.", importance=HIGH)
-_k("ssl.truststore.type", Type.STRING, "JKS", "The format of ssl.truststore.location; PEM with pylog.")
-_k("ssl.truststore.location", Type.STRING, None, "A PEM file of the CA certificates trusted for client "
-   "certificates (ssl.client.auth) and for other brokers (inter-broker TLS). Unset means the system's CAs.",
+_k("ssl.truststore.type", Type.STRING, "JKS", "The format of ssl.truststore.location: PEM or PKCS12 (JKS is refused, "
+   "as for ssl.keystore.type).")
+_k("ssl.truststore.location", Type.STRING, None, "The CA certificates trusted for client certificates "
+   "(ssl.client.auth) and for other brokers (inter-broker TLS), PEM or PKCS12. Unset means the system's CAs.",
    importance=HIGH)
-_k("ssl.truststore.password", Type.PASSWORD, None, "Kafka's truststore password; PEM truststores have none.",
+_k("ssl.truststore.password", Type.PASSWORD, None, "The PKCS12 truststore's password; PEM truststores have none.",
    importance=HIGH)
 _k("ssl.client.auth", Type.STRING, "none", "Whether TLS clients must present a certificate: required, requested "
    "(checked when given) or none. A client authenticated by certificate is the principal User:<subject DN>.",

@@ -1,7 +1,8 @@
 """A tool's --command-config (Kafka client properties) as TLS and SASL settings for its connections.
 
-Understood: security.protocol, ssl.truststore.location (PEM, or librdkafka's ssl.ca.location),
-ssl.keystore.location (PEM key + certificate) with ssl.key.password, ssl.endpoint.identification.algorithm,
+Understood: security.protocol, ssl.truststore.location (PEM or PKCS12 as ssl.truststore.type says, or
+librdkafka's ssl.ca.location), ssl.keystore.location (PEM key + certificate, or PKCS12) with
+ssl.keystore.password / ssl.key.password, ssl.endpoint.identification.algorithm,
 sasl.mechanism, and the login as sasl.jaas.config (username="..." password="...") or sasl.username /
 sasl.password. Anything unusable is a clear error naming the key.
 """
@@ -15,22 +16,34 @@ from pylog.client.aio import ConnectSecurity
 from pylog.common.configdef import ConfigError
 from pylog.security.sasl_client import client_mechanism
 from pylog.security.settings import SUPPORTED_MECHANISMS, parse_jaas
+from pylog.security.stores import load_keystore, load_truststore
 
 __all__ = ["client_security"]
 
 
 def _tls(props: Mapping[str, str]) -> ssl.SSLContext:
     ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
-    ca = props.get("ssl.truststore.location") or props.get("ssl.ca.location")
-    try:
-        ctx.load_verify_locations(ca) if ca else ctx.load_default_certs()
-        keystore = props.get("ssl.keystore.location")
-        if keystore:
-            ctx.load_cert_chain(keystore, password=props.get("ssl.key.password"))
-    except (OSError, ssl.SSLError) as exc:
-        raise ConfigError(f"Cannot load the TLS files of the client properties: {exc}") from None
+    # Kafka's clients default both store types to JKS; a bare PEM path (librdkafka's habit) is read as PEM.
+    truststore = props.get("ssl.truststore.location")
+    if truststore:
+        load_truststore(ctx, props.get("ssl.truststore.type", _guess(truststore)), truststore,
+                        props.get("ssl.truststore.password"))
+    elif props.get("ssl.ca.location"):
+        load_truststore(ctx, "PEM", props["ssl.ca.location"], None)
+    else:
+        ctx.load_default_certs()
+    keystore = props.get("ssl.keystore.location")
+    if keystore:
+        load_keystore(ctx, props.get("ssl.keystore.type", _guess(keystore)), keystore,
+                      props.get("ssl.keystore.password"), props.get("ssl.key.password"))
     ctx.check_hostname = props.get("ssl.endpoint.identification.algorithm", "https") != ""
     return ctx
+
+
+def _guess(location: str) -> str:
+    """The store type of a file whose type the properties do not name: by its extension, else PEM."""
+    ext = location.rsplit(".", 1)[-1].lower()
+    return {"p12": "PKCS12", "pfx": "PKCS12", "pkcs12": "PKCS12", "jks": "JKS"}.get(ext, "PEM")
 
 
 def client_security(props: Mapping[str, str]) -> ConnectSecurity | None:

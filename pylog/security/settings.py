@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from pylog.common.configdef import ConfigError, Password
+from pylog.security.stores import load_keystore, load_truststore
 
 __all__ = ["SUPPORTED_MECHANISMS", "JaasLogin", "ListenerSecurity", "parse_jaas", "listener_value",
            "build_listener_security", "server_ssl_context", "client_ssl_context"]
@@ -101,35 +102,36 @@ def _ciphers(ctx: ssl.SSLContext, suites: list[str], key: str) -> None:
                               key=key) from None
 
 
-def _pem(cfg: Any, listener: str, prefix: str) -> str | None:
-    kind, location = listener_value(cfg, listener, f"{prefix}.type"), listener_value(cfg, listener, f"{prefix}.location")
-    if location and str(kind).upper() != "PEM":
-        raise ConfigError(f"{prefix}.type={kind} is not supported by pylog: use PEM files "
-                          f"({prefix}.type=PEM, {prefix}.location=<file.pem>)", key=f"{prefix}.type")
-    return location
+def _keystore(ctx: ssl.SSLContext, cfg: Any, listener: str) -> bool:
+    """Load the listener's keystore (PEM or PKCS12) into ctx; False when none is configured."""
+    location = listener_value(cfg, listener, "ssl.keystore.location")
+    if location:
+        load_keystore(ctx, listener_value(cfg, listener, "ssl.keystore.type"), location,
+                      listener_value(cfg, listener, "ssl.keystore.password"),
+                      listener_value(cfg, listener, "ssl.key.password"))
+    return bool(location)
+
+
+def _truststore(ctx: ssl.SSLContext, cfg: Any, listener: str, purpose: ssl.Purpose) -> None:
+    """Trust the listener's truststore (PEM or PKCS12), or the system's CAs when none is configured."""
+    location = listener_value(cfg, listener, "ssl.truststore.location")
+    if location:
+        load_truststore(ctx, listener_value(cfg, listener, "ssl.truststore.type"), location,
+                        listener_value(cfg, listener, "ssl.truststore.password"))
+    else:
+        ctx.load_default_certs(purpose)
 
 
 def server_ssl_context(cfg: Any, listener: str) -> ssl.SSLContext:
     """The TLS context of an SSL or SASL_SSL listener (its key, trust, client auth, versions, ciphers)."""
-    keystore = _pem(cfg, listener, "ssl.keystore")
-    if not keystore:
-        raise ConfigError(f"Listener {listener} uses TLS but ssl.keystore.location is not set", key="ssl.keystore.location")
     ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-    try:
-        ctx.load_cert_chain(keystore, password=listener_value(cfg, listener, "ssl.key.password"))
-    except (OSError, ssl.SSLError) as exc:
-        raise ConfigError(f"Cannot load the PEM keystore {keystore} (ssl.keystore.location): {exc}",
-                          key="ssl.keystore.location") from None
-    truststore = _pem(cfg, listener, "ssl.truststore")
+    if not _keystore(ctx, cfg, listener):
+        raise ConfigError(f"Listener {listener} uses TLS but ssl.keystore.location is not set", key="ssl.keystore.location")
     auth = str(listener_value(cfg, listener, "ssl.client.auth")).lower()
     if auth not in ("none", "requested", "required"):
         raise ConfigError(f"Invalid value {auth} for configuration ssl.client.auth", key="ssl.client.auth")
     if auth != "none":
-        try:
-            ctx.load_verify_locations(truststore) if truststore else ctx.load_default_certs(ssl.Purpose.CLIENT_AUTH)
-        except (OSError, ssl.SSLError) as exc:
-            raise ConfigError(f"Cannot load the PEM truststore {truststore}: {exc}", key="ssl.truststore.location") \
-                from None
+        _truststore(ctx, cfg, listener, ssl.Purpose.CLIENT_AUTH)
         ctx.verify_mode = ssl.CERT_REQUIRED if auth == "required" else ssl.CERT_OPTIONAL
     _tls_bounds(ctx, _as_list(listener_value(cfg, listener, "ssl.enabled.protocols")), "ssl.enabled.protocols")
     _ciphers(ctx, _as_list(listener_value(cfg, listener, "ssl.cipher.suites")), "ssl.cipher.suites")
@@ -139,11 +141,8 @@ def server_ssl_context(cfg: Any, listener: str) -> ssl.SSLContext:
 def client_ssl_context(cfg: Any, listener: str) -> ssl.SSLContext:
     """The TLS context this broker uses to reach another broker's `listener` (trust, own key, host check)."""
     ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
-    truststore = _pem(cfg, listener, "ssl.truststore")
-    ctx.load_verify_locations(truststore) if truststore else ctx.load_default_certs()
-    keystore = _pem(cfg, listener, "ssl.keystore")
-    if keystore:
-        ctx.load_cert_chain(keystore, password=listener_value(cfg, listener, "ssl.key.password"))
+    _truststore(ctx, cfg, listener, ssl.Purpose.SERVER_AUTH)
+    _keystore(ctx, cfg, listener)
     ctx.check_hostname = bool(listener_value(cfg, listener, "ssl.endpoint.identification.algorithm"))
     _tls_bounds(ctx, _as_list(listener_value(cfg, listener, "ssl.enabled.protocols")), "ssl.enabled.protocols")
     return ctx
