@@ -1,7 +1,8 @@
 """One chaos run: cluster, workload, faults, verification, report; `scripts/chaos` is its command line.
 
     scripts/chaos [--faults N] [--expiries N] [--duration S] [--seed N] [--runs N]
-                  [--partitions N] [--rate R] [--settle isr|rejoin] [--transactions] [--keep]
+                  [--partitions N] [--rate R] [--settle isr|rejoin] [--transactions]
+                  [--inter-broker PLAINTEXT|SASL_SSL] [--keep]
     scripts/chaos --groups [--members N] [--member-kills N] [--faults N] [--duration S] [--seed N]
                   [--runs N] [--partitions N] [--rate R] [--keep]
 
@@ -31,6 +32,7 @@ from typing import Callable, Sequence
 from pylog.chaos import faults as fl
 from pylog.chaos import txn as txn_chaos
 from pylog.chaos import verify
+from pylog.chaos.secure import INTER_BROKER_LISTENERS, SecureSetup
 from pylog.chaos.workload import Acked, Reader, Workload
 from pylog.client.sync import KafkaClient
 from pylog.localcluster import LocalCluster
@@ -55,12 +57,14 @@ class ChaosConfig:
     heal_timeout: float = 90.0
     settle: str = "isr"
     transactions: bool = False
+    inter_broker: str = "PLAINTEXT"  # or SASL_SSL: replication and the controller over TLS + SCRAM
 
     def replay(self) -> str:
         """The command that repeats this run's fault schedule."""
         return (f"scripts/chaos --seed {self.seed} --faults {self.faults} --expiries {self.expiries} "
                 f"--duration {self.duration:g} --partitions {self.partitions} --rate {self.rate:g} "
-                f"--settle {self.settle}" + (" --transactions" if self.transactions else ""))
+                f"--settle {self.settle}" + (" --transactions" if self.transactions else "")
+                + (f" --inter-broker {self.inter_broker}" if self.inter_broker != "PLAINTEXT" else ""))
 
 
 @dataclass
@@ -105,7 +109,7 @@ class Report:
         acked = self.acked.count if self.acked else 0
         lines = [f"chaos seed={cfg.seed}: {'PASS' if self.ok else 'FAIL'} in {self.seconds:.0f}s "
                  f"({cfg.brokers} brokers, RF {cfg.brokers}, min.insync.replicas 2, {cfg.partitions} partitions, "
-                 f"acks=all)",
+                 f"acks=all, inter-broker {cfg.inter_broker})",
                  f"faults injected: {len(self.faults)} "
                  f"({', '.join(f'{k} x{n}' for k, n in _count(f.kind for f in self.faults).items())})"]
         lines += ["  " + f.line() for f in self.faults]
@@ -187,15 +191,21 @@ def run(cfg: ChaosConfig, base_dir: str | os.PathLike[str], zk_connect: str | No
         from pylog.zk.testing import start_test_zookeeper
         own_zk = start_test_zookeeper(str(Path(base_dir) / "zookeeper"))
         zk_connect = own_zk.connect_string
-    cluster = LocalCluster(Path(base_dir) / "cluster", cfg.brokers, zk_connect=zk_connect,
-                           overrides=broker_overrides(cfg.session_timeout_ms))
+    overrides, listeners, secure = broker_overrides(cfg.session_timeout_ms), {}, None
+    if cfg.inter_broker == "SASL_SSL":
+        secure = SecureSetup(Path(base_dir))
+        overrides, listeners = {**overrides, **secure.overrides}, secure.extra_listeners
+    cluster = LocalCluster(Path(base_dir) / "cluster", cfg.brokers, zk_connect=zk_connect, overrides=overrides,
+                           extra_listeners=listeners)
     zk = None
     workload = None
     reader = None
     driver = None
     try:
-        cluster.start()
         zk = ZkClient(zk_connect, session_timeout_ms=30000).start()
+        if secure is not None:
+            secure.store_credential(zk)
+        cluster.start()
         create_topic(cluster.bootstrap, cfg.partitions, cfg.brokers)
         driver = fl.FaultDriver(cluster, zk, TOPIC, cfg.partitions, rng, cfg.session_timeout_ms,
                                 heal_timeout=cfg.heal_timeout, settle=cfg.settle, log=say, t0=t0)
@@ -315,6 +325,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--session-timeout-ms", type=int, default=d.session_timeout_ms)
     ap.add_argument("--settle", choices=["isr", "rejoin"], default="isr",
                     help="before the next fault wait for full ISRs (default) or only for the victim to rejoin")
+    ap.add_argument("--inter-broker", choices=INTER_BROKER_LISTENERS, default="PLAINTEXT",
+                    help="the inter-broker listener: SASL_SSL runs replication and the controller over TLS + "
+                         "SCRAM-SHA-512 (default PLAINTEXT)")
     ap.add_argument("--runs", type=int, default=1, help="repeat with seeds seed, seed+1, ... (default 1)")
     ap.add_argument("--transactions", action="store_true",
                     help="a transactional producer, checked for exactly-once (lost, aborted, duplicated, reordered, "
@@ -336,7 +349,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     first = args.seed if args.seed is not None else ChaosConfig().seed
     return run_many(args, lambda seed: run(ChaosConfig(
         seed=seed, faults=args.faults, expiries=args.expiries, duration=args.duration, partitions=args.partitions,
-        rate=args.rate, session_timeout_ms=args.session_timeout_ms, settle=args.settle, transactions=args.transactions),
+        rate=args.rate, session_timeout_ms=args.session_timeout_ms, settle=args.settle, transactions=args.transactions,
+        inter_broker=args.inter_broker),
         tempfile.mkdtemp(prefix=f"pylog-chaos-{seed}-")), first, "segments")
 
 
