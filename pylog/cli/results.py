@@ -293,3 +293,16 @@ class OffsetsDeleted:
     topics: list[str]
     statuses: list[tuple[str, int, str]]
     failure: str | None = None
+
+
+# ---------------------------------------------------------------- pylog-zookeeper-security-migration
+
+@dataclass
+class ZkAclsMigrated:
+    """zookeeper-security-migration.sh: the ACL set (secure or unsecure) and how many znodes got it."""
+
+    acl: str
+    znodes: int
+    warnings: list[str] = field(default_factory=list)  # missing secure root paths (Kafka's println)
+    failed: dict[str, str] = field(default_factory=dict)
+    failure: str | None = None

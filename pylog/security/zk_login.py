@@ -21,7 +21,7 @@ from pylog.common.configdef import ConfigError
 from pylog.security.settings import parse_jaas
 from pylog.zk.acls import secure_policy
 
-__all__ = ["DIGEST_MODULE", "ZkLogin", "zk_login", "jvm_properties", "zk_security"]
+__all__ = ["DIGEST_MODULE", "LOGIN_CONFIG", "ZkLogin", "zk_login", "jvm_properties", "zk_security"]
 
 DIGEST_MODULE = "org.apache.zookeeper.server.auth.DigestLoginModule"
 LOGIN_CONFIG = "java.security.auth.login.config"

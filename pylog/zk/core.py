@@ -24,6 +24,7 @@ from kazoo.security import ACL
 
 from pylog.zk import errors
 from pylog.zk.acls import AclPolicy
+from pylog.zk.paths import prefixes
 from pylog.zk._multiread import GET_CHILDREN, GET_DATA, start_multi_read
 from pylog.zk.ops import ANY_VERSION, CheckOp, CreateOp, DeleteOp, Op, SetDataOp
 from pylog.zk.session import SessionCredentials
@@ -57,12 +58,6 @@ def parse_connect_string(connect: str) -> tuple[str, str | None]:
     if "//" in chroot:
         raise ValueError(f"Invalid chroot in ZooKeeper connect string: {connect!r}")
     return hosts, chroot or None
-
-
-def _prefixes(path: str) -> list[str]:
-    """'/a/b/c' -> ['/a', '/a/b', '/a/b/c']: the znodes ensure_path may create, parents first."""
-    parts = [p for p in path.split("/") if p]
-    return ["/" + "/".join(parts[:i + 1]) for i in range(len(parts))]
 
 
 class WatchHandle:
@@ -125,7 +120,9 @@ class ZkConnection:
             root = self._new_kazoo(self.hosts)
             try:
                 root.start(timeout=timeout)
-                self._ensure_each(root, self.chroot)
+                # each level with its own ACL (kazoo's ensure_path would give the parents the chroot's)
+                for prefix in prefixes(self.chroot) if self.acl_policy else [self.chroot]:
+                    root.ensure_path(prefix, self._acl(prefix))
             except root.handler.timeout_exception:
                 raise errors.ZkTimeoutError(
                     f"Timed out after {timeout:g}s connecting to ZooKeeper at {self.hosts}") from None
@@ -353,16 +350,13 @@ class ZkConnection:
         if self.acl_policy is None:
             self._call(path, lambda: self._kazoo.ensure_path_async(path))
             return
-        for prefix in _prefixes(path):
+        for prefix in prefixes(path):
             self._call(prefix, lambda prefix=prefix: self._kazoo.ensure_path_async(prefix, self._acl(prefix)))
 
-    def _ensure_each(self, client: KazooClient, path: str) -> None:
-        """ensure_path on another kazoo client (the chroot's), each level with the policy's ACL."""
-        if self.acl_policy is None:
-            client.ensure_path(path)
-            return
-        for prefix in _prefixes(path):
-            client.ensure_path(prefix, self._acl(prefix))
+    def set_acls_many(self, acls: Mapping[str, list[ACL]]) -> dict[str, BaseException | None]:
+        """Set each znode's ACL (any version), pipelined: path -> None, or the error for that znode."""
+        raw = self._pipeline([(p, p, (lambda p=p, a=a: self._kazoo.set_acls_async(p, a))) for p, a in acls.items()])
+        return {p: r if isinstance(r, BaseException) else None for p, r in raw.items()}
 
     def tree_levels(self, path: str) -> list[list[str]]:
         """The subtree under path, breadth-first, one pipelined round trip per level ([] if absent)."""

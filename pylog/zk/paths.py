@@ -32,6 +32,12 @@ def _int(kind: str, value: int) -> int:
     return value
 
 
+def prefixes(path: str) -> list[str]:
+    """'/a/b/c' -> ['/a', '/a/b', '/a/b/c']: a path's ancestors and itself, parents first."""
+    parts = [p for p in path.split("/") if p]
+    return ["/" + "/".join(parts[:i + 1]) for i in range(len(parts))]
+
+
 def consumers() -> str:
     """The old consumer root, still created at broker start (ConsumerPathZNode)."""
     return "/consumers"

@@ -106,3 +106,46 @@ def test_set_acl_without_a_zookeeper_login_refuses_to_start(cluster_factory, tmp
     with pytest.raises(Exception) as failed:
         cluster_factory(1, overrides={"zookeeper.set.acl": "true"}, env={"KAFKA_OPTS": ""})
     assert "zookeeper.set.acl is true, but the verification of the JAAS login file failed" in str(failed.value)
+
+
+def test_security_migration_secures_existing_znodes_and_opens_them_again(zk_login_env, cluster_factory, zk_connect):
+    # Kafka's procedure: brokers log in first (zookeeper.set.acl still false: open znodes), then the migration.
+    c = cluster_factory(1, env=zk_login_env)
+    r = tool("pylog-configs.sh", "--zookeeper", zk_connect, "--alter", "--add-config",
+             "SCRAM-SHA-512=[password=alice-pw]", "--entity-type", "users", "--entity-name", "alice")
+    assert r.returncode == 0, r.stderr
+    r = tool("pylog-topics.sh", "--bootstrap-server", c.bootstrap, "--create", "--topic", "old", "--partitions", "1",
+             "--replication-factor", "1")
+    assert r.returncode == 0, r.stderr
+
+    r = tool("pylog-zookeeper-security-migration.sh", "--zookeeper.acl", "secure", "--zookeeper.connect", zk_connect)
+    assert r.returncode == 1 and "No JAAS configuration file has been specified" in r.stderr
+    r = tool("pylog-zookeeper-security-migration.sh", "--zookeeper.acl", "secure", "--zookeeper.connect",
+             zk_connect + "-typo", "--enable.path.check", env=zk_login_env)
+    assert r.returncode == 1 and r.stdout.startswith(
+        "Warning: The following secure root paths do not exist in ZooKeeper: /admin,/brokers"), r.stdout
+    r = tool("pylog-zookeeper-security-migration.sh", "--zookeeper.acl", "secure", "--zookeeper.connect", zk_connect,
+             "--output", "json", env=zk_login_env)
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout)["znodes"] > 20
+
+    anonymous = kazoo_session(zk_connect)
+    try:
+        with pytest.raises(NoAuthError):
+            anonymous.set("/brokers/topics/old", b"{}")
+        with pytest.raises(NoAuthError):
+            anonymous.get("/config/users/alice")
+        assert json.loads(anonymous.get("/brokers/ids/0")[0])["port"] == c.brokers[0].port
+        anonymous.create("/consumers/old-consumer")  # the old consumers' tree stays open, as in Kafka
+        # The broker, logged in as the znodes' owner, still creates topics.
+        r = tool("pylog-topics.sh", "--bootstrap-server", c.bootstrap, "--create", "--topic", "new", "--partitions",
+                 "1", "--replication-factor", "1")
+        assert r.returncode == 0, r.stderr
+
+        r = tool("pylog-zookeeper-security-migration.sh", "--zookeeper.acl", "unsecure", "--zookeeper.connect",
+                 zk_connect, env=zk_login_env)
+        assert r.returncode == 0 and r.stdout == "", r.stdout + r.stderr
+        assert json.loads(anonymous.get("/config/users/alice")[0])["config"]["SCRAM-SHA-512"].startswith("salt=")
+    finally:
+        anonymous.stop()
+        anonymous.close()

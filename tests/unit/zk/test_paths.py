@@ -61,3 +61,9 @@ def test_uuids() -> None:
     assert base64_to_uuid(ZERO_UUID) == bytes(16)
     assert base64_to_uuid(METADATA_TOPIC_ID) == bytes(15) + b"\x01"
     assert not is_valid_uuid("pC-Mn-Q4TV2l0TtBmqcSK=")
+
+
+def test_prefixes_lists_ancestors_parents_first():
+    from pylog.zk.paths import prefixes
+    assert prefixes("/config/users/alice") == ["/config", "/config/users", "/config/users/alice"]
+    assert prefixes("/pylog/") == ["/pylog"] and prefixes("/") == []
