@@ -187,7 +187,7 @@ def test_admin_apis_refused_without_permission(acl_cluster):
     assert admin.delete_topics(["kept"])["kept"].result(30) is None
 
 
-def test_delete_records_and_log_dir_apis_need_their_acls(acl_cluster):
+def test_delete_records_log_dir_and_producer_apis_need_their_acls(acl_cluster):
     c = acl_cluster
     create_topic(c.bootstrap, "trimmed")
     kcat(c.bootstrap, "-P", "-t", "trimmed", "-p", "0", input="a\nb\nc\n")
@@ -227,6 +227,9 @@ def test_delete_records_and_log_dir_apis_need_their_acls(acl_cluster):
         assert k.describe_log_dirs() == [{"broker": 0, "log_dirs": []}]  # Kafka answers no dirs without DESCRIBE
         moved = k.alter_replica_log_dirs({("trimmed", 0, 0): log_dir})
         assert list(moved.values()) == [ClusterAuthorizationFailedError]
+        # DescribeProducers needs READ on the topic (alice has DESCRIBE and DELETE only).
+        with pytest.raises(TopicAuthorizationFailedError, match="Topic authorization failed."):
+            k.describe_producers([KpTopicPartition("trimmed", 0)], broker_id=0)
     finally:
         k.close()
     super_user = KafkaAdminClient(bootstrap_servers=c.bootstrap)
@@ -234,5 +237,7 @@ def test_delete_records_and_log_dir_apis_need_their_acls(acl_cluster):
         assert [d["log_dir"] for d in super_user.describe_log_dirs()[0]["log_dirs"]] == [log_dir]
         assert list(super_user.alter_replica_log_dirs({("trimmed", 0, 0): log_dir}).values()) != \
             [ClusterAuthorizationFailedError]
+        assert KpTopicPartition("trimmed", 0) in super_user.describe_producers([KpTopicPartition("trimmed", 0)],
+                                                                              broker_id=0)
     finally:
         super_user.close()
