@@ -51,13 +51,12 @@ def jvm_properties(opts: str) -> dict[str, str]:
     return out
 
 
-def _section(text: str, name: str, source: str) -> str | None:
+def _section(text: str, name: str) -> str | None:
     """The body of `name { ... };` in a JAAS file, or None if the file has no such section."""
-    text = re.sub(r"//[^\n]*|/\*.*?\*/", "", text, flags=re.S)
+    # Comments go, quoted values (a password may hold "//") stay.
+    text = re.sub(r'("(?:[^"\\]|\\.)*")|//[^\n]*|/\*.*?\*/', lambda m: m.group(1) or "", text, flags=re.S)
     m = re.search(r"(?:^|[;}\s])" + re.escape(name) + r"\s*\{(.*?)\}\s*;", text, flags=re.S)
-    if m is None:
-        return None
-    return m.group(1)
+    return None if m is None else m.group(1)
 
 
 def zk_login(environ: Mapping[str, str] | None = None) -> ZkLogin | None:
@@ -75,7 +74,7 @@ def zk_login(environ: Mapping[str, str] | None = None) -> ZkLogin | None:
         raise ConfigError(f"Could not read the JAAS file {location} ({LOGIN_CONFIG} in KAFKA_OPTS): "
                           f"{e.strerror}", key=LOGIN_CONFIG) from None
     where = f"section {name} of {location}"
-    body = _section(text, name, location)
+    body = _section(text, name)
     if body is None:
         return None
     login = parse_jaas(body.strip(), key=f"{LOGIN_CONFIG} ({where})")

@@ -13,7 +13,7 @@ KafkaServer { org.apache.kafka.common.security.plain.PlainLoginModule required u
 Client {
     org.apache.zookeeper.server.auth.DigestLoginModule required
     username="kafka"
-    password="s3cret;pw";
+    password="s3cret;pw//x"; // a comment
 };
 """
 
@@ -30,7 +30,7 @@ def test_jvm_properties_reads_only_system_properties():
 
 def test_client_section_becomes_digest_auth(tmp_path):
     login = zk_login(env_for(tmp_path))
-    assert login.auth_data == [("digest", "kafka:s3cret;pw")]
+    assert login.auth_data == [("digest", "kafka:s3cret;pw//x")]
     assert "s3cret" not in repr(login)
 
 
