@@ -194,12 +194,13 @@ def test_delete_records_log_dir_and_producer_apis_need_their_acls(acl_cluster):
     admin = AdminClient({"bootstrap.servers": c.bootstrap})
     describe = acl(ResourceType.TOPIC, "trimmed", "User:alice", AclOperation.DESCRIBE)
     assert admin.create_acls([describe])[describe].result(30) is None
-    alice = AdminClient(sasl(c, "alice"))
-
+    # librdkafka caches a topic its Metadata did not show: each attempt is a new client, once alice sees it.
+    wait_for(lambda: listed_topics(c, "alice") == ["trimmed"], 60, what="alice to see trimmed")
     seen = []
 
     def delete_below(offset, expected):
         try:
+            alice = AdminClient(sasl(c, "alice"))
             fut = alice.delete_records([TopicPartition("trimmed", 0, offset)], request_timeout=10)
             got = f"low watermark {next(iter(fut.values())).result(20).low_watermark}"
         except KafkaException as exc:
