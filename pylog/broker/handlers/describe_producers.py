@@ -3,7 +3,8 @@
 Behavior: for each requested partition this broker leads, the producers its log remembers (the
 idempotent producer's state): id, epoch, last sequence, last batch timestamp, coordinator epoch
 and the first offset of an open transaction (-1 when none). A partition not led here is
-NOT_LEADER_OR_FOLLOWER, an unknown one UNKNOWN_TOPIC_OR_PARTITION, as Kafka answers.
+NOT_LEADER_OR_FOLLOWER, an unknown one UNKNOWN_TOPIC_OR_PARTITION, as Kafka answers. ACLs as
+KafkaApis: READ on the topic, else TOPIC_AUTHORIZATION_FAILED for its partitions.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from pylog.broker.handlers import handler
 from pylog.broker.services import HandlerContext
 from pylog.protocol.api import ApiKey, response_class
 from pylog.protocol.errors import ErrorCode
+from pylog.security.authorizer import allowed
 
 
 @handler(ApiKey.DescribeProducers, 0, 0)
@@ -23,8 +25,10 @@ async def handle_describe_producers(ctx: HandlerContext, req):
     topics = []
     for t in req.topics:
         parts = []
+        may_read = allowed(ctx, "READ", "TOPIC", t.name)
         for index in t.partition_indexes:
-            p, err = ctx.broker.replicas.leader_partition(t.name, index)
+            p, err = (ctx.broker.replicas.leader_partition(t.name, index) if may_read
+                      else (None, ErrorCode.TOPIC_AUTHORIZATION_FAILED))
             if p is None:
                 parts.append(part_cls(partition_index=index, error_code=int(err), error_message=None,
                                       active_producers=[]))
