@@ -1,8 +1,8 @@
 """DescribeProducers: v0 (KIP-664; flexible).
 
-Behavior: for each requested partition this broker leads, the producers its log remembers (the
-idempotent producer's state): id, epoch, last sequence, last batch timestamp, coordinator epoch
-and the first offset of an open transaction (-1 when none). A partition not led here is
+Behavior: for each requested partition this broker hosts (leader or follower), the producers its
+log remembers (the idempotent producer's state): id, epoch, last sequence, last batch timestamp,
+coordinator epoch and the first offset of an open transaction (-1 when none). A partition not hosted here is
 NOT_LEADER_OR_FOLLOWER, an unknown one UNKNOWN_TOPIC_OR_PARTITION, as Kafka answers. ACLs as
 KafkaApis: READ on the topic, else TOPIC_AUTHORIZATION_FAILED for its partitions.
 """
@@ -18,7 +18,7 @@ from pylog.security.authorizer import allowed
 
 @handler(ApiKey.DescribeProducers, 0, 0)
 async def handle_describe_producers(ctx: HandlerContext, req):
-    """Describe the active producers of partitions this broker leads."""
+    """Describe the active producers of partitions this broker hosts."""
     cls = response_class(ApiKey.DescribeProducers)[ctx.header.api_version]
     part_cls = cls.TopicResponse.PartitionResponse
     state_cls = part_cls.ProducerState
@@ -27,9 +27,11 @@ async def handle_describe_producers(ctx: HandlerContext, req):
         parts = []
         may_read = allowed(ctx, "READ", "TOPIC", t.name)
         for index in t.partition_indexes:
-            p, err = (ctx.broker.replicas.leader_partition(t.name, index) if may_read
-                      else (None, ErrorCode.TOPIC_AUTHORIZATION_FAILED))
+            # Any replica answers from its own log, as Kafka's does (the tools' --broker-id reads a follower's).
+            p = ctx.broker.replicas.get(t.name, index) if may_read else None
             if p is None:
+                err = (ctx.broker.replicas.leader_partition(t.name, index)[1] if may_read
+                       else ErrorCode.TOPIC_AUTHORIZATION_FAILED)
                 parts.append(part_cls(partition_index=index, error_code=int(err), error_message=None,
                                       active_producers=[]))
                 continue
