@@ -35,9 +35,11 @@ async def handle_describe_producers(ctx: HandlerContext, req):
                 parts.append(part_cls(partition_index=index, error_code=int(err), error_message=None,
                                       active_producers=[]))
                 continue
+            # The log's open transactions (which move the LSO) know where each producer's current one began.
+            open_txns = p.log.open_txns.first_offsets
             producers = [state_cls(producer_id=e.producer_id, producer_epoch=e.epoch, last_sequence=e.last_seq,
                                    last_timestamp=e.last_timestamp, coordinator_epoch=e.coordinator_epoch,
-                                   current_txn_start_offset=e.current_txn_first_offset)
+                                   current_txn_start_offset=open_txns.get(e.producer_id, e.current_txn_first_offset))
                          for e in sorted(p.log.producer_state.producers.values(), key=lambda e: e.producer_id)]
             parts.append(part_cls(partition_index=index, error_code=int(ErrorCode.NONE), error_message=None,
                                   active_producers=producers))
