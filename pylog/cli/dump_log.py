@@ -318,7 +318,10 @@ def _dump_file(path: str, opts: dict[str, Any], problems: Problems, emit: Callab
             emit(f"Log starting offset: {dump.start_offset}")
         for d in dump.batches:
             if as_json:
-                emit(json.dumps(batch_json(path, d, opts["print_data"])))
+                obj = batch_json(path, d, opts["print_data"])
+                if opts["transaction_log_decoder"] and not d.header.is_control:
+                    _decode_json_records(obj, d.records or [])
+                emit(json.dumps(obj))
                 continue
             emit(batch_line(d))
             for r in d.records or ():
@@ -364,6 +367,15 @@ def _dump_file(path: str, opts: dict[str, Any], problems: Problems, emit: Callab
         _dump_producer_snapshot(path, as_json, emit)
     else:
         print(f"Ignoring unknown file {path}", file=sys.stderr)
+
+
+def _decode_json_records(obj: dict[str, Any], records: list[Record]) -> None:
+    """--transaction-log-decoder with --output json: the decoded texts as each record's key and payload."""
+    for rec, r in zip(obj.get("records", []), records):
+        try:
+            rec["key"], rec["payload"] = parse_transaction_log_record(r)
+        except RecordFormatError as e:
+            rec["decode_error"] = str(e)
 
 
 def _record_line(h: BatchHeader, r: Record, opts: dict[str, Any]) -> str:

@@ -48,3 +48,15 @@ def test_without_the_decoder_the_bytes_print_as_text(tmp_path):
     path = _segment(tmp_path)
     result = CliRunner().invoke(dump_log, ["--files", path, "--print-data-log"])
     assert result.exit_code == 0 and "transaction_metadata::" not in result.stdout
+
+
+def test_json_output_carries_the_decoded_texts(tmp_path):
+    import json
+    path = _segment(tmp_path)
+    result = CliRunner().invoke(dump_log, ["--files", path, "--transaction-log-decoder", "--output", "json"])
+    assert result.exit_code == 0, result.output
+    first, second = [json.loads(line) for line in result.stdout.splitlines()]
+    assert first["records"][0]["key"] == "transaction_metadata::transactionalId=app-1"
+    assert first["records"][1]["payload"].startswith("producerId:1001,producerEpoch:0,state=Empty,")
+    assert second["records"][0]["payload"] == "<DELETE>"
+    assert second["records"][1]["decode_error"] == "unknown TransactionLogKey version 9"
