@@ -71,7 +71,10 @@ def list_table(by_broker: dict[int, list[tuple[str, int, str]]]) -> str:
 
 def _admin(ctx: click.Context) -> TxnAdmin:
     ctx.params["command_config"] = ctx.obj["command_config"]  # open_admin reads it from the running command
-    return TxnAdmin(open_admin(ctx.obj["bootstrap_server"]))
+    try:
+        return TxnAdmin(open_admin(ctx.obj["bootstrap_server"]))
+    except Exception as e:  # the admin connects lazily: only reading --command-config can fail here
+        fail("Failed to load admin client properties", e)
 
 
 def _require(**values: Any) -> None:
