@@ -10,7 +10,7 @@ id's current transaction does not include the partition.
 
 from __future__ import annotations
 
-from typing import Callable, NoReturn
+from typing import Callable, Iterator, NoReturn, TypeVar
 
 from pylog.cli.admin_client import ApiError
 from pylog.cli.txn_admin import TP, ProducerState, TxnAdmin, TxnDescription
@@ -21,6 +21,13 @@ HANGING_HEADERS = ("Topic", "Partition", "ProducerId", "ProducerEpoch", "Coordin
 MAX_BATCH_SIZE = 500  # partitions per DescribeProducers, topics per Metadata, as Kafka's tool batches them
 
 Fail = Callable[..., NoReturn]
+T = TypeVar("T")
+
+
+def _in_batches(items: list[T]) -> Iterator[list[T]]:
+    """consumeInBatches: the items, MAX_BATCH_SIZE at a time."""
+    for i in range(0, len(items), MAX_BATCH_SIZE):
+        yield items[i:i + MAX_BATCH_SIZE]
 
 
 def _java_optional(value: int | None) -> str:
@@ -38,8 +45,7 @@ def search_partitions(admin: TxnAdmin, topic: str | None, partition: int | None,
     except Exception as e:
         fail("Failed to list topics", e)
     out: list[TP] = []
-    for i in range(0, len(topics), MAX_BATCH_SIZE):
-        batch = topics[i:i + MAX_BATCH_SIZE]
+    for batch in _in_batches(topics):
         try:
             found = admin.partitions(batch, broker_id)
         except Exception as e:
@@ -52,8 +58,7 @@ def open_candidates(admin: TxnAdmin, tps: list[TP], broker_id: int | None, max_t
                     fail: Fail) -> list[tuple[TP, ProducerState]]:
     """Producers with an open transaction whose last write is older than the timeout."""
     out = []
-    for i in range(0, len(tps), MAX_BATCH_SIZE):
-        batch = tps[i:i + MAX_BATCH_SIZE]
+    for batch in _in_batches(tps):
         try:
             states = admin.describe_producers(batch, broker_id)
         except Exception as e:
