@@ -14,7 +14,6 @@ from typing import Any, Callable, NoReturn, Sequence
 
 import click
 
-from pylog.cli.admin_client import ApiError
 from pylog.cli.common import CONTEXT_SETTINGS, describe_exception, open_admin, quiet_libraries
 from pylog.cli.status_codes import ERROR
 from pylog.cli.txn_admin import AbortSpec, ProducerState, TxnAdmin, TxnDescription, tp_name
@@ -124,11 +123,12 @@ def transactions(ctx: click.Context, command_config: str | None, bootstrap_serve
 
 
 def _run(what: str, fn: Callable[[], Any]) -> Any:
+    """Call the admin; a failure is printed as Kafka prints an ExecutionException: `what: cause.`"""
     try:
         return fn()
-    except (ApiError, OSError, Exception) as e:  # the Admin's ExecutionException: printed with its cause
-        if isinstance(e, (Failed, click.ClickException)):
-            raise
+    except (Failed, click.ClickException):
+        raise
+    except Exception as e:
         fail(what, e)
 
 
