@@ -1,14 +1,14 @@
 """bin/pylog-transactions.sh against a real broker: kafka-transactions.sh's tables, abort of a hanging
 transaction, find-hanging, and describe/list of a confluent-kafka transactional producer.
 
-A hanging transaction is made the way one happens: transactional batches reach a partition from a
-producer whose coordinator never writes their markers (here, raw Produce requests with a producer id
-no coordinator knows).
+A hanging transaction is made the way one happened before KIP-890: transactional batches reach a
+partition from a producer whose coordinator never writes their markers (here, raw Produce requests
+with a producer id no coordinator knows). Those brokers run with transaction.partition.verification.enable
+=false, as Kafka before 3.6 (and 3.6+ with the setting off), since with verification the leader refuses them.
 """
 
 from __future__ import annotations
 
-import importlib.util
 import time
 
 import pytest
@@ -20,12 +20,10 @@ from pylog.protocol.records import build_batch
 from support.clients import create_topic
 
 pytestmark = pytest.mark.integration
-# find-hanging and describe/list ask the transaction coordinator; until the broker hosts it (txn-core) they cannot run.
-needs_coordinator = pytest.mark.skipif(importlib.util.find_spec("pylog.broker.txn_host") is None,
-                                       reason="the broker does not host the transaction coordinator yet")
 
 # Broker settings (not client defaults): fewer __transaction_state/__consumer_offsets partitions load faster.
 TXN = {"transaction.state.log.num.partitions": "3", "offsets.topic.num.partitions": "3"}
+UNVERIFIED = {**TXN, "transaction.partition.verification.enable": "false"}
 GHOST, PLAIN, OLD = 4242, 4243, 4244  # producer ids no transaction coordinator knows
 PRODUCERS_HEADER = ("ProducerId\tProducerEpoch\tLatestCoordinatorEpoch\tLastSequence\tLastTimestamp\t"
                     "CurrentTransactionStartOffset\t")
@@ -55,7 +53,7 @@ def _rows(stdout: str) -> list[list[str]]:
 
 
 def test_describe_producers_and_abort_a_hanging_transaction(cluster_factory):
-    cluster = cluster_factory(1, overrides=TXN)
+    cluster = cluster_factory(1, overrides=UNVERIFIED)
     b = cluster.bootstrap
     create_topic(b, "hang", partitions=1)
     _produce(b, "hang", GHOST, transactional=True)  # offset 0, never ended
@@ -90,9 +88,8 @@ def test_describe_producers_and_abort_a_hanging_transaction(cluster_factory):
     assert [(row[0], row[5]) for row in after] == [(str(GHOST), "None"), (str(PLAIN), "None"), (str(OLD), "None")]
 
 
-@needs_coordinator
 def test_find_hanging_then_abort(cluster_factory):
-    cluster = cluster_factory(1, overrides=TXN)
+    cluster = cluster_factory(1, overrides=UNVERIFIED)
     b = cluster.bootstrap
     create_topic(b, "stuck", partitions=2)
     _produce(b, "stuck", GHOST, transactional=True)
@@ -116,7 +113,6 @@ def test_find_hanging_then_abort(cluster_factory):
                                                    "topic-partition.. Enable debug logging for additional detail.")
 
 
-@needs_coordinator
 def test_describe_and_list_a_confluent_transactional_producer(cluster_factory):
     ck = pytest.importorskip("confluent_kafka")
     cluster = cluster_factory(1, overrides=TXN)

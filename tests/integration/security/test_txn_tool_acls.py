@@ -10,13 +10,23 @@ from pylog.client.sync import KafkaClient
 from pylog.protocol.api import ApiKey
 from pylog.protocol.records import build_batch
 from support.clients import create_topic
-from .test_acls import acl_cluster  # noqa: F401  (the fixture)
+from .conftest import SECURE_LISTENERS, security_overrides
+from .test_acls import USERS
 
 pytestmark = pytest.mark.integration
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 PID = 7001
 SPEC = f"AbortTransactionSpec(topicPartition=sec-0, producerId={PID}, producerEpoch=0, coordinatorEpoch=0)"
+
+
+@pytest.fixture
+def unverified_acl_cluster(cluster_factory, ca):
+    """test_acls' cluster, without KIP-890 verification so that a raw transactional batch can hang (as before 3.6)."""
+    return cluster_factory(1, extra_listeners=SECURE_LISTENERS, overrides=security_overrides(
+        ca, **{"authorizer.class.name": "kafka.security.authorizer.AclAuthorizer",
+               "super.users": "User:admin;User:ANONYMOUS", "transaction.partition.verification.enable": "false",
+               "listener.name.sasl_plaintext.plain.sasl.jaas.config": USERS}))
 
 
 def tool(name, *args):
@@ -32,8 +42,8 @@ def props(tmp_path, user):
     return str(path)
 
 
-def test_transactions_tool_under_acls(acl_cluster, tmp_path):  # noqa: F811
-    c = acl_cluster
+def test_transactions_tool_under_acls(unverified_acl_cluster, tmp_path):
+    c = unverified_acl_cluster
     create_topic(c.bootstrap, "sec")
     raw = build_batch([(None, b"v", (), None)], producer_id=PID, producer_epoch=0, base_sequence=0,
                       is_transactional=True)
