@@ -17,6 +17,8 @@ from typing import Any, Callable, Iterator
 
 import click
 
+from pylog.cli.dump_log_txn import parse_transaction_log_record
+from pylog.coordinator.transaction.records import RecordFormatError
 from pylog.log.index import OffsetIndex, TimeIndex
 from pylog.log.errors import CorruptIndexError
 from pylog.log.txn_index import TxnIndexError, decode_entries
@@ -227,8 +229,12 @@ def batch_line(d: BatchDump) -> str:
     )
 
 
-def record_line(h: BatchHeader, r: Record, print_data: bool, skip_metadata: bool) -> str:
-    """One deep-iteration line, assembled exactly like DumpLogSegments.dumpLog does."""
+Parser = Callable[[Record], tuple[str | None, str | None]]
+
+
+def record_line(h: BatchHeader, r: Record, print_data: bool, skip_metadata: bool, parse: Parser | None = None) -> str:
+    """One deep-iteration line, assembled exactly like DumpLogSegments.dumpLog does (`parse`: a decoder option's
+    (key, payload) texts instead of the bytes as UTF-8)."""
     out = ""
     prefix = "| "
     if not skip_metadata:
@@ -241,10 +247,12 @@ def record_line(h: BatchHeader, r: Record, print_data: bool, skip_metadata: bool
         if h.is_control:
             out += _control(r)
     if print_data and not h.is_control:
-        if r.key is not None:
-            out += f"{prefix}key: {_text(r.key)}"
-        if r.value is not None:
-            out += f" payload: {_text(r.value)}"
+        key, payload = parse(r) if parse is not None else (
+            None if r.key is None else _text(r.key), None if r.value is None else _text(r.value))
+        if key is not None:
+            out += f"{prefix}key: {key}"
+        if payload is not None:
+            out += f" payload: {payload}"
     return out
 
 
@@ -310,11 +318,14 @@ def _dump_file(path: str, opts: dict[str, Any], problems: Problems, emit: Callab
             emit(f"Log starting offset: {dump.start_offset}")
         for d in dump.batches:
             if as_json:
-                emit(json.dumps(batch_json(path, d, opts["print_data"])))
+                obj = batch_json(path, d, opts["print_data"])
+                if opts["transaction_log_decoder"] and not d.header.is_control:
+                    _decode_json_records(obj, d.records or [])
+                emit(json.dumps(obj))
                 continue
             emit(batch_line(d))
             for r in d.records or ():
-                emit(record_line(d.header, r, opts["print_data"], opts["skip_metadata"]))
+                emit(_record_line(d.header, r, opts))
             if d.error:
                 print(f"Cannot read the records of the batch at offset {d.header.base_offset}: {d.error}",
                       file=sys.stderr)
@@ -356,6 +367,25 @@ def _dump_file(path: str, opts: dict[str, Any], problems: Problems, emit: Callab
         _dump_producer_snapshot(path, as_json, emit)
     else:
         print(f"Ignoring unknown file {path}", file=sys.stderr)
+
+
+def _decode_json_records(obj: dict[str, Any], records: list[Record]) -> None:
+    """--transaction-log-decoder with --output json: the decoded texts as each record's key and payload."""
+    for rec, r in zip(obj.get("records", []), records):
+        try:
+            rec["key"], rec["payload"] = parse_transaction_log_record(r)
+        except RecordFormatError as e:
+            rec["decode_error"] = str(e)
+
+
+def _record_line(h: BatchHeader, r: Record, opts: dict[str, Any]) -> str:
+    if not opts["transaction_log_decoder"] or h.is_control:
+        return record_line(h, r, opts["print_data"], opts["skip_metadata"])
+    try:
+        return record_line(h, r, opts["print_data"], opts["skip_metadata"], parse_transaction_log_record)
+    except RecordFormatError as e:  # Kafka's tool dies here; we say which record and go on
+        print(f"Cannot decode the record at offset {r.offset} as a transaction log record: {e}", file=sys.stderr)
+        return record_line(h, r, opts["print_data"], opts["skip_metadata"])
 
 
 def _dump_producer_snapshot(path: str, as_json: bool, emit: Callable[[str], None]) -> None:
@@ -406,6 +436,8 @@ def _dump_producer_snapshot(path: str, as_json: bool, emit: Callable[[str], None
               help="Limit the amount of total batches read in bytes avoiding reading the whole .log file(s).")
 @click.option("--skip-record-metadata", "skip_metadata", is_flag=True,
               help="whether to skip printing metadata for each record.")
+@click.option("--transaction-log-decoder", is_flag=True,
+              help="if set, log data will be parsed as transaction metadata from the __transaction_state topic.")
 @click.option("--output", type=click.Choice(["text", "json"]), default="text", show_default=True,
               help="text: kafka-dump-log.sh's lines; json: one JSON object per batch or index entry.")
 def dump_log(**opts: Any) -> None:
@@ -414,6 +446,7 @@ def dump_log(**opts: Any) -> None:
         click.echo('Missing required argument "[files]"', err=True)
         click.echo(click.get_current_context().get_help(), err=True)
         sys.exit(1)
+    opts["print_data"] = opts["print_data"] or opts["transaction_log_decoder"]
     opts["deep"] = opts["deep"] or opts["print_data"]
     problems = Problems()
     failed = False

@@ -6,7 +6,9 @@ appended like an acks=all produce: the partition answers once the whole ISR has 
 REQUEST_TIMED_OUT. Appending the marker ends the producer's open transaction there, moves the
 last stable offset and, for an abort, adds the `.txnindex` entry read_committed fetches report.
 Partitions led elsewhere get NOT_LEADER_OR_FOLLOWER, unknown ones UNKNOWN_TOPIC_OR_PARTITION; the
-coordinator retries until every marker is written.
+coordinator retries until every marker is written. As KafkaApis, the request needs CLUSTER_ACTION on
+the cluster (brokers, and operators aborting a hanging transaction with pylog-transactions.sh), else
+every partition is CLUSTER_AUTHORIZATION_FAILED.
 Not yet: the coordinator-epoch check (TRANSACTION_COORDINATOR_FENCED) and applying the markers of
 `__consumer_offsets` partitions to transactional offset commits.
 Version notes: v1 (flexible) only: kafka-python's schema no longer has v0, and Kafka 3.7 (what pylog
@@ -22,6 +24,7 @@ from pylog.broker.services import HandlerContext
 from pylog.log.control import ControlType, Marker, build_marker
 from pylog.protocol.api import ApiKey, response_class
 from pylog.protocol.errors import ErrorCode
+from pylog.security.authorizer import allowed
 
 MARKER_TIMEOUT_S = 30.0  # Kafka's request.timeout.ms default, which bounds the coordinator's marker requests
 
@@ -33,13 +36,14 @@ async def handle_write_txn_markers(ctx: HandlerContext, req):
     rm = ctx.broker.replicas
     results: dict[tuple[int, str, int], ErrorCode] = {}
     waits: dict[tuple[int, str, int], asyncio.Future] = {}
+    may_write = allowed(ctx, "CLUSTER_ACTION", "CLUSTER")
     for i, m in enumerate(req.markers or []):
         kind = ControlType.COMMIT if m.transaction_result else ControlType.ABORT
         marker = Marker(m.producer_id, m.producer_epoch, kind, m.coordinator_epoch)
         for t in m.topics or []:
             for idx in t.partition_indexes or []:
                 key = (i, t.name, idx)
-                p, err = rm.leader_partition(t.name, idx)
+                p, err = rm.leader_partition(t.name, idx) if may_write else (None, ErrorCode.CLUSTER_AUTHORIZATION_FAILED)
                 if p is None:
                     results[key] = err
                     continue

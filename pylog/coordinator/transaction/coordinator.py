@@ -16,11 +16,11 @@ from __future__ import annotations
 import asyncio
 import logging
 from dataclasses import dataclass, replace
-from typing import AsyncIterator, Awaitable, Callable, Protocol
+from typing import AsyncIterator, Awaitable, Callable, Iterable, Protocol
 
 from pylog.common.clock import now_ms
 from pylog.common.errors import ErrorCode
-from pylog.coordinator.transaction import decisions
+from pylog.coordinator.transaction import decisions, queries
 from pylog.coordinator.transaction.metadata import TxnMetadata, from_log_value, to_log_value
 from pylog.coordinator.transaction.records import (
     RecordFormatError, decode_key, decode_value, encode_key, encode_value,
@@ -307,6 +307,23 @@ class TransactionCoordinator:
             elif tid in self.txns:
                 self.txns[tid] = meta
         return removed
+
+    # -- queries --------------------------------------------------------------------------------
+
+    async def describe(self, tid: str) -> queries.TxnDescription:
+        """DescribeTransactions' entry for one transactional id."""
+        err = await self.check(tid) if tid else E.NONE
+        return queries.describe(tid, err, self.txns.get(tid))
+
+    async def list_transactions(self, state_filters: Iterable[str] = (),
+                                producer_id_filters: Iterable[int] = ()) -> queries.TxnList:
+        """ListTransactions over every `__transaction_state` partition this broker leads (loaded first)."""
+        loading = False
+        for p in range(self.store.num_partitions()):
+            if self.store.leader_epoch(p) is not None and await self.ensure_loaded(p) != E.NONE:
+                loading = True  # its load failed or is still running: Kafka answers LOAD_IN_PROGRESS
+        owned = [m for m in self.txns.values() if self.partition_of(m.transactional_id) in self.loaded]
+        return queries.list_transactions(owned, state_filters, producer_id_filters, loading)
 
     async def close(self) -> None:
         """Stop the background marker tasks."""
