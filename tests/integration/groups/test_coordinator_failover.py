@@ -157,5 +157,10 @@ def test_a_group_keeps_working_through_kill_9_of_the_controller_and_of_its_coord
     assert sorted(set(processed_a) | set(processed_b)) == [(p, o) for p in range(3) for o in range(total // 3)]
     twice = set(processed_a) & set(processed_b)
     assert all(o > last_commit[p] for p, o in twice), sorted(twice)[:10]  # only what a never committed
-    assert {p: min(o for q, o in processed_b if q == p) for p in range(3) if any(q == p for q, _ in processed_b)} \
-        == {p: last_commit[p] + 1 for p in range(3) if any(q == p for q, _ in processed_b)}  # resumed exactly there
+    # b resumes at a committed offset: at least one past a's last recorded commit, and at most one past
+    # what a processed (a commit may land while a is killed before it records it, never beyond processing).
+    last_processed = {p: max((o for q, o in processed_a if q == p), default=-1) for p in range(3)}
+    for p in range(3):
+        starts = [o for q, o in processed_b if q == p]
+        if starts:
+            assert last_commit[p] + 1 <= min(starts) <= last_processed[p] + 1, (p, min(starts), last_commit[p])
