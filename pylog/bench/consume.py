@@ -2,7 +2,8 @@
 
 100-byte records, one partition, RF 1, the same consumer (assign + consume(10000)) for both
 targets. The mock keeps at most 5 MB per partition, so the head-to-head ratio comes from a
-"window" run: both servers hold the same 40,000 records (written as ~1 MB batches) and the
+"window" run: both servers hold the same 40,000 records (fewer for bigger values, see window_for;
+written as ~1 MB batches) and the
 consumer reads them from offset 0 to the end, seeks back and repeats until it has read
 --records records (with fetch.wait.max.ms=1 for both targets: at the end of each pass the
 prefetcher's fetch at the high watermark long-polls, the seek waits for it, and the two servers
@@ -23,13 +24,34 @@ from pylog.bench import _harness as h
 WINDOW_TOPIC = "bench-window"
 FULL_TOPIC = "bench-full"
 WINDOW = 40_000  # 100-byte records that fit in the mock's 5 MB per partition
+# The mock drops a partition's oldest batches past 5 MB; 4.4 MB of (value + ~10 B record framing)
+# leaves room for batch headers and a ~1 MB batch's rounding, and gives exactly WINDOW at 100 B.
+MOCK_WINDOW_BYTES = 4_400_000
+RECORD_OVERHEAD = 10
+MIN_WINDOW = 100  # fewer records per pass and the seek between passes is what gets measured
+
+
+class BenchError(Exception):
+    """Parameters the benchmark cannot run with (printed as one line, exit 1)."""
+
+
+def window_for(value_size: int) -> int:
+    """Records of value_size bytes the window run uses so that all of them fit in the mock."""
+    if value_size < 0:
+        raise BenchError(f"--value-size must be >= 0, got {value_size}")
+    window = min(WINDOW, MOCK_WINDOW_BYTES // (value_size + RECORD_OVERHEAD))
+    if window < MIN_WINDOW:
+        largest = MOCK_WINDOW_BYTES // MIN_WINDOW - RECORD_OVERHEAD
+        raise BenchError(f"--value-size {value_size}: the mock keeps 5 MB per partition, too few records "
+                         f"({window}) for a window run; use --value-size <= {largest} or --no-mock")
+    return window
 
 
 def _fill(target: h.Target, topic: str, n: int, value_size: int) -> tuple[int, int]:
     h.produce(target, topic, n, value_size, h.SCENARIOS["1m"])
     lo, hi = h.end_offset(target.bootstrap, topic)
     if hi - lo != n:
-        raise RuntimeError(f"{target.name}: {topic} holds offsets {lo}..{hi}, expected {n} records")
+        raise BenchError(f"{target.name}: {topic} holds offsets {lo}..{hi}, expected {n} records")
     return lo, hi
 
 
@@ -96,9 +118,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--no-mock", action="store_true", help="skip the librdkafka mock peer")
     ap.add_argument("--profile", metavar="DIR", help="cProfile the broker's event loop into DIR (slows it down)")
     args = ap.parse_args(argv)
-    print(f"<!-- {h.machine_notes()} -->")
-    rows = run(args.records, args.reps, args.loops.split(","), args.value_size, not args.no_mock,
-               args.profile)
+    try:
+        window = window_for(args.value_size) if not args.no_mock else WINDOW
+        print(f"<!-- {h.machine_notes()} -->")
+        rows = run(args.records, args.reps, args.loops.split(","), args.value_size, not args.no_mock,
+                   args.profile, window=window)
+    except BenchError as e:
+        print(f"scripts/bench consume: {e}", file=sys.stderr)
+        return 1
     h.print_report(f"consume: {args.value_size} B records, 1 partition, RF 1, consume(10000) batches, "
                    f"median of {args.reps}", HEADER, rows)
     return 0
