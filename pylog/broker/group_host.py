@@ -3,17 +3,21 @@
 The coordinator (pylog/coordinator/group/) only sees the `OffsetsLog` seam implemented here
 (pylog/broker/internal_topic.py): leadership of an offsets partition, appends through the replica
 manager with acks=all (the commit answers once every ISR member has the record, or fails after
-offsets.commit.timeout.ms), and reading a partition back when this broker becomes its leader.
+offsets.commit.timeout.ms; a TxnOffsetCommit as a transactional batch of its producer), and reading
+a partition back, with its transaction markers, when this broker becomes its leader.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, AsyncIterator
 
 from pylog.broker.internal_topic import InternalTopicHost
 from pylog.coordinator.group.api import CoordinatorConfig
 from pylog.coordinator.group.coordinator import GroupCoordinator
 from pylog.coordinator.group.hashing import OFFSETS_TOPIC, partition_for
+from pylog.coordinator.group.store import StoredRecord
+from pylog.log.control import ControlRecordError, ControlType, read_marker
+from pylog.protocol import records
 
 if TYPE_CHECKING:
     from pylog.broker.services import BrokerServices, HandlerContext
@@ -49,9 +53,30 @@ class GroupHost(InternalTopicHost):
         if user:
             self.broker.spawn(self.coordinator.partitions_deleted(user))
 
+    async def read(self, partition: int) -> AsyncIterator[StoredRecord]:  # type: ignore[override]
+        """Every record and transaction marker from the log start to the log end offset (what Kafka's loader
+        reads): transactional offset commits stay pending until their marker."""
+        async for h, batch, offset in self.read_batches(partition):
+            for rec in _stored(h, batch, offset):
+                yield rec
+
     async def expire_offsets(self) -> None:
         """Periodic offsets.retention.minutes check."""
         await self.coordinator.expire_offsets()
+
+
+def _stored(h: records.BatchHeader, batch: memoryview, offset: int) -> list[StoredRecord]:
+    """The records of one batch from `offset` on, as the loader folds them (a marker is one entry)."""
+    if h.is_control:
+        try:
+            marker = read_marker(h, batch)
+        except ControlRecordError:
+            return []
+        if marker is None or h.base_offset < offset:
+            return []
+        return [StoredRecord(None, None, h.base_offset, h.producer_id, True, marker.control_type == ControlType.COMMIT)]
+    return [StoredRecord(r.key, r.value, h.base_offset, h.producer_id, h.is_transactional)
+            for r in records.read_records(batch) if r.offset >= offset and r.key is not None]
 
 
 def coordinator_of(ctx: HandlerContext) -> GroupCoordinator:

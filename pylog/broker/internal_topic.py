@@ -89,6 +89,15 @@ class InternalTopicHost:
         that arrive meanwhile are gathered and go out together as the next batch (one validation,
         one log append, one replication round trip for all of them), in arrival order. An idle
         partition appends at once, so a lone writer waits for nothing but its own write."""
+        return (await self.append_records(partition, recs))[0]
+
+    async def append_records(self, partition: int, recs: list[tuple[bytes, bytes | None]],
+                             producer: tuple[int, int] | None = None) -> tuple[ErrorCode, int]:
+        """`append`, answering the base offset of the batch that holds the records too (-1 on error). With
+        `producer` (id, epoch) the records go alone in a transactional batch of that producer, without
+        sequence numbers, as Kafka's group coordinator writes a TxnOffsetCommit (so its marker applies)."""
+        if producer is not None:
+            return await self._write(partition, recs, producer)
         queue = self._pending.get(partition)
         if queue is not None:  # a batch is in flight: ride along with the next one
             fut = asyncio.get_running_loop().create_future()
@@ -96,7 +105,7 @@ class InternalTopicHost:
             return await fut
         self._pending[partition] = []
         try:
-            err = await self._write(partition, recs)
+            out = await self._write(partition, recs)
         except BaseException:
             self._drain_failed(partition)
             raise
@@ -104,7 +113,7 @@ class InternalTopicHost:
             self.broker.spawn(self._drain(partition))  # this caller has its answer; the others go on
         else:
             del self._pending[partition]
-        return err
+        return out
 
     async def _drain(self, partition: int) -> None:
         """Write the gathered appends, a batch of at most GROUP_COMMIT_BYTES at a time, until none is left."""
@@ -126,27 +135,40 @@ class InternalTopicHost:
     def _drain_failed(self, partition: int) -> None:
         for _, fut in self._pending.pop(partition, []):
             if not fut.done():
-                fut.set_result(ErrorCode.NOT_LEADER_OR_FOLLOWER)
+                fut.set_result((ErrorCode.NOT_LEADER_OR_FOLLOWER, -1))
 
-    async def _write(self, partition: int, recs: list[tuple[bytes, bytes | None]]) -> ErrorCode:
+    async def _write(self, partition: int, recs: list[tuple[bytes, bytes | None]],
+                     producer: tuple[int, int] | None = None) -> tuple[ErrorCode, int]:
         rm = self.broker.replicas
         p, err = rm.leader_partition(self.topic, partition)
         if p is None:
-            return err
-        buf = bytearray(records.build_batch([(k, v, (), None) for k, v in recs]))
+            return err, -1
+        pid, epoch = producer if producer is not None else (-1, -1)
+        buf = bytearray(records.build_batch([(k, v, (), None) for k, v in recs], producer_id=pid,
+                                            producer_epoch=epoch, is_transactional=producer is not None))
         out = rm.append(p, buf, -1, from_coordinator=True)  # every record has its key: no second parse
         if out.error != ErrorCode.NONE:
-            return out.error
+            return out.error, -1
         waiter = p.add_produce_waiter(out.last_offset + 1)
         if waiter.done():  # the ISR is this broker alone: no loop round trip, no timer
-            return ErrorCode(waiter.result())
-        try:
-            return ErrorCode(await asyncio.wait_for(waiter, int(self.config.get(self.append_timeout_key)) / 1000))
-        except asyncio.TimeoutError:
-            return ErrorCode.REQUEST_TIMED_OUT
+            err = ErrorCode(waiter.result())
+        else:
+            try:
+                err = ErrorCode(await asyncio.wait_for(waiter, int(self.config.get(self.append_timeout_key)) / 1000))
+            except asyncio.TimeoutError:
+                err = ErrorCode.REQUEST_TIMED_OUT
+        return err, out.base_offset if err == ErrorCode.NONE else -1
 
     async def read(self, partition: int) -> AsyncIterator[tuple[bytes, bytes | None]]:
         """Every record from the log start to the log end offset (what Kafka's loaders read)."""
+        async for h, batch, offset in self.read_batches(partition):
+            if not h.is_control:
+                for r in records.read_records(batch):
+                    if r.offset >= offset and r.key is not None:
+                        yield r.key, r.value
+
+    async def read_batches(self, partition: int) -> AsyncIterator[tuple[records.BatchHeader, memoryview, int]]:
+        """(header, batch bytes, first offset still wanted) of every batch from the log start to the log end."""
         p = self.broker.replicas.get(self.topic, partition)
         if p is None:
             return
@@ -159,10 +181,8 @@ class InternalTopicHost:
             for sl in slices:
                 data = await asyncio.get_running_loop().run_in_executor(None, sl.read)
                 for h in records.iter_batches(data):
-                    if h.last_offset >= offset and not h.attributes & records.CONTROL_MASK:
-                        for r in records.read_records(memoryview(data)[h.position:h.position + h.size]):
-                            if r.offset >= offset and r.key is not None:
-                                yield r.key, r.value
+                    if h.last_offset >= offset:
+                        yield h, memoryview(data)[h.position:h.position + h.size], offset
                     offset = max(offset, h.last_offset + 1)
 
     # -- FindCoordinator ------------------------------------------------------------------------

@@ -184,7 +184,8 @@ class ReplicaManager:
         if acks == -1 and len(p.isr) < p.min_insync_replicas:
             return AppendOutcome(ErrorCode.NOT_ENOUGH_REPLICAS)
         try:
-            info = p.log.append_as_leader(buf, headers, p.leader_epoch, now_ms(), keys_known=from_coordinator)
+            info = p.log.append_as_leader(buf, headers, p.leader_epoch, now_ms(), keys_known=from_coordinator,
+                                          from_coordinator=from_coordinator)
         except RecordValidationError as exc:  # Kafka answers these with per-record errors and its message
             log.info("Rejecting produce to %s: %s", p, exc)
             return AppendOutcome(ErrorCode(exc.error_code), record_errors=exc.record_errors, message=str(exc))

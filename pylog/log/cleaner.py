@@ -16,8 +16,10 @@
    swap each cleaned segment in (cleaner_swap) and replace the segment objects in the Log.
 
 Produce and fetch never wait on a clean: step 2 holds no lock and touches only closed segments
-and new files; step 3 is renames and list updates. Transactional data is kept as is (aborted
-data is not removed yet), and so are the replaced segments' `.txnindex` entries.
+and new files; step 3 is renames and list updates. Nothing past the first open transaction is
+cleaned (an offset commit pending in it may still be aborted), aborted transactional records never
+shadow older records of their key, and transactional data itself is kept (aborted data is not
+removed yet), as are markers and the replaced segments' `.txnindex` entries.
 """
 
 from __future__ import annotations
@@ -62,6 +64,7 @@ class CleanPlan:
     max_map_entries: int
     result: list[tuple[int, list[LogSegment]]] = field(default_factory=list)  # cleaned base -> replaced
     end_offset: int = -1  # first offset not covered by the key map: the next first dirty offset
+    aborted: dict[int, list[tuple[int, int]]] = field(default_factory=dict)  # producer -> aborted (first, marker)
 
 
 def _file_batches(path: str, size: int) -> Iterator[tuple[BatchHeader, bytes]]:
@@ -124,13 +127,24 @@ def build_offset_map(plan: CleanPlan) -> OffsetMap:
         for h, raw in _file_batches(seg.path, plan.sizes[i]):
             if h.last_offset < start:
                 continue
-            if not h.is_control:
+            if not h.is_control and not is_aborted(h, plan.aborted):
                 for r in read_records(raw):
                     if r.key is not None and r.offset >= start and not omap.put(r.key, r.offset):
                         return omap
             omap.latest_offset = max(omap.latest_offset, h.last_offset)
         omap.latest_offset = max(omap.latest_offset, seg_end - 1)  # offset gaps: the segment is done
     return omap
+
+
+def is_aborted(h: BatchHeader, aborted: dict[int, list[tuple[int, int]]]) -> bool:
+    """Whether a transactional data batch belongs to an aborted transaction (its `.txnindex` entry says so).
+
+    Such records never shadow older ones of their key (Kafka's cleaner leaves them out of the key map):
+    a transactional offset commit that was aborted must not take the committed offset before it away.
+    """
+    if not h.is_transactional:
+        return False
+    return any(first <= h.base_offset <= last for first, last in aborted.get(h.producer_id, ()))
 
 
 def _producer_last_offsets(plan: CleanPlan) -> dict[int, int]:
@@ -268,9 +282,13 @@ def discard(plan: CleanPlan) -> None:
 def plan_clean(plog: "Log", first_dirty: int, first_uncleanable: int, now_ms: int, max_map_entries: int) -> CleanPlan:
     """Step 1 (event loop): snapshot the closed segments below `first_uncleanable`."""
     segments = [s for s in plog.segments[:-1] if s.base_offset < first_uncleanable]
+    aborted: dict[int, list[tuple[int, int]]] = {}
+    for seg in plog.segments:  # an ABORT marker may sit in a later segment than its data
+        for t in seg.txn_index.entries:
+            aborted.setdefault(t.producer_id, []).append((t.first_offset, t.last_offset))
     return CleanPlan(
         plog, first_dirty, first_uncleanable, segments, [s.size for s in segments], plog._truncations, now_ms,
-        max_map_entries,
+        max_map_entries, aborted=aborted,
     )
 
 

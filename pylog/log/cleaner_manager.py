@@ -67,8 +67,11 @@ def cleanable_offsets(plog: "Log", checkpoint: int | None, now_ms: int) -> tuple
     """(first dirty offset, first uncleanable offset) as Kafka's LogCleanerManager.cleanableOffsets."""
     start = plog.log_start_offset
     first_dirty = start if checkpoint is None or not start <= checkpoint <= plog.log_end_offset else checkpoint
-    # No LSO yet (no transactions): the high watermark bounds what is decided.
+    # Kafka: the first open transaction's offset, the high watermark and the active segment bound what is decided.
     uncleanable = min(plog.high_watermark, plog.segments[-1].base_offset)
+    unstable = plog.open_txns.first_unstable_offset()
+    if unstable is not None:
+        uncleanable = min(uncleanable, unstable)
     lag = plog.config.min_compaction_lag_ms
     if lag > 0:
         floor_base = _floor(plog, first_dirty).base_offset

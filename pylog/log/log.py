@@ -181,6 +181,7 @@ class Log:
         leader_epoch: int,
         now_ms: int | None = None,
         keys_known: bool = False,
+        from_coordinator: bool = False,
     ) -> AppendInfo:
         """Assign offsets from the LEO, stamp `leader_epoch`, append; `headers` from validate_batches.
         `keys_known`: the broker built these records itself with a key each (a coordinator's), so a
@@ -211,7 +212,7 @@ class Log:
                 f"Message batch size is {size} bytes in append to partition {self.name}, which "
                 f"exceeds the maximum configured segment size of {config.segment_bytes}."
             )
-        duplicate = self.producer_state.check_client_append(headers, self.next_offset)
+        duplicate = self.producer_state.check_client_append(headers, self.next_offset, from_coordinator)
         if duplicate is not None:  # a retry of an appended batch: answer with the original, append nothing
             append_time = duplicate.timestamp if config.message_timestamp_type == "LogAppendTime" else -1
             return AppendInfo(duplicate.first_offset, duplicate.last_offset, duplicate.timestamp, 0, 0, append_time,

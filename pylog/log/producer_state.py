@@ -129,17 +129,26 @@ class ProducerStateManager:
         self.map_end_offset = 0  # the state reflects every batch below this offset
         self.last_snapshot_offset = -1
 
-    def check_client_append(self, headers: Sequence[BatchHeader], next_offset: int) -> BatchMetadata | None:
+    def check_client_append(self, headers: Sequence[BatchHeader], next_offset: int,
+                            from_coordinator: bool = False) -> BatchMetadata | None:
         """Validate a leader append; the original batch's metadata when it is a retry of one.
 
         Raises InvalidProducerEpochError, OutOfOrderSequenceError or InvalidProducerRecordError.
-        Changes nothing: `update` records the batches once they are appended.
+        Changes nothing: `update` records the batches once they are appended. A coordinator's own
+        batches (transactional offset commits, Kafka's COORDINATOR origin) carry no sequence: only
+        their epoch is checked, so a fenced producer's late commit is refused.
         """
         pending: dict[int, tuple[int, int]] = {}
         offset = next_offset
         for h in headers:
             pid = h.producer_id
             if pid == NO_PRODUCER_ID or h.is_control:  # markers carry no sequence (transactions come later)
+                offset += h.last_offset_delta + 1
+                continue
+            if from_coordinator:
+                entry = self.producers.get(pid)
+                if entry is not None:
+                    _check(pid, h.producer_epoch, 0, (entry.epoch, NO_SEQUENCE), offset, self.name)
                 offset += h.last_offset_delta + 1
                 continue
             if h.base_sequence < 0:
@@ -165,7 +174,12 @@ class ProducerStateManager:
         for h in headers:
             end = h.base_offset + h.last_offset_delta + 1
             pid = h.producer_id
-            if pid == NO_PRODUCER_ID or h.is_control:  # markers belong to transactions, not yet handled
+            if pid == NO_PRODUCER_ID:
+                continue
+            if h.is_control:  # a marker written by the coordinator after an epoch bump fences the older epoch here
+                entry = self.producers.get(pid)
+                if entry is not None and h.producer_epoch > entry.epoch:
+                    entry.epoch, entry.batches = h.producer_epoch, []
                 continue
             entry = self.producers.get(pid)
             if entry is None:

@@ -9,8 +9,9 @@ Partitions led elsewhere get NOT_LEADER_OR_FOLLOWER, unknown ones UNKNOWN_TOPIC_
 coordinator retries until every marker is written. As KafkaApis, the request needs CLUSTER_ACTION on
 the cluster (brokers, and operators aborting a hanging transaction with pylog-transactions.sh), else
 every partition is CLUSTER_AUTHORIZATION_FAILED.
-Not yet: the coordinator-epoch check (TRANSACTION_COORDINATOR_FENCED) and applying the markers of
-`__consumer_offsets` partitions to transactional offset commits.
+A marker written to a `__consumer_offsets` partition also settles the producer's transactional
+offset commits there (the group coordinator commits or drops them), as Kafka's handler does.
+Not yet: the coordinator-epoch check (TRANSACTION_COORDINATOR_FENCED).
 Version notes: v1 (flexible) only: kafka-python's schema no longer has v0, and Kafka 3.7 (what pylog
 presents as) has no v2.
 """
@@ -21,6 +22,7 @@ import asyncio
 
 from pylog.broker.handlers import handler
 from pylog.broker.services import HandlerContext
+from pylog.coordinator.group.hashing import OFFSETS_TOPIC
 from pylog.log.control import ControlType, Marker, build_marker
 from pylog.protocol.api import ApiKey, response_class
 from pylog.protocol.errors import ErrorCode
@@ -37,6 +39,7 @@ async def handle_write_txn_markers(ctx: HandlerContext, req):
     results: dict[tuple[int, str, int], ErrorCode] = {}
     waits: dict[tuple[int, str, int], asyncio.Future] = {}
     may_write = allowed(ctx, "CLUSTER_ACTION", "CLUSTER")
+    marker_offsets: dict[tuple[int, str, int], int] = {}
     for i, m in enumerate(req.markers or []):
         kind = ControlType.COMMIT if m.transaction_result else ControlType.ABORT
         marker = Marker(m.producer_id, m.producer_epoch, kind, m.coordinator_epoch)
@@ -51,11 +54,16 @@ async def handle_write_txn_markers(ctx: HandlerContext, req):
                 results[key] = out.error
                 if out.error == ErrorCode.NONE:
                     waits[key] = p.add_produce_waiter(out.last_offset + 1)
+                    marker_offsets[key] = out.last_offset
     pending = [f for f in waits.values() if not f.done()]
     if pending:
         await asyncio.wait(pending, timeout=MARKER_TIMEOUT_S)
     for key, fut in waits.items():
         results[key] = ErrorCode(fut.result()) if fut.done() else ErrorCode.REQUEST_TIMED_OUT
+        if key[1] == OFFSETS_TOPIC and results[key] == ErrorCode.NONE and ctx.broker.groups is not None:
+            m = req.markers[key[0]]
+            ctx.broker.groups.coordinator.on_txn_marker(key[2], m.producer_id, bool(m.transaction_result),
+                                                        marker_offsets[key])
     out_markers = []
     for i, m in enumerate(req.markers or []):
         topics = [cls.WritableTxnMarkerResult.WritableTxnMarkerTopicResult(name=t.name, partitions=[

@@ -109,3 +109,17 @@ class FetchResult:
 
     error: ErrorCode
     offsets: dict[TopicPartition, OffsetValue] = field(default_factory=dict)
+    unstable: set[TopicPartition] = field(default_factory=set)  # UNSTABLE_OFFSET_COMMIT (require_stable)
+
+
+@dataclass(frozen=True, slots=True)
+class TxnCommitRequest:
+    """A TxnOffsetCommit, version-independent (generation -1 and no member before v3: no fencing)."""
+
+    group_id: str
+    producer_id: int
+    producer_epoch: int
+    generation: int
+    member_id: str
+    instance_id: str | None
+    offsets: dict[TopicPartition, OffsetValue]

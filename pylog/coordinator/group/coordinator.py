@@ -1,11 +1,12 @@
-"""The group coordinator a broker hosts: membership (membership.py) plus offsets and admin (offsets.py)."""
+"""The group coordinator a broker hosts: membership (membership.py), offsets and admin (offsets.py) and
+transactional offset commits (txn_offsets.py)."""
 
 from __future__ import annotations
 
-from pylog.coordinator.group.offsets import OffsetOps
+from pylog.coordinator.group.txn_offsets import TxnOffsetOps
 
 
-class GroupCoordinator(OffsetOps):
+class GroupCoordinator(TxnOffsetOps):
     """Kafka's classic group coordinator for the `__consumer_offsets` partitions this broker leads."""
 
     def on_leadership_change(self, partition: int) -> None:

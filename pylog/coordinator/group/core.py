@@ -18,6 +18,7 @@ from pylog.common.clock import now_ms as wall_ms
 from pylog.coordinator.group.api import CoordinatorConfig
 from pylog.coordinator.group.group import Group, Member
 from pylog.coordinator.group.hashing import partition_for
+from pylog.coordinator.group.pending import PendingTxnOffsets, complete
 from pylog.coordinator.group.records import (
     GroupKey, GroupValue, MemberValue, OffsetValue, encode_group_key, encode_group_value,
 )
@@ -37,6 +38,10 @@ class CoordinatorCore:
         self.now_ms = now_ms
         self.groups: dict[str, Group] = {}
         self.offsets: dict[str, dict[tuple[str, int], OffsetValue]] = {}
+        self.positions: dict[str, dict[tuple[str, int], int]] = {}  # log offset of each committed offset's batch
+        self.pending = PendingTxnOffsets()  # transactional offsets waiting for their marker
+        self.inflight: dict[tuple[str, tuple[str, int]], int] = {}  # plain commits being appended, per partition
+        self.markers_while_loading: dict[int, list[tuple[int, bool, int]]] = {}  # p -> (producer, commit, offset)
         self.loaded: dict[int, int] = {}  # partition -> leader epoch its state was loaded at
         self._loading: dict[int, tuple[int, asyncio.Task]] = {}
         self._timers: dict[tuple, asyncio.TimerHandle] = {}
@@ -89,8 +94,8 @@ class CoordinatorCore:
         t0 = time.monotonic()
         state = Replayed()
         try:
-            async for key, value in self.store.read(p):
-                state.apply(key, value)
+            async for record in self.store.read(p):
+                state.apply(*record)
         except Exception:
             log.exception("Loading __consumer_offsets-%d failed; the next request retries", p)
             self._loading.pop(p, None)
@@ -100,10 +105,19 @@ class CoordinatorCore:
         del self._loading[p]
         for gid, offsets in state.offsets.items():
             self.offsets[gid] = offsets
+            self.positions[gid] = state.positions.get(gid, {})
             self.groups.setdefault(gid, Group(gid, state_timestamp_ms=self.now_ms()))
+        for pid, groups in state.pending.by_producer.items():
+            for gid, parts in groups.items():
+                self.groups.setdefault(gid, Group(gid, state_timestamp_ms=self.now_ms()))
+                for tp, (value, position) in parts.items():
+                    self.pending.add(pid, gid, tp, value, position)
         for gid, value in state.groups.items():
             self.groups[gid] = self._group_from(gid, value)
         self.loaded[p] = epoch
+        for pid, commit, offset in self.markers_while_loading.pop(p, []):
+            if offset > state.last_offset:  # written after the part of the log we read
+                self.complete_markers(p, pid, commit)
         log.info("Loaded __consumer_offsets-%d at epoch %d: %d groups, %d offsets in %.0f ms", p, epoch,
                  sum(1 for g in self.groups if self.partition_of(g) == p),
                  sum(len(o) for g, o in self.offsets.items() if self.partition_of(g) == p),
@@ -130,7 +144,11 @@ class CoordinatorCore:
         loading = self._loading.pop(p, None)
         if loading is not None:
             loading[1].cancel()
-        for gid in [g for g in self.groups if self.partition_of(g) == p]:
+        self.markers_while_loading.pop(p, None)
+        gone = {g for g in self.groups if self.partition_of(g) == p}
+        self.pending.drop_groups(gone)
+        for gid in gone:
+            self.positions.pop(gid, None)
             group = self.groups.pop(gid)
             for m in group.members.values():
                 self.answer_join(m, None, ErrorCode.NOT_COORDINATOR)
@@ -141,6 +159,16 @@ class CoordinatorCore:
             self.offsets.pop(gid, None)
         if was_loaded:
             log.info("Unloaded the groups of __consumer_offsets-%d", p)
+
+    def complete_markers(self, p: int, producer_id: int, commit: bool) -> int:
+        """Apply a transaction marker of `producer_id` written to partition `p`: its pending offsets in
+        that partition's groups become committed (COMMIT) or are dropped (ABORT). How many were committed."""
+        groups = {g for g in self.pending.groups_of(producer_id) if self.partition_of(g) == p}
+        applied = complete(self.pending, self.offsets, self.positions, producer_id, commit, groups)
+        if groups:
+            log.info("%s the transactional offsets of producer %d in group(s) %s", "Committed" if commit else
+                     "Aborted", producer_id, ", ".join(sorted(groups)))
+        return applied
 
     def background(self, coro: Any) -> asyncio.Task:
         """Run a coroutine without waiting for it (a reference is kept until it ends)."""

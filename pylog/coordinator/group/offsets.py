@@ -11,6 +11,7 @@ import logging
 from pylog.coordinator.group.api import CommitRequest, FetchResult, GroupSummary, MemberSummary, TopicPartition
 from pylog.coordinator.group.group import Group
 from pylog.coordinator.group.membership import MembershipOps
+from pylog.coordinator.group.pending import apply_commit
 from pylog.coordinator.group.records import (
     GroupKey, OffsetKey, encode_group_key, encode_offset_key, encode_offset_value,
 )
@@ -63,25 +64,38 @@ class OffsetOps(MembershipOps):
                 out[tp] = E.OFFSET_METADATA_TOO_LARGE
                 continue
             records.append((encode_offset_key(OffsetKey(req.group_id, *tp)), encode_offset_value(value)))
-        if records:
-            stored = client_error(await self.store.append(self.partition_of(req.group_id), records))
-            for tp, value in req.offsets.items():
-                if tp in out:
-                    continue
-                out[tp] = stored
-                if stored == E.NONE and req.group_id in self.groups:
-                    self.offsets.setdefault(req.group_id, {})[tp] = value
+        if not records:
+            return out
+        staged = [(req.group_id, tp) for tp in req.offsets if tp not in out]
+        for key in staged:  # an OffsetFetch with require_stable waits for these (Kafka's pendingOffsetCommits)
+            self.inflight[key] = self.inflight.get(key, 0) + 1
+        try:
+            stored, position = await self.store.append_records(self.partition_of(req.group_id), records)
+        finally:
+            for key in staged:
+                left = self.inflight.pop(key) - 1
+                if left:
+                    self.inflight[key] = left
+        stored = client_error(stored)
+        for _, tp in staged:
+            out[tp] = stored
+            if stored == E.NONE and req.group_id in self.groups:
+                apply_commit(self.offsets, self.positions, req.group_id, tp, req.offsets[tp], position)
         return out
 
-    def fetch(self, group_id: str, partitions: list[TopicPartition] | None) -> FetchResult:
-        """Handle an OffsetFetch for one group: every committed offset when `partitions` is None."""
+    def fetch(self, group_id: str, partitions: list[TopicPartition] | None, require_stable: bool = False) -> FetchResult:
+        """Handle an OffsetFetch for one group: every committed offset when `partitions` is None; with
+        `require_stable`, the asked partitions with a commit still pending are listed as unstable."""
         err = self.check(group_id)
         if err != E.NONE:
             return FetchResult(err)
         committed = self.offsets.get(group_id, {})
         if partitions is None:
             return FetchResult(E.NONE, dict(sorted(committed.items())))
-        return FetchResult(E.NONE, {tp: committed[tp] for tp in partitions if tp in committed})
+        unstable = {tp for tp in partitions if (group_id, tp) in self.inflight or self.pending.has(group_id, tp)
+                    } if require_stable else set()
+        return FetchResult(E.NONE, {tp: committed[tp] for tp in partitions if tp in committed and tp not in unstable},
+                           unstable)
 
     def describe(self, group_id: str) -> GroupSummary:
         """DescribeGroups for one group (an unknown group is reported Dead, as Kafka does)."""
@@ -120,6 +134,8 @@ class OffsetOps(MembershipOps):
             group.to(S.DEAD, self.now_ms())
             del self.groups[group_id]
             self.offsets.pop(group_id, None)
+            self.positions.pop(group_id, None)
+            self.pending.drop_groups({group_id})  # as Kafka: the deleted group's open transactions commit nothing
             log.info("Deleted group %s", group_id)
         return err
 
@@ -146,6 +162,7 @@ class OffsetOps(MembershipOps):
                 return stored, {}
             for tp in gone:
                 self.offsets.get(group_id, {}).pop(tp, None)
+            self.pending.discard(group_id, gone)
         return E.NONE, out
 
     async def expire_offsets(self) -> int:
@@ -165,6 +182,7 @@ class OffsetOps(MembershipOps):
                 if await self.store.append(p, records) == E.NONE:
                     expired += len(records)
                     self.offsets.pop(group.group_id, None)
+                    self.pending.discard(group.group_id, list(offsets))
                     log.info("Expired %d offsets of group %s (empty for %d ms)", len(records), group.group_id,
                              now - base)
         return expired
@@ -181,6 +199,7 @@ class OffsetOps(MembershipOps):
                 dropped = [tp for tp in offsets if tp in gone]
                 for tp in dropped:
                     del offsets[tp]
+                self.pending.discard(gid, dropped)  # as the tombstones do when replayed
                 records += [(encode_offset_key(OffsetKey(gid, *tp)), None) for tp in dropped]
                 group = self.groups.get(gid)
                 if group is not None and dropped and not offsets and group.state == S.EMPTY \

@@ -8,8 +8,9 @@ acks=all semantics, and reads a partition back when it becomes the leader.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import AsyncIterator, Iterable, Protocol
+from typing import AsyncIterator, Iterable, NamedTuple, Protocol
 
+from pylog.coordinator.group.pending import PendingTxnOffsets, TopicPartition, apply_commit, complete
 from pylog.coordinator.group.records import (
     GroupKey, GroupValue, OffsetKey, OffsetValue, RecordFormatError, decode_group_value, decode_key,
     decode_offset_value,
@@ -17,6 +18,17 @@ from pylog.coordinator.group.records import (
 from pylog.protocol.errors import ErrorCode
 
 Record = tuple[bytes, "bytes | None"]
+
+
+class StoredRecord(NamedTuple):
+    """One record of `__consumer_offsets` as the loader sees it, with what its batch says about it."""
+
+    key: bytes | None
+    value: bytes | None
+    batch_offset: int = -1  # the base offset of its batch: commits are ordered by it, as in Kafka
+    producer_id: int = -1
+    transactional: bool = False  # an offset commit of an open transaction: pending until its marker
+    marker: bool | None = None  # a transaction marker of `producer_id`: True COMMIT, False ABORT
 
 
 class OffsetsLog(Protocol):
@@ -32,8 +44,13 @@ class OffsetsLog(Protocol):
     async def append(self, partition: int, records: list[Record]) -> ErrorCode:
         """Append records as leader and wait until every ISR member has them (acks=all)."""
 
-    def read(self, partition: int) -> AsyncIterator[Record]:
-        """Every (key, value) record of the partition from its log start, in offset order."""
+    async def append_records(self, partition: int, records: list[Record],
+                             producer: tuple[int, int] | None = None) -> tuple[ErrorCode, int]:
+        """`append`, also answering the batch's base offset (-1 on error); with `producer` (id, epoch) the
+        batch is transactional, written with that producer's id and epoch so its marker applies to it."""
+
+    def read(self, partition: int) -> AsyncIterator[StoredRecord]:
+        """Every record (and transaction marker) of the partition from its log start, in offset order."""
 
 
 @dataclass(slots=True)
@@ -41,22 +58,38 @@ class Replayed:
     """The state a partition's records leave behind: latest value per key, tombstones applied."""
 
     groups: dict[str, GroupValue] = field(default_factory=dict)
-    offsets: dict[str, dict[tuple[str, int], OffsetValue]] = field(default_factory=dict)
+    offsets: dict[str, dict[TopicPartition, OffsetValue]] = field(default_factory=dict)
+    positions: dict[str, dict[TopicPartition, int]] = field(default_factory=dict)
+    pending: PendingTxnOffsets = field(default_factory=PendingTxnOffsets)
+    last_offset: int = -1  # the highest batch offset read: markers past it were not seen
     skipped: int = 0  # records of other types (KIP-848, share groups) or unreadable ones
 
-    def apply(self, key: bytes | None, value: bytes | None) -> None:
-        """Fold one record into the state."""
+    def apply(self, key: bytes | None, value: bytes | None, batch_offset: int = -1, producer_id: int = -1,
+              transactional: bool = False, marker: bool | None = None) -> None:
+        """Fold one record (the fields of a StoredRecord) into the state."""
+        self.last_offset = max(self.last_offset, batch_offset)
+        if marker is not None:
+            complete(self.pending, self.offsets, self.positions, producer_id, marker)
+            return
         try:
             k = decode_key(key) if key is not None else None
             if isinstance(k, OffsetKey):
-                per_group = self.offsets.setdefault(k.group, {})
-                if value is None:
-                    per_group.pop((k.topic, k.partition), None)
+                tp = (k.topic, k.partition)
+                if transactional:
+                    if value is None:
+                        self.pending.remove(producer_id, k.group, tp)
+                    else:
+                        self.pending.add(producer_id, k.group, tp, decode_offset_value(value), batch_offset)
+                elif value is None:  # deleted or expired: the coordinator dropped pending offsets with it
+                    self.offsets.setdefault(k.group, {}).pop(tp, None)
+                    self.positions.get(k.group, {}).pop(tp, None)
+                    self.pending.discard(k.group, [tp])
                 else:
-                    per_group[(k.topic, k.partition)] = decode_offset_value(value)
+                    apply_commit(self.offsets, self.positions, k.group, tp, decode_offset_value(value), batch_offset)
             elif isinstance(k, GroupKey):
                 if value is None:
                     self.groups.pop(k.group, None)
+                    self.pending.drop_groups({k.group})
                 else:
                     self.groups[k.group] = decode_group_value(value)
             else:
@@ -65,11 +98,11 @@ class Replayed:
             self.skipped += 1
 
 
-def replay(records: Iterable[Record]) -> Replayed:
+def replay(records: Iterable[Record | StoredRecord]) -> Replayed:
     """The state after applying `records` in order (pure; used by the loader and by tests)."""
     out = Replayed()
-    for key, value in records:
-        out.apply(key, value)
+    for r in records:
+        out.apply(*r)
     return out
 
 
@@ -87,8 +120,11 @@ APPEND_ERRORS: dict[ErrorCode, ErrorCode] = {
 }
 
 
-def client_error(append_error: ErrorCode) -> ErrorCode:
-    """The error a client sees when the coordinator's append failed with `append_error`."""
+def client_error(append_error: ErrorCode, transactional: bool = False) -> ErrorCode:
+    """The error a client sees when the coordinator's append failed with `append_error` (a transactional
+    commit also passes the producer's own fencing errors through, as Kafka does)."""
     if append_error == ErrorCode.NONE:
         return ErrorCode.NONE
+    if transactional and append_error in (ErrorCode.INVALID_PRODUCER_EPOCH, ErrorCode.PRODUCER_FENCED):
+        return append_error
     return APPEND_ERRORS.get(append_error, ErrorCode.UNKNOWN_SERVER_ERROR)

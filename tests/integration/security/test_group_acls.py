@@ -81,3 +81,39 @@ def test_group_read_acl_gates_consuming_and_committing(acl_cluster):
 
     # alice has no ACL at all: the group stays closed to her while bob uses it.
     assert refusal(c, "alice") == KafkaError.GROUP_AUTHORIZATION_FAILED
+
+
+def test_txn_offset_commit_needs_transactional_id_write_then_group_and_topic_read(acl_cluster):
+    """Kafka's order of checks for TxnOffsetCommit: WRITE on the transactional id, READ on the group, READ on
+    each topic; with all three a transactional producer's offsets are accepted."""
+    from pylog.client.aio import ConnectSecurity
+    from pylog.client.sync import KafkaClient
+    from pylog.protocol.api import ApiKey
+    from pylog.security.sasl_client import PlainClient
+    from support.clients import wait_for
+    from support.txn_wire import txn_offset_commit
+
+    c = acl_cluster
+    create_topic(c.bootstrap, TOPIC)
+    with KafkaClient(c.bootstrap) as superuser:  # creates __consumer_offsets
+        wait_for(lambda: superuser.call(ApiKey.FindCoordinator, lambda cls, v: cls(key=GROUP, key_type=0),
+                                        max_version=3).error_code == 0, 60, "the group coordinator")
+    bob = KafkaClient(c.bootstrap_on("SASL_PLAINTEXT"),
+                      security=ConnectSecurity(sasl=lambda: PlainClient("bob", "bob-secret")))
+    admin = AdminClient({"bootstrap.servers": c.bootstrap})
+
+    def commit():
+        return txn_offset_commit(bob, GROUP, TOPIC, 4242, 0, 3, transactional_id="etl")
+
+    def grant(rtype, name, op):
+        for f in admin.create_acls([acl(rtype, name, "User:bob", op)]).values():
+            assert f.result(30) is None
+
+    with bob:
+        assert commit() == KafkaError.TRANSACTIONAL_ID_AUTHORIZATION_FAILED
+        grant(ResourceType.TRANSACTIONAL_ID, "etl", AclOperation.WRITE)
+        wait_for(lambda: commit() == KafkaError.GROUP_AUTHORIZATION_FAILED, 30, "the transactional id ACL")
+        grant(ResourceType.GROUP, GROUP, AclOperation.READ)
+        wait_for(lambda: commit() == KafkaError.TOPIC_AUTHORIZATION_FAILED, 30, "the group ACL")
+        grant(ResourceType.TOPIC, TOPIC, AclOperation.READ)
+        wait_for(lambda: commit() == 0, 30, "the topic ACL")

@@ -58,7 +58,8 @@ def test_commits_arriving_while_a_batch_waits_for_the_isr_go_out_together_in_ord
             keys = [r.key for h in records.iter_batches(bytes(buf))
                     for r in records.read_records(memoryview(bytes(buf))[h.position:h.position + h.size])]
             batches.append(keys)
-            return SimpleNamespace(error=ErrorCode.NONE, last_offset=sum(map(len, batches)) - 1)
+            return SimpleNamespace(error=ErrorCode.NONE, base_offset=sum(map(len, batches)) - len(batches[-1]),
+                                   last_offset=sum(map(len, batches)) - 1)
 
         h, replicas, _ = host()
         replicas.leader_partition = lambda topic, index: (part, ErrorCode.NONE)
@@ -83,3 +84,24 @@ def test_commits_arriving_while_a_batch_waits_for_the_isr_go_out_together_in_ord
         replicas.leader_partition = lambda topic, index: (done, ErrorCode.NONE)
         assert await h.append(0, [(b"e", b"v")]) == ErrorCode.NONE and batches[-1] == [b"e"]
     asyncio.run(asyncio.wait_for(go(), 5))
+
+
+def test_the_loader_sees_transactional_commits_with_their_producer_and_markers_as_entries():
+    from pylog.broker.group_host import _stored
+    from pylog.coordinator.group.store import StoredRecord
+    from pylog.log.control import ControlType, Marker, build_marker
+    from pylog.protocol.records import build_batch, parse_header
+
+    def batch(raw: bytes):
+        return parse_header(raw), memoryview(raw)
+
+    txn = build_batch([(b"k1", b"v1", (), 1), (b"k2", None, (), 1)], 10, producer_id=7, producer_epoch=2,
+                      is_transactional=True)
+    assert _stored(*batch(txn), 10) == [StoredRecord(b"k1", b"v1", 10, 7, True),
+                                            StoredRecord(b"k2", None, 10, 7, True)]
+    assert _stored(*batch(txn), 11) == [StoredRecord(b"k2", None, 10, 7, True)]  # from a later offset on
+    plain = build_batch([(b"k", b"v", (), 1)], 3)
+    assert _stored(*batch(plain), 0) == [StoredRecord(b"k", b"v", 3, -1, False)]
+    for kind, commit in ((ControlType.COMMIT, True), (ControlType.ABORT, False)):
+        marker = build_marker(Marker(7, 2, kind, 0), base_offset=12)
+        assert _stored(*batch(marker), 0) == [StoredRecord(None, None, 12, 7, True, commit)]

@@ -10,6 +10,7 @@ from pylog.coordinator.group.api import CommitRequest, CoordinatorConfig, JoinRe
 from pylog.coordinator.group.coordinator import GroupCoordinator
 from pylog.coordinator.group.records import OffsetValue
 from pylog.coordinator.group.state import GroupState
+from pylog.coordinator.group.store import StoredRecord
 from pylog.protocol.errors import ErrorCode as E
 
 
@@ -29,10 +30,20 @@ class MemoryLog:
         return self.epochs.get(p, 0)
 
     async def append(self, p: int, recs: list) -> E:
+        return (await self.append_records(p, recs))[0]
+
+    async def append_records(self, p: int, recs: list, producer=None) -> tuple[E, int]:
         if self.fail != E.NONE:
-            return self.fail
-        self.records[p].extend(recs)
-        return E.NONE
+            return self.fail, -1
+        base = len(self.records[p])  # one record per offset: a batch's base is its first record's index
+        pid = producer[0] if producer else -1
+        self.records[p].extend(StoredRecord(k, v, base, pid, producer is not None) for k, v in recs)
+        return E.NONE, base
+
+    def marker(self, p: int, producer_id: int, commit: bool) -> int:
+        offset = len(self.records[p])
+        self.records[p].append(StoredRecord(None, None, offset, producer_id, True, commit))
+        return offset
 
     async def read(self, p: int):
         for r in list(self.records[p]):
@@ -292,7 +303,7 @@ def test_deleting_a_topic_removes_its_offsets_from_every_group_with_tombstones()
         assert c.fetch("live", None).offsets == {} and c.describe("live").state == "Stable"
         assert c.describe("only").state == "Dead" and "only" not in c.groups  # Empty, generation 0, nothing left
         new = [rec for p, recs in c.store.records.items() for rec in recs[before[p]:]]
-        assert len(new) == 5 and all(v is None for _, v in new)
+        assert len(new) == 5 and all(r.value is None for r in new)
         reloaded = GroupCoordinator(c.store, cfg())  # what a new coordinator reads back from the log
         for p in range(3):
             reloaded.check_partition(p)

@@ -11,7 +11,7 @@ from logtest import BASE_TS, offsets_in, slice_bytes
 from pylog.log import Log, LogConfig, LogManager, RecordValidationError
 from pylog.log.checkpoint import OffsetCheckpoint
 from pylog.log.cleaner import CleaningAborted, finish_clean, plan_clean, run_clean
-from pylog.log.cleaner_manager import CLEANER_OFFSET_CHECKPOINT, LogCleanerManager, log_to_clean
+from pylog.log.cleaner_manager import CLEANER_OFFSET_CHECKPOINT, LogCleanerManager, cleanable_offsets, log_to_clean
 from pylog.log.cleaner_swap import CLEANED_SUFFIX, DELETED_SUFFIX, SWAP_SUFFIX, segment_files
 from pylog.protocol.records import build_batch, iter_batches, read_records, validate_batches
 
@@ -314,3 +314,46 @@ def test_cleaning_keeps_aborted_transactions_indexed_and_their_markers(open_log)
     assert not [n for n in os.listdir(plog.dir) if n.endswith((CLEANED_SUFFIX, SWAP_SUFFIX, DELETED_SUFFIX))]
     plog.close()
     assert open_log(**COMPACT).collect_aborted_txns(0, 16) == expected
+
+
+def _marker(plog: Log, pid: int, kind) -> None:
+    from pylog.log.control import Marker, build_marker
+    buf = bytearray(build_marker(Marker(pid, 0, kind, 0)))
+    plog.append_as_leader(buf, validate_batches(buf), 0, now_ms=BASE_TS, from_coordinator=True)
+    plog.high_watermark = plog.log_end_offset
+
+
+def _coordinator_put(plog: Log, pid: int, key: bytes, value: bytes) -> None:
+    """A transactional offset commit as the group coordinator writes it (no sequence)."""
+    buf = bytearray(build_batch([(key, value, [], BASE_TS)], producer_id=pid, producer_epoch=0, is_transactional=True))
+    plog.append_as_leader(buf, validate_batches(buf), 0, now_ms=BASE_TS, from_coordinator=True)
+    plog.high_watermark = plog.log_end_offset
+
+
+def test_an_aborted_transactional_record_does_not_shadow_the_older_value_of_its_key(open_log):
+    from pylog.log.control import ControlType
+
+    plog = open_log(**COMPACT)
+    put(plog, b"k", b"committed")                       # 0
+    _coordinator_put(plog, 9, b"k", b"aborted")          # 1
+    _marker(plog, 9, ControlType.ABORT)                  # 2
+    for i in range(14):
+        put(plog, b"o%d" % (i % 3), b"v%d" % i)
+    clean(plog)
+    kept = [(o, v) for o, k, v in contents(plog) if k == b"k"]
+    assert kept == [(0, b"committed"), (1, b"aborted")]  # the abort marker stays too: a reader drops offset 1
+
+
+def test_nothing_past_the_first_open_transaction_is_cleaned(open_log):
+    from pylog.log.control import ControlType
+
+    plog = open_log(**COMPACT)
+    put(plog, b"k", b"old")                              # 0
+    _coordinator_put(plog, 9, b"k", b"pending")          # 1: still open
+    for i in range(14):
+        put(plog, b"k", b"v%d" % i)
+    assert cleanable_offsets(plog, None, BASE_TS)[1] == 1
+    clean(plog)
+    assert [o for o, k, _ in contents(plog)][:2] == [0, 1]  # the value an abort would fall back to is kept
+    _marker(plog, 9, ControlType.COMMIT)
+    assert cleanable_offsets(plog, None, BASE_TS)[1] > 1

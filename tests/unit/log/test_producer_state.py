@@ -243,3 +243,39 @@ def test_truncating_a_log_without_producers_skips_the_replay(open_log, monkeypat
     log.truncate_to(3)
     assert all(o <= 3 for o in list_snapshots(log.dir))
     assert log.producer_state.map_end_offset == 3 and log.producer_state.producers == {}
+
+
+def test_a_coordinator_batch_needs_no_sequence_but_a_current_epoch(open_log):
+    """A transactional offset commit (Kafka's COORDINATOR origin): sequence -1 is fine, an older epoch is not."""
+    log = open_log()
+
+    def coordinator_append(epoch: int):
+        buf = bytearray(build_batch([(b"k", b"v", [], BASE_TS)], producer_id=7, producer_epoch=epoch,
+                                    is_transactional=True))
+        return log.append_as_leader(buf, validate_batches(buf), 0, now_ms=BASE_TS, from_coordinator=True)
+
+    with pytest.raises(InvalidProducerRecordError):  # the same batch from a client is refused
+        buf = batch(7, 1, -1)
+        log.append_as_leader(buf, validate_batches(buf), 0, now_ms=BASE_TS)
+    assert coordinator_append(1).first_offset == 0
+    assert coordinator_append(1).first_offset == 1  # no duplicate detection without sequences
+    assert coordinator_append(2).first_offset == 2
+    with pytest.raises(InvalidProducerEpochError):
+        coordinator_append(1)
+
+
+def test_a_marker_with_a_bumped_epoch_fences_the_older_epoch(open_log):
+    """Kafka's appendEndTxnMarker: the coordinator's ABORT after fencing a producer carries the new epoch, and
+    the partition refuses the zombie's older epoch from then on (its transactional offset commits too)."""
+    from pylog.log.control import ControlType, Marker, build_marker
+
+    log = open_log()
+    produce(log, 7, 0, 0)
+    buf = bytearray(build_marker(Marker(7, 1, ControlType.ABORT, 0)))
+    log.append_as_leader(buf, validate_batches(buf), 0, now_ms=BASE_TS, from_coordinator=True)
+    with pytest.raises(InvalidProducerEpochError):
+        produce(log, 7, 0, 1)
+    assert produce(log, 7, 1, 0).first_offset == 2  # the new epoch starts its sequences at 0
+    buf = bytearray(build_marker(Marker(99, 3, ControlType.COMMIT, 0)))  # a producer never seen here: no entry
+    log.append_as_leader(buf, validate_batches(buf), 0, now_ms=BASE_TS, from_coordinator=True)
+    assert 99 not in log.producer_state.producers

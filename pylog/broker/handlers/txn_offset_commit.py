@@ -1,0 +1,66 @@
+"""TxnOffsetCommit: v0-3 (a transactional producer's `send_offsets_to_transaction`).
+
+Behavior: the group coordinator validates the commit (KIP-447 fencing on v3: ILLEGAL_GENERATION,
+UNKNOWN_MEMBER_ID, FENCED_INSTANCE_ID), writes the offsets to the group's `__consumer_offsets`
+partition as one transactional batch with the producer's id and epoch (acks=all), and keeps them
+pending: OffsetFetch returns them only after the transaction's COMMIT marker reaches that
+partition (WriteTxnMarkers), an ABORT marker drops them. A stale producer epoch is
+INVALID_PRODUCER_EPOCH. Partitions of unknown topics get UNKNOWN_TOPIC_OR_PARTITION.
+Authorization (as Kafka's KafkaApis): WRITE on the transactional id (else every partition gets
+TRANSACTIONAL_ID_AUTHORIZATION_FAILED), READ on the group (else GROUP_AUTHORIZATION_FAILED), then
+READ on each topic (else TOPIC_AUTHORIZATION_FAILED on its partitions).
+Version notes: v2 adds the committed leader epoch; v3 (flexible) the generation, member id and
+group instance id. What clients send: librdkafka 2.x and kafka-python 3.x up to v3 (with the
+consumer's group metadata, so KIP-447 fencing applies), aiokafka v0. v4-5 (KIP-890) are not in
+Kafka 3.7, which pylog presents as.
+"""
+
+from __future__ import annotations
+
+from pylog.broker.group_host import coordinator_of
+from pylog.broker.handlers import handler
+from pylog.broker.services import HandlerContext
+from pylog.common.clock import now_ms
+from pylog.coordinator.group.api import TxnCommitRequest
+from pylog.coordinator.group.records import OffsetValue
+from pylog.protocol.api import ApiKey, response_class
+from pylog.protocol.errors import ErrorCode
+from pylog.security.authorizer import allowed
+
+
+@handler(ApiKey.TxnOffsetCommit, 0, 3)
+async def handle_txn_offset_commit(ctx: HandlerContext, req):
+    """Stage a transaction's offsets for the group until the transaction ends."""
+    version = ctx.header.api_version
+    cls = response_class(ApiKey.TxnOffsetCommit)[version]
+    now = now_ms()
+    order = [(t.name or "", p.partition_index) for t in req.topics or [] for p in t.partitions or []]
+    results: dict[tuple[str, int], ErrorCode] = {}
+    offsets: dict[tuple[str, int], OffsetValue] = {}
+    if not allowed(ctx, "WRITE", "TRANSACTIONAL_ID", req.transactional_id or ""):
+        results = dict.fromkeys(order, ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED)
+    elif not allowed(ctx, "READ", "GROUP", req.group_id or ""):
+        results = dict.fromkeys(order, ErrorCode.GROUP_AUTHORIZATION_FAILED)
+    else:
+        for t in req.topics or []:
+            topic_ok = allowed(ctx, "READ", "TOPIC", t.name or "")
+            for p in t.partitions or []:
+                tp = (t.name or "", p.partition_index)
+                if not topic_ok:
+                    results[tp] = ErrorCode.TOPIC_AUTHORIZATION_FAILED
+                elif ctx.broker.metadata.partition(*tp) is None:
+                    results[tp] = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+                else:
+                    offsets[tp] = OffsetValue(p.committed_offset, p.committed_leader_epoch if version >= 2 else -1,
+                                              p.committed_metadata or "", now)
+    if offsets:
+        v3 = version >= 3
+        results.update(await coordinator_of(ctx).txn_commit(TxnCommitRequest(
+            req.group_id or "", req.producer_id, req.producer_epoch, req.generation_id if v3 else -1,
+            (req.member_id or "") if v3 else "", req.group_instance_id if v3 else None, offsets)))
+    topics: dict[str, list] = {}
+    for tp in dict.fromkeys(order):
+        topics.setdefault(tp[0], []).append(cls.TxnOffsetCommitResponseTopic.TxnOffsetCommitResponsePartition(
+            partition_index=tp[1], error_code=int(results[tp])))
+    return cls(throttle_time_ms=0, topics=[cls.TxnOffsetCommitResponseTopic(name=n, partitions=ps)
+                                           for n, ps in topics.items()])
