@@ -298,7 +298,7 @@ class Broker:
     def _expire_producer_ids(self) -> None:
         """Forget producers idle for producer.id.expiration.ms (by their batches' timestamps, as Kafka)."""
         expiration, t = int(self.config.get("producer.id.expiration.ms")), now_ms()
-        removed = sum(plog.producer_state.remove_expired(t, expiration) for plog in self.logs.all_logs())
+        removed = sum(plog.producer_state.remove_expired(t, expiration, plog.open_txns.first_offsets) for plog in self.logs.all_logs())
         if removed:
             log.info("Expired %d producer ids idle for %d ms", removed, expiration)
 

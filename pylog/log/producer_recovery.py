@@ -14,6 +14,7 @@ import logging
 import os
 from typing import TYPE_CHECKING
 
+from pylog.log.control import ControlRecordError, read_marker
 from pylog.log.producer_snapshot import (CorruptSnapshotError, delete_snapshot, list_snapshots, read_snapshot,
                                          write_snapshot)
 from pylog.protocol.records import BATCH_OVERHEAD, parse_header
@@ -86,6 +87,13 @@ def _replay(plog: "Log") -> None:
                 h = parse_header(os.pread(fd, BATCH_OVERHEAD, pos))
                 if h.base_offset + h.last_offset_delta >= offset:
                     psm.update((h,))
+                    if h.is_control and h.producer_id >= 0:
+                        try:
+                            marker = read_marker(h, os.pread(fd, h.size, pos))
+                        except ControlRecordError:
+                            marker = None  # as the log's own tracking: the batch stays, only its epoch is unknown
+                        if marker is not None:
+                            psm.note_marker(h.producer_id, marker.coordinator_epoch)
                 pos += h.size
         finally:
             os.close(fd)

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass, field
-from typing import Iterable, NamedTuple, Sequence
+from typing import Container, Iterable, NamedTuple, Sequence
 
 from pylog.log.errors import InvalidProducerEpochError, InvalidProducerRecordError, OutOfOrderSequenceError
 from pylog.protocol.records import BatchHeader, increment_sequence
@@ -192,6 +192,12 @@ class ProducerStateManager:
                 last_sequence(h), h.base_offset + h.last_offset_delta, h.last_offset_delta, h.max_timestamp))
         self.map_end_offset = max(self.map_end_offset, end)
 
+    def note_marker(self, producer_id: int, coordinator_epoch: int) -> None:
+        """Remember the coordinator epoch of the producer's latest marker (older coordinators are then fenced)."""
+        entry = self.producers.get(producer_id)
+        if entry is not None and coordinator_epoch > entry.coordinator_epoch:
+            entry.coordinator_epoch = coordinator_epoch
+
     def load_entries(self, entries: Iterable[ProducerEntry], offset: int) -> None:
         """Replace the state with a snapshot's entries, taken at `offset`."""
         self.producers = {e.producer_id: e for e in entries}
@@ -203,10 +209,15 @@ class ProducerStateManager:
         self.producers = {}
         self.map_end_offset = offset
 
-    def remove_expired(self, now_ms: int, expiration_ms: int) -> int:
-        """Drop producers idle for `expiration_ms` (producer.id.expiration.ms); how many went."""
+    def remove_expired(self, now_ms: int, expiration_ms: int, open_txns: Container[int] = ()) -> int:
+        """Drop producers idle for `expiration_ms` (producer.id.expiration.ms); how many went.
+
+        A producer with a transaction still open on the partition (`open_txns`, the log's) is kept, as
+        Kafka keeps an entry with a current transaction: its marker must still find it.
+        """
         expired = [pid for pid, e in self.producers.items()
-                   if e.current_txn_first_offset < 0 and now_ms - e.last_timestamp >= expiration_ms]
+                   if e.current_txn_first_offset < 0 and pid not in open_txns
+                   and now_ms - e.last_timestamp >= expiration_ms]
         for pid in expired:
             del self.producers[pid]
         return len(expired)

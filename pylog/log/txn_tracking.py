@@ -32,6 +32,8 @@ def track_appended(log: Log, buf: bytes | bytearray | memoryview, headers: Seque
         if h.is_control:
             view = view if view is not None else memoryview(buf)
             marker = read_marker(h, view[h.position:h.position + h.size])
+            if marker is not None:
+                log.producer_state.note_marker(h.producer_id, marker.coordinator_epoch)
         done = log.open_txns.on_batch(h, marker)
         if done is not None and done[1] is not None:
             log.segments[-1].txn_index.append(done[1])

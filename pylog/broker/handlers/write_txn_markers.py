@@ -11,7 +11,8 @@ the cluster (brokers, and operators aborting a hanging transaction with pylog-tr
 every partition is CLUSTER_AUTHORIZATION_FAILED.
 A marker written to a `__consumer_offsets` partition also settles the producer's transactional
 offset commits there (the group coordinator commits or drops them), as Kafka's handler does.
-Not yet: the coordinator-epoch check (TRANSACTION_COORDINATOR_FENCED).
+A marker whose coordinator epoch is below the one of the producer's last marker on that partition
+is TRANSACTION_COORDINATOR_FENCED (a newer coordinator owns the transactional id).
 Version notes: v1 (flexible) only: kafka-python's schema no longer has v0, and Kafka 3.7 (what pylog
 presents as) has no v2.
 """
@@ -49,6 +50,11 @@ async def handle_write_txn_markers(ctx: HandlerContext, req):
                 p, err = rm.leader_partition(t.name, idx) if may_write else (None, ErrorCode.CLUSTER_AUTHORIZATION_FAILED)
                 if p is None:
                     results[key] = err
+                    continue
+                entry = p.log.producer_state.producers.get(m.producer_id)
+                if entry is not None and m.coordinator_epoch < entry.coordinator_epoch:
+                    # A newer coordinator already wrote this producer's marker here (Kafka's appendEndTxnMarker).
+                    results[key] = ErrorCode.TRANSACTION_COORDINATOR_FENCED
                     continue
                 out = rm.append(p, bytearray(build_marker(marker)), -1, from_coordinator=True)
                 results[key] = out.error

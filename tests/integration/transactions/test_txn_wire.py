@@ -83,3 +83,25 @@ def test_a_transaction_with_a_group_s_offsets_partition_ends(wired):
     wait_for(lambda: stable_end(cluster.bootstrap, "t") == 2, timeout=30, what="the ABORT marker")
     # The next transaction starts once every marker, the offsets partition's too, is written.
     wait_for(lambda: _add(k, node, pid, epoch) == 0, timeout=30, what="the abort to complete")
+
+
+def _marker(k: KafkaClient, pid: int, epoch: int, coordinator_epoch: int) -> int:
+    def build(cls, v):
+        topic = cls.WritableTxnMarker.WritableTxnMarkerTopic(name="t", partition_indexes=[0])
+        return cls(markers=[cls.WritableTxnMarker(producer_id=pid, producer_epoch=epoch, transaction_result=False,
+                                                  topics=[topic], coordinator_epoch=coordinator_epoch)])
+    out = k.call(ApiKey.WriteTxnMarkers, build, node=0)
+    return out.markers[0].topics[0].partitions[0].error_code
+
+
+def test_a_marker_from_an_older_coordinator_is_fenced(wired):
+    cluster, k, node, pid, epoch = wired
+    assert _add(k, node, pid, epoch) == 0
+    assert _produce(k, pid, epoch, 0, b"kept") == 0
+    assert _end(k, node, pid, epoch, commit=True) == 0
+    wait_for(lambda: stable_end(cluster.bootstrap, "t") == 2, timeout=30, what="the COMMIT marker")
+    # A coordinator at epoch 9 wrote this producer's marker; one still at epoch 3 is fenced and writes nothing.
+    assert _marker(k, pid, epoch, 9) == 0
+    end = stable_end(cluster.bootstrap, "t")
+    assert _marker(k, pid, epoch, 3) == E.TRANSACTION_COORDINATOR_FENCED
+    assert stable_end(cluster.bootstrap, "t") == end

@@ -114,6 +114,14 @@ def test_expiration_drops_idle_producers():
     assert list(psm.producers) == [2]
 
 
+def test_expiration_keeps_a_producer_whose_transaction_is_open():
+    psm = ProducerStateManager("t-0")
+    psm.update(headers(batch(1, 0, 0, ts=1000), 0))
+    psm.update(headers(batch(3, 0, 0, ts=1000), 1))
+    assert psm.remove_expired(now_ms=9000, expiration_ms=4000, open_txns={1: 0}) == 1
+    assert list(psm.producers) == [1]
+
+
 # -- snapshot file format -----------------------------------------------------------------------
 
 def test_snapshot_bytes_are_kafkas_layout():
@@ -279,3 +287,23 @@ def test_a_marker_with_a_bumped_epoch_fences_the_older_epoch(open_log):
     buf = bytearray(build_marker(Marker(99, 3, ControlType.COMMIT, 0)))  # a producer never seen here: no entry
     log.append_as_leader(buf, validate_batches(buf), 0, now_ms=BASE_TS, from_coordinator=True)
     assert 99 not in log.producer_state.producers
+
+
+def test_a_marker_s_coordinator_epoch_is_kept_through_a_crash_and_a_clean_restart(open_log):
+    """Kafka's appendEndTxnMarker records the coordinator epoch: WriteTxnMarkers from an older coordinator
+    is then fenced. The epoch comes back from the log tail after a crash and from the snapshot after a stop."""
+    from pylog.log.control import ControlType, Marker, build_marker
+
+    log = open_log()
+    produce(log, 7, 0, 0)
+    buf = bytearray(build_marker(Marker(7, 0, ControlType.COMMIT, 5)))
+    log.append_as_leader(buf, validate_batches(buf), 0, now_ms=BASE_TS, from_coordinator=True)
+    assert log.producer_state.producers[7].coordinator_epoch == 5
+    buf = bytearray(build_marker(Marker(7, 0, ControlType.ABORT, 3)))  # an older coordinator's marker lowers nothing
+    log.append_as_leader(buf, validate_batches(buf), 0, now_ms=BASE_TS, from_coordinator=True)
+    assert log.producer_state.producers[7].coordinator_epoch == 5
+    log.flush()  # no close: the tail with the markers is replayed
+    crashed = open_log()
+    assert crashed.producer_state.producers[7].coordinator_epoch == 5
+    crashed.close()
+    assert open_log(clean_shutdown=True).producer_state.producers[7].coordinator_epoch == 5
