@@ -31,6 +31,7 @@ _FORBIDDEN_SINK = {"key.serializer", "value.serializer", "interceptor.classes", 
 _SPELLING = {k.lower(): k for k in ("startingOffsets", "endingOffsets", "maxOffsetsPerTrigger", "minPartitions",
                                      "includeHeaders", "failOnDataLoss", "kafkaConsumer.pollTimeoutMs",
                                      "fetchOffset.numRetries", "fetchOffset.retryIntervalMs")}
+ISOLATION_LEVELS = ("read_committed", "read_uncommitted")
 
 
 def _name(key: str) -> str:
@@ -226,7 +227,19 @@ def parse_source_options(options: Mapping[str, str], streaming: bool) -> SourceO
         poll_timeout_ms=_int(opts, "kafkaconsumer.polltimeoutms", 1) or 120_000,
         fetch_retries=_default(_int(opts, "fetchoffset.numretries", 0), 3),
         retry_interval_ms=_default(_int(opts, "fetchoffset.retryintervalms", 0), 1000),
-        client=_client_config(opts, KafkaConsumer.DEFAULT_CONFIG, _FORBIDDEN_SOURCE))
+        client={**_client_config(opts, KafkaConsumer.DEFAULT_CONFIG, _FORBIDDEN_SOURCE),
+                "isolation_level": _isolation(opts)})
+
+
+def _isolation(opts: dict[str, str]) -> str:
+    """`isolation.level` (or Spark's `kafka.isolation.level`): read_committed unless asked otherwise."""
+    given = {opts[k].strip().lower() for k in ("isolation.level", "kafka.isolation.level") if k in opts}
+    if len(given) > 1:
+        raise OptionError('options "isolation.level" and "kafka.isolation.level" disagree')
+    level = given.pop() if given else "read_committed"
+    if level not in ISOLATION_LEVELS:
+        raise OptionError(f'option "isolation.level" must be read_committed or read_uncommitted, got {level!r}')
+    return level
 
 
 def parse_sink_options(options: Mapping[str, str]) -> SinkOptions:

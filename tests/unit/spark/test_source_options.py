@@ -27,11 +27,23 @@ def test_source_options_defaults_and_spellings():
     assert opts.starting == {("t", 0): -2, ("t", 1): 7}
     assert (opts.max_offsets_per_trigger, opts.min_partitions, opts.include_headers, opts.fail_on_data_loss) == \
         (5, 4, True, False)
-    assert opts.client == {"fetch_max_bytes": 1000}
+    assert opts.client == {"fetch_max_bytes": 1000, "isolation_level": "read_committed"}
     assert parse_source_options({**BOOT, "subscribePattern": "t.*"}, streaming=True).pattern == "t.*"
 
 
+def test_isolation_level_is_read_committed_unless_asked():
+    for streaming in (True, False):
+        assert parse_source_options({**BOOT, "subscribe": "t"}, streaming).client["isolation_level"] == \
+            "read_committed"
+    for key in ("isolation.level", "kafka.isolation.level"):
+        opts = parse_source_options({**BOOT, "subscribe": "t", key: "READ_UNCOMMITTED"}, streaming=True)
+        assert opts.client["isolation_level"] == "read_uncommitted"
+
+
 @pytest.mark.parametrize("options, streaming, message", [
+    ({**BOOT, "subscribe": "t", "isolation.level": "dirty"}, True, '"isolation.level" must be read_committed'),
+    ({**BOOT, "subscribe": "t", "isolation.level": "read_committed", "kafka.isolation.level": "read_uncommitted"},
+     False, "disagree"),
     ({"subscribe": "t"}, True, '"kafka.bootstrap.servers" is required'),
     ({**BOOT}, True, 'exactly one of "subscribe"'),
     ({**BOOT, "subscribe": "t", "assign": '{"t": [0]}'}, True, "exactly one of"),

@@ -1,0 +1,64 @@
+"""The `pylog` format and Kafka transactions: read_committed by default in the batch reader and the stream
+source (aborted records hidden, read_uncommitted shows them), and the exactly-once sink."""
+from __future__ import annotations
+
+import pytest
+
+from support.clients import create_topic
+from support.txn import TXN
+
+pytestmark = [pytest.mark.slow, pytest.mark.integration]
+
+
+@pytest.fixture(scope="module")
+def spark():
+    import pylog.spark
+    from pylog.spark.job import spark_session
+    session = spark_session("local[2]", app_name="pylog-txn-tests")
+    pylog.spark.register(session)
+    yield session
+    for q in session.streams.active:
+        q.stop()
+    session.stop()
+
+
+def _transactions(bootstrap: str, topic: str) -> None:
+    """Transactions over two partitions: c0..c4 committed, a0..a4 aborted, c5..c9 committed."""
+    from confluent_kafka import Producer
+    p = Producer({"bootstrap.servers": bootstrap, "transactional.id": "spark-isolation"})
+    p.init_transactions(60)
+    for kind, rng, end in (("c", range(5), p.commit_transaction), ("a", range(5), p.abort_transaction),
+                           ("c", range(5, 10), p.commit_transaction)):
+        p.begin_transaction()
+        for i in rng:
+            p.produce(topic, value=b"%s%d" % (kind.encode(), i), partition=i % 2)
+        p.flush(30)  # in the log before the abort, so read_uncommitted sees them
+        end(60)
+
+
+def _read(spark, bootstrap: str, **options) -> list[bytes]:
+    r = spark.read.format("pylog").option("kafka.bootstrap.servers", bootstrap).option("subscribe", "txn")
+    for k, v in options.items():
+        r = r.option(k, v)
+    return sorted(row.value for row in r.load().collect())
+
+
+def test_read_committed_by_default_hides_aborted_records(cluster_factory, spark, tmp_path):
+    c = cluster_factory(1, overrides=TXN)
+    create_topic(c.bootstrap, "txn", partitions=2)
+    _transactions(c.bootstrap, "txn")
+    committed = sorted(b"c%d" % i for i in range(10))
+    everything = sorted(committed + [b"a%d" % i for i in range(5)])
+    assert _read(spark, c.bootstrap) == committed
+    assert _read(spark, c.bootstrap, **{"isolation.level": "read_uncommitted"}) == everything
+    for name, options, expected in (("committed", {}, committed),
+                                    ("uncommitted", {"isolation.level": "read_uncommitted"}, everything)):
+        df = (spark.readStream.format("pylog").option("kafka.bootstrap.servers", c.bootstrap)
+              .option("subscribe", "txn").option("startingOffsets", "earliest").options(**options).load())
+        q = (df.writeStream.format("memory").queryName(name).trigger(availableNow=True)
+             .option("checkpointLocation", str(tmp_path / name)).start())
+        try:
+            assert q.awaitTermination(120), "the stream did not finish"
+        finally:
+            q.stop()
+        assert sorted(r.value for r in spark.sql(f"SELECT value FROM {name}").collect()) == expected
