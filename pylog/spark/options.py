@@ -30,8 +30,11 @@ _FORBIDDEN_SINK = {"key.serializer", "value.serializer", "interceptor.classes", 
 
 _SPELLING = {k.lower(): k for k in ("startingOffsets", "endingOffsets", "maxOffsetsPerTrigger", "minPartitions",
                                      "includeHeaders", "failOnDataLoss", "kafkaConsumer.pollTimeoutMs",
-                                     "fetchOffset.numRetries", "fetchOffset.retryIntervalMs")}
+                                     "fetchOffset.numRetries", "fetchOffset.retryIntervalMs", "commitTopic")}
 ISOLATION_LEVELS = ("read_committed", "read_uncommitted")
+SEMANTICS = ("exactly-once", "at-least-once")
+# The exactly-once sink's markers (txn_sink.py); not "__...": brokers report those as internal, clients hide them.
+COMMIT_TOPIC = "_pylog_spark_commits"
 
 
 def _name(key: str) -> str:
@@ -81,6 +84,8 @@ class SinkOptions:
     bootstrap: str
     topic: str | None = None
     client: dict = field(default_factory=dict)
+    exactly_once: bool = True
+    commit_topic: str = COMMIT_TOPIC
 
 
 def _lower(options: Mapping[str, str]) -> dict[str, str]:
@@ -246,14 +251,15 @@ def parse_sink_options(options: Mapping[str, str]) -> SinkOptions:
     """Validate a write's options; OptionError names the first bad one."""
     from kafka import KafkaProducer
     opts = _lower(options)
-    semantics = opts.get("semantics", "at-least-once").lower()
-    if semantics == "exactly-once":
-        raise OptionError('semantics "exactly-once" needs Kafka transactions, which pylog does not offer yet; '
-                          'use "at-least-once"')
-    if semantics != "at-least-once":
-        raise OptionError(f'option "semantics" must be "at-least-once", got {semantics!r}')
+    semantics = opts.get("semantics", "exactly-once").strip().lower()
+    if semantics not in SEMANTICS:
+        raise OptionError(f'option "semantics" must be "exactly-once" or "at-least-once", got {semantics!r}')
     topic = opts.get("topic", "").strip() or None
-    return SinkOptions(_bootstrap(opts), topic, _client_config(opts, KafkaProducer.DEFAULT_CONFIG, _FORBIDDEN_SINK))
+    commit_topic = opts.get("committopic", COMMIT_TOPIC).strip()
+    if not commit_topic:
+        raise OptionError('option "commitTopic" names no topic')
+    return SinkOptions(_bootstrap(opts), topic, _client_config(opts, KafkaProducer.DEFAULT_CONFIG, _FORBIDDEN_SINK),
+                       exactly_once=semantics == "exactly-once", commit_topic=commit_topic)
 
 
 def source_schema(include_headers: bool) -> str:

@@ -106,8 +106,8 @@ def test_bad_options_get_one_clear_error(cluster, spark, tmp_path):
                            .option("kafka.bootstrap.servers", cluster.bootstrap).save())
     assert "pylog data source: no topic" in no_topic
     eos = _error_text(lambda: df.write.format("pylog").mode("append").option("topic", "there")
-                      .option("kafka.bootstrap.servers", cluster.bootstrap).option("semantics", "exactly-once").save())
-    assert "needs Kafka transactions" in eos
+                      .option("kafka.bootstrap.servers", cluster.bootstrap).option("semantics", "exactly-twice").save())
+    assert 'pylog data source: option "semantics" must be "exactly-once" or "at-least-once"' in eos
 
 
 def test_data_deleted_by_retention_is_reported_per_fail_on_data_loss(cluster_factory, spark):

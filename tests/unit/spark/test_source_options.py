@@ -68,8 +68,14 @@ def test_bad_source_options_get_one_clear_error(options, streaming, message):
 def test_sink_options():
     assert parse_sink_options({**BOOT, "topic": "out"}).topic == "out"
     assert parse_sink_options({**BOOT, "kafka.linger.ms": "5"}).client == {"linger_ms": 5}
-    with pytest.raises(OptionError, match="needs Kafka transactions"):
-        parse_sink_options({**BOOT, "semantics": "exactly-once"})
+    default = parse_sink_options({**BOOT})
+    assert (default.exactly_once, default.commit_topic) == (True, "_pylog_spark_commits")
+    fast = parse_sink_options({**BOOT, "semantics": "AT-LEAST-ONCE", "commitTopic": "marks"})
+    assert (fast.exactly_once, fast.commit_topic) == (False, "marks")
+    with pytest.raises(OptionError, match='"semantics" must be "exactly-once" or "at-least-once"'):
+        parse_sink_options({**BOOT, "semantics": "at-most-once"})
+    with pytest.raises(OptionError, match='"kafka.transactional.id" is not supported'):
+        parse_sink_options({**BOOT, "kafka.transactional.id": "mine"})
     with pytest.raises(OptionError, match="required"):
         parse_sink_options({"topic": "out"})
 
