@@ -33,7 +33,9 @@ def ensure_commit_topic(opts: SinkOptions) -> None:
         if opts.commit_topic in admin.list_topics():
             return
         brokers = len(admin.describe_cluster()["brokers"])
-        topic = NewTopic(opts.commit_topic, 1, min(3, brokers), topic_configs={"cleanup.policy": "compact"})
+        # Small segments: the cleaner only compacts rolled ones, and every task reads the whole partition.
+        configs = {"cleanup.policy": "compact", "segment.bytes": str(1 << 20)}
+        topic = NewTopic(opts.commit_topic, 1, min(3, brokers), topic_configs=configs)
         try:
             admin.create_topics([topic], timeout_ms=_TIMEOUT_MS)
         except TopicAlreadyExistsError:

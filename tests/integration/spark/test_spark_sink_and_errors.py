@@ -4,21 +4,15 @@ from __future__ import annotations
 import pytest
 
 from support.clients import create_topic, wait_for
-from support.spark import consume_all
+from support.spark import consume_all, pylog_session
 
 pytestmark = [pytest.mark.slow, pytest.mark.integration]
 
 
 @pytest.fixture(scope="module")
 def spark():
-    import pylog.spark
-    from pylog.spark.job import spark_session
-    session = spark_session("local[2]", app_name="pylog-sink-tests")
-    pylog.spark.register(session)
-    yield session
-    for q in session.streams.active:
-        q.stop()
-    session.stop()
+    with pylog_session("local[2]", "pylog-sink-tests") as session:
+        yield session
 
 
 def reader(spark, bootstrap: str, **options):

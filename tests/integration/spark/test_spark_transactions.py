@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from support.clients import create_topic
+from support.spark import pylog_session
 from support.txn import TXN, read_all
 
 pytestmark = [pytest.mark.slow, pytest.mark.integration]
@@ -12,15 +13,9 @@ pytestmark = [pytest.mark.slow, pytest.mark.integration]
 
 @pytest.fixture(scope="module")
 def spark():
-    import pylog.spark
-    from pylog.spark.job import spark_session
     # local[2, 4]: a failed task is retried (up to 4 attempts), as on a cluster; plain local[2] never retries.
-    session = spark_session("local[2, 4]", app_name="pylog-txn-tests")
-    pylog.spark.register(session)
-    yield session
-    for q in session.streams.active:
-        q.stop()
-    session.stop()
+    with pylog_session("local[2, 4]", "pylog-txn-tests") as session:
+        yield session
 
 
 def _transactions(bootstrap: str, topic: str) -> None:
