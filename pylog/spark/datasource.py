@@ -54,7 +54,8 @@ def _sink(options, schema, overwrite: bool) -> SinkOptions:
     opts = parse_sink_options(options)
     check_sink_schema(schema, opts)
     if opts.exactly_once:
-        if str(opts.client.get("enable_idempotence", True)).lower() == "false" or not _idempotence_available(opts.bootstrap):
+        idempotent = str(opts.client.get("enable_idempotence", True)).lower() != "false"
+        if not idempotent or not _idempotence_available(opts.bootstrap):
             raise OptionError('semantics "exactly-once" needs an idempotent, transactional producer (InitProducerId); '
                               'use semantics "at-least-once"')
     elif "enable_idempotence" not in opts.client and not _idempotence_available(opts.bootstrap):
