@@ -32,22 +32,26 @@ def _batch(spark, bootstrap: str, expected: int) -> float:
     return elapsed
 
 
+def _timed_query(writer) -> tuple[float, list[int]]:
+    """Run an AvailableNow query to its end: seconds taken and the input rows of each non-empty batch."""
+    with tempfile.TemporaryDirectory(prefix="pylog-bench-ckpt-") as ckpt:
+        t0 = time.perf_counter()
+        q = writer.option("checkpointLocation", ckpt).trigger(availableNow=True).start()
+        try:
+            if not q.awaitTermination(3600):
+                raise RuntimeError("the streaming query did not finish within an hour")
+        finally:
+            q.stop()
+        elapsed = time.perf_counter() - t0
+    return elapsed, [p["numInputRows"] for p in q.recentProgress if p["numInputRows"]]
+
+
 def _stream(spark, bootstrap: str, expected_rows: int, per_trigger: int | None) -> tuple[float, int]:
     reader = (spark.readStream.format("pylog").option("kafka.bootstrap.servers", bootstrap)
               .option("subscribe", TOPIC).option("startingOffsets", "earliest"))
     if per_trigger:
         reader = reader.option("maxOffsetsPerTrigger", str(per_trigger))
-    with tempfile.TemporaryDirectory(prefix="pylog-bench-ckpt-") as ckpt:
-        t0 = time.perf_counter()
-        q = (reader.load().selectExpr("length(value) AS n").writeStream.format("noop")
-             .option("checkpointLocation", ckpt).trigger(availableNow=True).start())
-        try:
-            if not q.awaitTermination(3600):
-                raise RuntimeError("the streaming read did not finish within an hour")
-        finally:
-            q.stop()
-        elapsed = time.perf_counter() - t0
-        batches = [p["numInputRows"] for p in q.recentProgress if p["numInputRows"]]
+    elapsed, batches = _timed_query(reader.load().selectExpr("length(value) AS n").writeStream.format("noop"))
     if sum(batches) != expected_rows:
         raise RuntimeError(f"streaming read saw {sum(batches)} records, expected {expected_rows}")
     return elapsed, len(batches)
@@ -58,20 +62,11 @@ def _copy(spark, bootstrap: str, records: int, per_trigger: int, semantics: str,
     h.create_topics(bootstrap, [out], 1)
     reader = (spark.readStream.format("pylog").option("kafka.bootstrap.servers", bootstrap).option("subscribe", TOPIC)
               .option("startingOffsets", "earliest").option("maxOffsetsPerTrigger", str(per_trigger)))
-    with tempfile.TemporaryDirectory(prefix="pylog-bench-ckpt-") as ckpt:
-        t0 = time.perf_counter()
-        q = (reader.load().select("key", "value").writeStream.format("pylog")
-             .option("kafka.bootstrap.servers", bootstrap)
-             .option("topic", out).option("semantics", semantics).option("checkpointLocation", ckpt)
-             .trigger(availableNow=True).start())
-        try:
-            if not q.awaitTermination(3600):
-                raise RuntimeError("the stream copy did not finish within an hour")
-        finally:
-            q.stop()
-        elapsed = time.perf_counter() - t0
-    if sum(p["numInputRows"] for p in q.recentProgress) != records:
-        raise RuntimeError(f"the stream copy saw {sum(p['numInputRows'] for p in q.recentProgress)} records")
+    elapsed, batches = _timed_query(reader.load().select("key", "value").writeStream.format("pylog")
+                                    .option("kafka.bootstrap.servers", bootstrap).option("topic", out)
+                                    .option("semantics", semantics))
+    if sum(batches) != records:
+        raise RuntimeError(f"the stream copy saw {sum(batches)} records, expected {records}")
     return elapsed
 
 
