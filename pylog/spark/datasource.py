@@ -12,8 +12,9 @@ from pyspark.sql.datasource import DataSource
 
 from pylog.spark.options import OptionError, SinkOptions, parse_sink_options, parse_source_options, source_schema
 from pylog.spark.ranges import OffsetRange
-from pylog.spark.sink import BatchWriter, StreamWriter, check_sink_schema
+from pylog.spark.sink import check_sink_schema
 from pylog.spark.source import BatchReader, StreamReader
+from pylog.spark.writers import BatchWriter, StreamWriter
 
 __all__ = ["PylogDataSource", "OffsetRange", "register"]
 
@@ -52,7 +53,12 @@ def _sink(options, schema, overwrite: bool) -> SinkOptions:
         raise OptionError("a topic can only be appended to: use mode(\"append\")")
     opts = parse_sink_options(options)
     check_sink_schema(schema, opts)
-    if "enable_idempotence" not in opts.client and not _idempotence_available(opts.bootstrap):
+    if opts.exactly_once:
+        idempotent = str(opts.client.get("enable_idempotence", True)).lower() != "false"
+        if not idempotent or not _idempotence_available(opts.bootstrap):
+            raise OptionError('semantics "exactly-once" needs an idempotent, transactional producer (InitProducerId); '
+                              'use semantics "at-least-once"')
+    elif "enable_idempotence" not in opts.client and not _idempotence_available(opts.bootstrap):
         # kafka-python turns idempotence on by default and then fails every send to a cluster without
         # InitProducerId; at-least-once does not need it, so the sink goes without rather than failing.
         opts = replace(opts, client={**opts.client, "enable_idempotence": False})

@@ -30,7 +30,11 @@ _FORBIDDEN_SINK = {"key.serializer", "value.serializer", "interceptor.classes", 
 
 _SPELLING = {k.lower(): k for k in ("startingOffsets", "endingOffsets", "maxOffsetsPerTrigger", "minPartitions",
                                      "includeHeaders", "failOnDataLoss", "kafkaConsumer.pollTimeoutMs",
-                                     "fetchOffset.numRetries", "fetchOffset.retryIntervalMs")}
+                                     "fetchOffset.numRetries", "fetchOffset.retryIntervalMs", "commitTopic")}
+ISOLATION_LEVELS = ("read_committed", "read_uncommitted")
+SEMANTICS = ("exactly-once", "at-least-once")
+# The exactly-once sink's markers (txn_sink.py); not "__...": brokers report those as internal, clients hide them.
+COMMIT_TOPIC = "_pylog_spark_commits"
 
 
 def _name(key: str) -> str:
@@ -80,6 +84,8 @@ class SinkOptions:
     bootstrap: str
     topic: str | None = None
     client: dict = field(default_factory=dict)
+    exactly_once: bool = True
+    commit_topic: str = COMMIT_TOPIC
 
 
 def _lower(options: Mapping[str, str]) -> dict[str, str]:
@@ -226,21 +232,34 @@ def parse_source_options(options: Mapping[str, str], streaming: bool) -> SourceO
         poll_timeout_ms=_int(opts, "kafkaconsumer.polltimeoutms", 1) or 120_000,
         fetch_retries=_default(_int(opts, "fetchoffset.numretries", 0), 3),
         retry_interval_ms=_default(_int(opts, "fetchoffset.retryintervalms", 0), 1000),
-        client=_client_config(opts, KafkaConsumer.DEFAULT_CONFIG, _FORBIDDEN_SOURCE))
+        client={**_client_config(opts, KafkaConsumer.DEFAULT_CONFIG, _FORBIDDEN_SOURCE),
+                "isolation_level": _isolation(opts)})
+
+
+def _isolation(opts: dict[str, str]) -> str:
+    """`isolation.level` (or Spark's `kafka.isolation.level`): read_committed unless asked otherwise."""
+    given = {opts[k].strip().lower() for k in ("isolation.level", "kafka.isolation.level") if k in opts}
+    if len(given) > 1:
+        raise OptionError('options "isolation.level" and "kafka.isolation.level" disagree')
+    level = given.pop() if given else "read_committed"
+    if level not in ISOLATION_LEVELS:
+        raise OptionError(f'option "isolation.level" must be read_committed or read_uncommitted, got {level!r}')
+    return level
 
 
 def parse_sink_options(options: Mapping[str, str]) -> SinkOptions:
     """Validate a write's options; OptionError names the first bad one."""
     from kafka import KafkaProducer
     opts = _lower(options)
-    semantics = opts.get("semantics", "at-least-once").lower()
-    if semantics == "exactly-once":
-        raise OptionError('semantics "exactly-once" needs Kafka transactions, which pylog does not offer yet; '
-                          'use "at-least-once"')
-    if semantics != "at-least-once":
-        raise OptionError(f'option "semantics" must be "at-least-once", got {semantics!r}')
+    semantics = opts.get("semantics", "exactly-once").strip().lower()
+    if semantics not in SEMANTICS:
+        raise OptionError(f'option "semantics" must be "exactly-once" or "at-least-once", got {semantics!r}')
     topic = opts.get("topic", "").strip() or None
-    return SinkOptions(_bootstrap(opts), topic, _client_config(opts, KafkaProducer.DEFAULT_CONFIG, _FORBIDDEN_SINK))
+    commit_topic = opts.get("committopic", COMMIT_TOPIC).strip()
+    if not commit_topic:
+        raise OptionError('option "commitTopic" names no topic')
+    return SinkOptions(_bootstrap(opts), topic, _client_config(opts, KafkaProducer.DEFAULT_CONFIG, _FORBIDDEN_SINK),
+                       exactly_once=semantics == "exactly-once", commit_topic=commit_topic)
 
 
 def source_schema(include_headers: bool) -> str:

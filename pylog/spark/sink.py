@@ -1,32 +1,23 @@
-"""The writers of the `pylog` format: rows with Spark's Kafka-sink columns become records, at least once.
+"""Rows with Spark's Kafka-sink columns become records: the columns' checks and the at-least-once write.
 
 Columns: `value` (required, string or binary), `key` (string or binary), `topic` (string; the `topic`
 option wins over it), `partition` (int; else the producer's key-hash partitioner), `headers`
 (array<struct<key string, value binary>>). Each task produces its rows and waits until every record is
 acknowledged, so a finished batch is stored; a retried task writes its rows again (duplicates possible).
-Exactly-once needs transactions, which pylog does not offer yet.
+The exactly-once write (txn_sink.py) sends the same records inside a transaction.
 """
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass
 
-from pyspark.sql.datasource import DataSourceStreamWriter, DataSourceWriter, WriterCommitMessage
 from pyspark.sql.types import ArrayType, BinaryType, IntegerType, StringType, StructType
 
 from pylog.spark.options import OptionError, SinkOptions
 
-__all__ = ["BatchWriter", "StreamWriter", "check_sink_schema", "write_rows"]
+__all__ = ["check_sink_schema", "send_rows", "write_rows"]
 
 _TEXT_OR_BYTES = (StringType, BinaryType)
 _HEADERS = ArrayType(StructType().add("key", StringType()).add("value", BinaryType()))
-
-
-@dataclass
-class Written(WriterCommitMessage):
-    """How many records one task stored."""
-
-    records: int
 
 
 def check_sink_schema(schema: StructType, opts: SinkOptions) -> None:
@@ -56,54 +47,32 @@ def _bytes(value) -> bytes | None:
     return value.encode() if isinstance(value, str) else (bytes(value) if value is not None else None)
 
 
+def send_rows(producer, opts: SinkOptions, rows: Iterator, failures: list) -> int:
+    """Send every row (failures collect send errors); the caller flushes or commits."""
+    count = 0
+    for row in rows:
+        fields = row.asDict()
+        topic = opts.topic or fields.get("topic")
+        if not topic:
+            raise ValueError("pylog data source: a row has a null topic; set the option \"topic\" for a default")
+        headers = [(h["key"], _bytes(h["value"])) for h in fields.get("headers") or ()]
+        future = producer.send(topic, value=_bytes(fields["value"]), key=_bytes(fields.get("key")),
+                               headers=headers or None, partition=fields.get("partition"))
+        future.add_errback(failures.append)
+        count += 1
+    return count
+
+
 def write_rows(opts: SinkOptions, rows: Iterator) -> int:
     """Produce every row and wait for all acknowledgements; raises the first failure."""
     from kafka import KafkaProducer
     producer = KafkaProducer(bootstrap_servers=opts.bootstrap.split(","), **opts.client)
     failures: list[BaseException] = []
-    count = 0
     try:
-        for row in rows:
-            fields = row.asDict()
-            topic = opts.topic or fields.get("topic")
-            if not topic:
-                raise ValueError("pylog data source: a row has a null topic; set the option \"topic\" for a default")
-            headers = [(h["key"], _bytes(h["value"])) for h in fields.get("headers") or ()]
-            future = producer.send(topic, value=_bytes(fields["value"]), key=_bytes(fields.get("key")),
-                                   headers=headers or None, partition=fields.get("partition"))
-            future.add_errback(failures.append)
-            count += 1
+        count = send_rows(producer, opts, rows, failures)
         producer.flush()
     finally:
         producer.close()
     if failures:
         raise RuntimeError(f"pylog data source: {len(failures)} of {count} records were not stored: {failures[0]!r}")
     return count
-
-
-class BatchWriter(DataSourceWriter):
-    """`df.write.format("pylog")`: each task produces its rows."""
-
-    def __init__(self, opts: SinkOptions) -> None:
-        self.opts = opts
-
-    def write(self, iterator: Iterator) -> Written:
-        """Produce one task's rows."""
-        return Written(write_rows(self.opts, iterator))
-
-
-class StreamWriter(DataSourceStreamWriter):
-    """`df.writeStream.format("pylog")`: each micro-batch's tasks produce their rows (at least once)."""
-
-    def __init__(self, opts: SinkOptions) -> None:
-        self.opts = opts
-
-    def write(self, iterator: Iterator) -> Written:
-        """Produce one task's rows."""
-        return Written(write_rows(self.opts, iterator))
-
-    def commit(self, messages: list, batchId: int) -> None:
-        """Nothing to do: every record was acknowledged before its task finished."""
-
-    def abort(self, messages: list, batchId: int) -> None:
-        """Nothing to undo: records already produced stay (at-least-once)."""

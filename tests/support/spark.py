@@ -23,6 +23,21 @@ from support.clients import wait_for
 TEST_JVM_OPTS = "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"
 
 
+@contextlib.contextmanager
+def pylog_session(master: str, app_name: str) -> Iterator:
+    """A SparkSession with `format("pylog")` registered; its streams and itself stopped on exit."""
+    import pylog.spark
+    from pylog.spark.job import spark_session
+    session = spark_session(master, app_name=app_name)
+    pylog.spark.register(session)
+    try:
+        yield session
+    finally:
+        for q in session.streams.active:
+            q.stop()
+        session.stop()
+
+
 def consume_all(bootstrap: str, topic: str, n: int, timeout: float = 60) -> list:
     """Every record of `topic` from the beginning, by a confluent-kafka consumer (stops once it has `n`)."""
     from confluent_kafka import OFFSET_BEGINNING, Consumer, TopicPartition

@@ -4,21 +4,15 @@ from __future__ import annotations
 import pytest
 
 from support.clients import create_topic, wait_for
-from support.spark import consume_all
+from support.spark import consume_all, pylog_session
 
 pytestmark = [pytest.mark.slow, pytest.mark.integration]
 
 
 @pytest.fixture(scope="module")
 def spark():
-    import pylog.spark
-    from pylog.spark.job import spark_session
-    session = spark_session("local[2]", app_name="pylog-sink-tests")
-    pylog.spark.register(session)
-    yield session
-    for q in session.streams.active:
-        q.stop()
-    session.stop()
+    with pylog_session("local[2]", "pylog-sink-tests") as session:
+        yield session
 
 
 def reader(spark, bootstrap: str, **options):
@@ -106,8 +100,8 @@ def test_bad_options_get_one_clear_error(cluster, spark, tmp_path):
                            .option("kafka.bootstrap.servers", cluster.bootstrap).save())
     assert "pylog data source: no topic" in no_topic
     eos = _error_text(lambda: df.write.format("pylog").mode("append").option("topic", "there")
-                      .option("kafka.bootstrap.servers", cluster.bootstrap).option("semantics", "exactly-once").save())
-    assert "needs Kafka transactions" in eos
+                      .option("kafka.bootstrap.servers", cluster.bootstrap).option("semantics", "exactly-twice").save())
+    assert 'pylog data source: option "semantics" must be "exactly-once" or "at-least-once"' in eos
 
 
 def test_data_deleted_by_retention_is_reported_per_fail_on_data_loss(cluster_factory, spark):

@@ -27,11 +27,23 @@ def test_source_options_defaults_and_spellings():
     assert opts.starting == {("t", 0): -2, ("t", 1): 7}
     assert (opts.max_offsets_per_trigger, opts.min_partitions, opts.include_headers, opts.fail_on_data_loss) == \
         (5, 4, True, False)
-    assert opts.client == {"fetch_max_bytes": 1000}
+    assert opts.client == {"fetch_max_bytes": 1000, "isolation_level": "read_committed"}
     assert parse_source_options({**BOOT, "subscribePattern": "t.*"}, streaming=True).pattern == "t.*"
 
 
+def test_isolation_level_is_read_committed_unless_asked():
+    for streaming in (True, False):
+        assert parse_source_options({**BOOT, "subscribe": "t"}, streaming).client["isolation_level"] == \
+            "read_committed"
+    for key in ("isolation.level", "kafka.isolation.level"):
+        opts = parse_source_options({**BOOT, "subscribe": "t", key: "READ_UNCOMMITTED"}, streaming=True)
+        assert opts.client["isolation_level"] == "read_uncommitted"
+
+
 @pytest.mark.parametrize("options, streaming, message", [
+    ({**BOOT, "subscribe": "t", "isolation.level": "dirty"}, True, '"isolation.level" must be read_committed'),
+    ({**BOOT, "subscribe": "t", "isolation.level": "read_committed", "kafka.isolation.level": "read_uncommitted"},
+     False, "disagree"),
     ({"subscribe": "t"}, True, '"kafka.bootstrap.servers" is required'),
     ({**BOOT}, True, 'exactly one of "subscribe"'),
     ({**BOOT, "subscribe": "t", "assign": '{"t": [0]}'}, True, "exactly one of"),
@@ -56,8 +68,14 @@ def test_bad_source_options_get_one_clear_error(options, streaming, message):
 def test_sink_options():
     assert parse_sink_options({**BOOT, "topic": "out"}).topic == "out"
     assert parse_sink_options({**BOOT, "kafka.linger.ms": "5"}).client == {"linger_ms": 5}
-    with pytest.raises(OptionError, match="needs Kafka transactions"):
-        parse_sink_options({**BOOT, "semantics": "exactly-once"})
+    default = parse_sink_options({**BOOT})
+    assert (default.exactly_once, default.commit_topic) == (True, "_pylog_spark_commits")
+    fast = parse_sink_options({**BOOT, "semantics": "AT-LEAST-ONCE", "commitTopic": "marks"})
+    assert (fast.exactly_once, fast.commit_topic) == (False, "marks")
+    with pytest.raises(OptionError, match='"semantics" must be "exactly-once" or "at-least-once"'):
+        parse_sink_options({**BOOT, "semantics": "at-most-once"})
+    with pytest.raises(OptionError, match='"kafka.transactional.id" is not supported'):
+        parse_sink_options({**BOOT, "kafka.transactional.id": "mine"})
     with pytest.raises(OptionError, match="required"):
         parse_sink_options({"topic": "out"})
 
