@@ -10,18 +10,11 @@ import re
 from dataclasses import dataclass, field
 from typing import Iterable, Sequence
 
-from pylog.common.metrics_format import METRICS_TOPIC
+from pylog.common.internal_topics import INTERNAL_TOPICS, is_internal
 from pylog.cli.common import OperationError
 from pylog.common.config import TOPIC_CONFIGS, ConfigError, validate_topic_config
 
-# Kafka's Topic.INTERNAL_TOPICS, plus pylog's own metrics topic (the broker reports it as internal too).
-INTERNAL_TOPICS = ("__consumer_offsets", "__transaction_state", METRICS_TOPIC)
 MAX_REPLICATION_FACTOR = 32767  # Short.MaxValue
-
-
-def is_internal(topic: str) -> bool:
-    """Topic.isInternal (with pylog's metrics topic)."""
-    return topic in INTERNAL_TOPICS
 
 
 def _java_int(text: str) -> int:

@@ -15,6 +15,7 @@ import uuid
 
 from pylog.broker.handlers import handler
 from pylog.broker.services import HandlerContext
+from pylog.common.internal_topics import is_internal
 from pylog.protocol.api import ApiKey, response_class
 from pylog.protocol.errors import ErrorCode
 from pylog.security.authorizer import allowed, authorized_operations
@@ -69,7 +70,7 @@ async def handle_metadata(ctx: HandlerContext, req):
                 offline_replicas=[r for r in pi.replicas if not cache.alive(r)]))
         topics.append(cls.MetadataResponseTopic(
             error_code=0, name=name, topic_id=cache.topic_ids.get(name, _ZERO_UUID),
-            is_internal=name.startswith("__"), partitions=plist,
+            is_internal=is_internal(name), partitions=plist,
             authorized_operations=authorized_operations(ctx, "TOPIC", name) if want_topic_ops else None))
     listener = None if ctx.security is None else ctx.security.listener_name
     brokers = [cls.MetadataResponseBroker(node_id=b.id, host=b.host, port=b.port, rack=b.rack)
