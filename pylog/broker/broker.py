@@ -333,9 +333,8 @@ class Broker:
             log.critical("Shutdown broker because all log dirs in %s have failed", ", ".join(self.logs.log_dirs))
             logging.shutdown()
             os._exit(1)  # Kafka halts: nothing is left to serve, and a clean shutdown would write there
-        log.warning("Broker %d stopped fetcher for partitions %s and stopped moving logs for partitions %s because "
-                    "they are in the failed log directory %s.", self.broker_id,
-                    ",".join(f"{t}-{p}" for t, p in sorted(tps)), "", root)
+        log.warning("Broker %d stopped fetcher for partitions %s because they are in the failed log directory %s.",
+                    self.broker_id, ",".join(f"{t}-{p}" for t, p in sorted(tps)), root)
         log.warning("Stopped serving replicas in dir %s", root)
         self.spawn(self._propagate_log_dir_event())
 
