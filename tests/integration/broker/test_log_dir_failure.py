@@ -13,6 +13,7 @@ from kafka import KafkaConsumer, TopicPartition
 from kafka.admin import KafkaAdminClient, NewTopic
 from kafka.errors import KafkaStorageError, NoError
 
+from pylog.client.sync import KafkaClient
 from pylog.zk.client import ZkClient
 from support.clients import create_topic, wait_for
 from support.inspect import partitions
@@ -28,6 +29,12 @@ def _dirs(admin: KafkaAdminClient, broker_id: int) -> dict[str, tuple[int, set[i
     return {d["log_dir"]: (d["error_code"], {p["partition_index"] for t in d["topics"] if t["name"] == TOPIC
                                              for p in t["partitions"] if not p["is_future_key"]})
             for d in broker["log_dirs"]}
+
+
+def _offline(bootstrap: str) -> dict[int, list[int]]:
+    with KafkaClient(bootstrap, timeout=10) as k:
+        md = k.refresh_metadata([TOPIC])
+    return {p.partition_index: sorted(p.offline_replicas) for p in md.topics[0].partitions}
 
 
 class _Writer:
@@ -108,6 +115,9 @@ def test_a_failed_log_dir_takes_only_its_replicas_offline(cluster_factory, tmp_p
             wait_for(lambda: all(len(writer.acked[p]) > done[p] + 20 for p in range(4)), 30, "writes go on")
         assert c.brokers[0].pid is not None  # the broker still runs
 
+        # Metadata names broker 0's replicas on the failed dir as offline (and no others).
+        wait_for(lambda: _offline(c.bootstrap) == {p: ([0] if p in failing else []) for p in range(4)}, 10,
+                 "offline replicas in Metadata")
         after = _dirs(admin, 0)
         assert after[d1] == (KafkaStorageError.errno, set()) and after[d0] == (NoError.errno, healthy)
         console = c.brokers[0].log_path.read_text()
