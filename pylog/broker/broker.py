@@ -191,7 +191,10 @@ class Broker:
     def _check_meta_properties(self, log_dirs: list[str]) -> None:
         """meta.properties must agree across log dirs, with broker.id and with /cluster/id."""
         for d in log_dirs:
-            os.makedirs(d, exist_ok=True)
+            try:
+                os.makedirs(d, exist_ok=True)
+            except OSError as exc:  # not creatable: the dir stays offline (reading meta.properties fails below)
+                log.error("Log dir %s is unusable: %s", d, exc)
         stored, offline = meta.load_broker_metadata(log_dirs)
         if offline and len(offline) >= len(log_dirs):
             raise RuntimeError(f"Cannot read meta.properties in log dirs {offline}")

@@ -108,6 +108,11 @@ class ReplicaManager:
         if p is not None and not (ps.leader_epoch > p.leader_epoch or
                                   (ps.leader_epoch == p.leader_epoch and ps.partition_epoch > p.partition_epoch)):
             return ErrorCode.STALE_CONTROLLER_EPOCH  # logged once per request by the caller
+        if p is None and self.logs.offline_dirs and not ps.is_new and self.logs.get(topic, ps.partition_index) is None:
+            # Its log may sit in an offline dir: an empty one elsewhere would pass for it (Kafka's getOrCreateLog).
+            state_log.error("Can not create log for %s-%d because log directories %s are offline", topic,
+                            ps.partition_index, ",".join(sorted(self.logs.offline_dirs)))
+            return ErrorCode.KAFKA_STORAGE_ERROR
         if p is None:
             cfg = await self.topic_configs.log_config(topic)
             try:

@@ -130,6 +130,15 @@ def test_a_failed_log_dir_takes_only_its_replicas_offline(cluster_factory, tmp_p
         for p, values in writer.acked.items():  # every acknowledged write is there, in order
             got = _read_all(c.bootstrap, p, len(values))
             assert got[:len(values)] == values, f"partition {p}: {len(got)} read, {len(values)} acknowledged"
+        # Restarted with the dir still broken, broker 0 serves its healthy dir and nothing of the broken one
+        # (no empty replica created elsewhere in its place).
+        c.brokers[0].kill()
+        c.restart(0)
+        wait_for(lambda: (v := partitions(c.bootstrap, TOPIC)) and all(0 in v[p].isr for p in healthy)
+                 and _offline(c.bootstrap) == {p: ([0] if p in failing else []) for p in range(4)}, 60,
+                 "broker 0 back for its healthy dir only")
+        assert all(0 not in v.isr for p, v in partitions(c.bootstrap, TOPIC).items() if p in failing)
+        assert _dirs(admin, 0)[d1] == (KafkaStorageError.errno, set())
     finally:
         admin.close()
 
