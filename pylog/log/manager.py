@@ -130,11 +130,7 @@ class LogManager:
                 self._load_dir(root, now_ms)
             except OSError as exc:  # Kafka starts without an unreadable dir (it goes offline)
                 log.error("Error while loading log dir %s: %s", root, exc)
-                for tp in [tp for tp, plog in self._logs.items() if self.log_dir_of(plog) == root]:
-                    self._close_quietly(self._logs.pop(tp))
-                for tp in [tp for tp, f in self._futures.items() if self.log_dir_of(f) == root]:
-                    self._close_quietly(self._futures.pop(tp))
-                self.offline_dirs.add(root)
+                self.fail_dir(root)
         if not self.online_dirs:
             raise KafkaStorageError(f"All log dirs {self.log_dirs} have failed")
         for tp in [tp for tp in self._futures if tp not in self._logs]:
