@@ -140,6 +140,8 @@ class Broker:
             await self.authorizer.start()
         self.logs = LogManager(log_dirs, LogConfig.from_props(cfg.topic_defaults()))
         await self._blocking(self.logs.load)
+        loop = asyncio.get_running_loop()
+        self.logs.failure_listener = lambda root, exc: loop.call_soon_threadsafe(self.log_dir_failed, root, exc)
         self.zk_store = BrokerZkStore(self)
         self.producer_ids = ProducerIdManager(self.broker_id, self.zk.allocate_producer_id_block, self._blocking)
         self.replicas = ReplicaManager(self, self.logs, self.zk_store, self.fetchers, self.topic_configs)
@@ -156,6 +158,8 @@ class Broker:
         await self.controller.start()
         self._start_background_tasks()
         self.started = True
+        if self.logs.offline_dirs:  # dirs that could not be loaded: tell the controller, as Kafka does
+            self.spawn(self._propagate_log_dir_event())
         log.info("[KafkaServer id=%d] started (%s:%d, cluster %s, %d logs) in %.1fs", self.broker_id,
                  *self.advertised_endpoint, self.cluster_id, len(self.logs.all_logs()), time.monotonic() - t0)
 
@@ -187,10 +191,15 @@ class Broker:
     def _check_meta_properties(self, log_dirs: list[str]) -> None:
         """meta.properties must agree across log dirs, with broker.id and with /cluster/id."""
         for d in log_dirs:
-            os.makedirs(d, exist_ok=True)
+            try:
+                os.makedirs(d, exist_ok=True)
+            except OSError as exc:  # not creatable: the dir stays offline (reading meta.properties fails below)
+                log.error("Log dir %s is unusable: %s", d, exc)
         stored, offline = meta.load_broker_metadata(log_dirs)
-        if offline:
+        if offline and len(offline) >= len(log_dirs):
             raise RuntimeError(f"Cannot read meta.properties in log dirs {offline}")
+        if offline:  # Kafka starts without them: LogManager.load finds them unreadable too and keeps them offline
+            log.error("Fail to read meta.properties under log directory %s", ", ".join(offline))
         meta.check_version(stored)
         meta.check_cluster_id(self.cluster_id, stored)
         resolved = meta.resolve_broker_id(self.broker_id, stored)
@@ -198,7 +207,7 @@ class Broker:
             raise RuntimeError("broker.id is not set and no id is stored in meta.properties")
         self.broker_id = resolved
         for d in log_dirs:
-            if meta.read_meta_properties(d) is None:
+            if d not in offline and meta.read_meta_properties(d) is None:
                 meta.write_meta_properties(d, self.cluster_id, self.broker_id)
 
     async def _register(self) -> int:
@@ -308,6 +317,40 @@ class Broker:
     def on_metadata_updated(self) -> None:
         """Hook after UpdateMetadata: the controller may have new partitions for waiters."""
         self.topic_admin.metadata_changed()
+
+    # -- log dir failure (KIP-112) --------------------------------------------------------
+
+    def storage_failed(self, path: str, exc: BaseException) -> None:
+        """An OSError on a file under a log dir: that dir goes offline (from the event loop only)."""
+        if self.logs is not None:
+            self.logs.report_failure(self.logs.root_of(path), exc)
+
+    def log_dir_failed(self, root: str, exc: BaseException) -> None:
+        """Stop serving the replicas of a failed log dir and tell the controller (Kafka's handleLogDirFailure)."""
+        if self.logs is None or self.replicas is None or root in self.logs.offline_dirs or self._stopping.is_set():
+            return
+        log.error("Error while accessing log dir %s: %s", root, exc)
+        tps = self.logs.fail_dir(root)
+        self.replicas.take_offline(tps)
+        if not self.logs.online_dirs:
+            log.critical("Shutdown broker because all log dirs in %s have failed", ", ".join(self.logs.log_dirs))
+            logging.shutdown()
+            os._exit(1)  # Kafka halts: nothing is left to serve, and a clean shutdown would write there
+        log.warning("Broker %d stopped fetcher for partitions %s because they are in the failed log directory %s.",
+                    self.broker_id, ",".join(f"{t}-{p}" for t, p in sorted(tps)), root)
+        log.warning("Stopped serving replicas in dir %s", root)
+        self.spawn(self._propagate_log_dir_event())
+
+    async def _propagate_log_dir_event(self) -> None:
+        """/log_dir_event_notification/log_dir_event_<seq>: the controller asks us which replicas are offline."""
+        for attempt in range(60):
+            try:
+                path = await self._blocking(self.zk.propagate_log_dir_event, self.broker_id)
+                log.info("Wrote %s for broker %d's failed log dir", path, self.broker_id)
+                return
+            except Exception as exc:  # ZooKeeper unreachable: the controller must hear of it eventually
+                log.warning("Could not write the log dir event notification (attempt %d): %s", attempt + 1, exc)
+                await asyncio.sleep(1)
 
     # -- shutdown -------------------------------------------------------------------------
 

@@ -222,8 +222,13 @@ class ReplicaFetcher:
                     log.warning("Leader %d sent %s from offset %d but our LEO is %d; refetching", self.source, p,
                                 headers[0].base_offset, plog.log_end_offset)
                     return
-                for chunk, hs in segment_sized(buf, headers, plog.config.segment_bytes):
-                    plog.append_as_follower(chunk, hs)
+                try:
+                    for chunk, hs in segment_sized(buf, headers, plog.config.segment_bytes):
+                        plog.append_as_follower(chunk, hs)
+                except OSError as exc:  # our log dir failed: it goes offline and this replica with it (KIP-112)
+                    log.error("Error appending to %s fetched from %d: %s", p, self.source, exc)
+                    self.manager.broker.storage_failed(plog.dir, exc)
+                    return
         self.manager.broker.throttle.after_follower_append(p, len(data) if data else 0, pr.high_watermark)
         new_hw = min(pr.high_watermark, plog.log_end_offset)
         if new_hw > plog.high_watermark:

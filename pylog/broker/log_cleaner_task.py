@@ -47,6 +47,11 @@ class LogCleanerTask:
                     ok = True
             except CleaningAborted as e:
                 log.info("Cleaning of %s aborted: %s", plan.log.name, e)
+            except OSError as exc:  # the log's dir failed: it goes offline (KIP-112), the cleaner goes on elsewhere
+                log.error("I/O error while cleaning %s: %s", plan.log.name, exc)
+                self.logs.report_failure(self.logs.root_of(plan.log.dir), exc)
+                self.manager.done(plan, cleaned=False)
+                continue
             except Exception:
                 log.exception("Unexpected exception while cleaning %s", plan.log.name)
                 discard(plan)

@@ -6,6 +6,11 @@ the copy holds every batch, the swap happens in the same loop step as that check
 can slip in between: the future log replaces the current one (LogManager.replace_current_with_future)
 and the partition serves from the new dir. A truncated or rewritten replica is noticed by comparing
 the last copied batch's header with the replica's, and the copy starts over.
+
+A restart (even kill -9) in the middle of a copy loses nothing: the `-future` dir is loaded with
+the logs, and the copy resumes from its last complete batch once the replica is served again
+(`resume`, from the LeaderAndIsr that makes it leader or follower), as Kafka's
+ReplicaAlterLogDirsManager does.
 """
 
 from __future__ import annotations
@@ -81,6 +86,8 @@ class LogDirMover:
         logs = self.broker.logs
         if root not in logs.log_dirs:
             return ErrorCode.LOG_DIR_NOT_FOUND
+        if root in logs.offline_dirs or (topic, partition) in self.broker.replicas.offline:
+            return ErrorCode.KAFKA_STORAGE_ERROR
         p = self.broker.replicas.get(topic, partition)
         if p is None:
             # Kafka remembers the dir for when the replica is created, and answers REPLICA_NOT_AVAILABLE.
@@ -95,6 +102,14 @@ class LogDirMover:
         logs.create_future(topic, partition, root)
         self._tasks[(topic, partition)] = self.broker.spawn(self._copy(topic, partition))
         return ErrorCode.NONE
+
+    def resume(self, topic: str, partition: int) -> None:
+        """Go on copying a replica whose copy was loaded at start-up (a move a restart interrupted)."""
+        if (topic, partition) in self._tasks or self.broker.logs.future_log(topic, partition) is None:
+            return
+        log.info("Resuming the move of %s-%d to %s", topic, partition,
+                 self.broker.logs.log_dir_of(self.broker.logs.future_log(topic, partition)))
+        self._tasks[(topic, partition)] = self.broker.spawn(self._copy(topic, partition))
 
     def _stop(self, topic: str, partition: int) -> None:
         task = self._tasks.pop((topic, partition), None)

@@ -12,7 +12,7 @@ from typing import Callable, NamedTuple, Sequence
 from pylog.broker.partition import Partition
 from pylog.broker.services import BrokerServices
 from pylog.common.clock import now_ms
-from pylog.log.errors import RecordValidationError
+from pylog.log.errors import KafkaStorageError, RecordValidationError
 from pylog.protocol.errors import ErrorCode
 from pylog.protocol import records
 
@@ -43,6 +43,8 @@ class ReplicaManager:
         self.fetchers = fetchers
         self.topic_configs = topic_configs
         self.partitions: dict[tuple[str, int], Partition] = {}
+        # Replicas whose log dir failed (Kafka's HostedPartition.Offline): KAFKA_STORAGE_ERROR until a restart.
+        self.offline: set[tuple[str, int]] = set()
         self.controller_epoch = -1
         self.leader_endpoints: dict[int, tuple[str, int]] = {}  # from LeaderAndIsr's live leaders
         self.on_leadership_change: list[Callable[[Partition], None]] = []
@@ -56,6 +58,8 @@ class ReplicaManager:
         """The partition if this broker leads it (at `current_leader_epoch`, when the client names one),
         else the error a client should see."""
         p = self.partitions.get((topic, partition))
+        if p is None and (topic, partition) in self.offline:
+            return None, ErrorCode.KAFKA_STORAGE_ERROR
         if p is None:
             known = self.broker.metadata.partition(topic, partition)
             return None, ErrorCode.NOT_LEADER_OR_FOLLOWER if known else ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
@@ -98,16 +102,32 @@ class ReplicaManager:
             state_log.warning("Ignoring LeaderAndIsr for %s-%d: broker %d is not in replicas %s",
                               topic, ps.partition_index, self.broker_id, list(ps.replicas))
             return ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+        if key in self.offline:
+            return ErrorCode.KAFKA_STORAGE_ERROR  # how the controller learns this replica is offline
         p = self.partitions.get(key)
         if p is not None and not (ps.leader_epoch > p.leader_epoch or
                                   (ps.leader_epoch == p.leader_epoch and ps.partition_epoch > p.partition_epoch)):
             return ErrorCode.STALE_CONTROLLER_EPOCH  # logged once per request by the caller
+        if p is None and self.logs.offline_dirs and not ps.is_new and self.logs.get(topic, ps.partition_index) is None:
+            # Its log may sit in an offline dir: an empty one elsewhere would pass for it (Kafka's getOrCreateLog).
+            state_log.error("Can not create log for %s-%d because log directories %s are offline", topic,
+                            ps.partition_index, ",".join(sorted(self.logs.offline_dirs)))
+            return ErrorCode.KAFKA_STORAGE_ERROR
         if p is None:
             cfg = await self.topic_configs.log_config(topic)
-            plog = self.logs.get_or_create(topic, ps.partition_index, cfg, topic_id=_topic_id_str(topic_id))
+            try:
+                plog = self.logs.get_or_create(topic, ps.partition_index, cfg, topic_id=_topic_id_str(topic_id))
+            except KafkaStorageError as exc:
+                state_log.error("Cannot create %s-%d: %s", topic, ps.partition_index, exc)
+                return ErrorCode.KAFKA_STORAGE_ERROR
+            except OSError as exc:
+                self.logs.report_failure(self.logs.root_of(exc.filename or "") if exc.filename else None, exc)
+                return ErrorCode.KAFKA_STORAGE_ERROR
             plog.update_config(cfg)  # a log loaded at start-up got the broker defaults
             p = Partition(topic, ps.partition_index, self.broker_id, plog)
             self.partitions[key] = p
+            if self.logs.future_log(topic, ps.partition_index) is not None:
+                self.broker.log_dir_mover.resume(topic, ps.partition_index)
         p.topic_id = topic_id
         p.min_insync_replicas = await self.topic_configs.min_insync_replicas(topic)
         was_leader = p.is_leader
@@ -146,6 +166,8 @@ class ReplicaManager:
                     results.append((*key, int(ErrorCode.FENCED_LEADER_EPOCH)))
                     continue
                 self.fetchers.remove_partition(*key)
+                if key in self.offline and ps.delete_partition:
+                    self.offline.discard(key)  # its files stay in the failed dir; nothing is served from there
                 if p is not None:
                     p.fail_produce_waiters(ErrorCode.NOT_LEADER_OR_FOLLOWER)
                     p.leader = -1
@@ -186,6 +208,10 @@ class ReplicaManager:
         try:
             info = p.log.append_as_leader(buf, headers, p.leader_epoch, now_ms(), keys_known=from_coordinator,
                                           from_coordinator=from_coordinator)
+        except OSError as exc:  # the log dir failed: it goes offline (KIP-112) and the producer retries elsewhere
+            log.error("Error appending to %s: %s", p, exc)
+            self.broker.storage_failed(p.log.dir, exc)
+            return AppendOutcome(ErrorCode.KAFKA_STORAGE_ERROR)
         except RecordValidationError as exc:  # Kafka answers these with per-record errors and its message
             log.info("Rejecting produce to %s: %s", p, exc)
             return AppendOutcome(ErrorCode(exc.error_code), record_errors=exc.record_errors, message=str(exc))
@@ -199,6 +225,25 @@ class ReplicaManager:
         if not p.maybe_increment_high_watermark():
             p.notify_fetchers()  # followers long-poll on the LEO, not the HW
         return AppendOutcome(ErrorCode.NONE, info.first_offset, info.last_offset)
+
+    def take_offline(self, tps: Sequence[tuple[str, int]]) -> None:
+        """Stop serving replicas whose log dir failed: no fetching, waiters fail, KAFKA_STORAGE_ERROR from now on."""
+        for key in tps:
+            self.offline.add(key)
+            self.fetchers.remove_partition(*key)
+            p = self.partitions.pop(key, None)
+            if p is None:
+                continue
+            was_leader = p.is_leader
+            p.fail_produce_waiters(ErrorCode.KAFKA_STORAGE_ERROR)
+            p.leader = -1
+            p.notify_fetchers()
+            if was_leader:
+                for cb in self.on_leadership_change:
+                    cb(p)
+        if tps:
+            state_log.warning("Partitions %s are offline due to failure on their log directory",
+                              ",".join(f"{t}-{i}" for t, i in sorted(tps)))
 
     # -- ISR maintenance ------------------------------------------------------------------
 

@@ -410,6 +410,10 @@ class SocketServer:
                 data = os.pread(f.fileno(), chunk.size, chunk.position)
         except FileNotFoundError as exc:
             raise ConnectionError(f"segment vanished while being sent: {exc}") from exc
+        except OSError as exc:
+            if exc.filename == chunk.path:  # opening the segment failed: the log dir is failing (KIP-112)
+                self.broker.storage_failed(chunk.path, exc)
+            raise
         if len(data) != chunk.size:
             raise ConnectionError(f"{chunk.path} shrank while being sent")
         transport.write(data)

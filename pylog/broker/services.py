@@ -67,6 +67,9 @@ class BrokerServices(Protocol):
     def is_broker_epoch_stale(self, request_epoch: int) -> bool:
         """KIP-380: a control request addressed to an earlier registration of this broker."""
 
+    def storage_failed(self, path: str, exc: BaseException) -> None:
+        """An OSError on a file under a log dir: that dir goes offline (KIP-112)."""
+
     def on_metadata_updated(self) -> None:
         """Hook after UpdateMetadata."""
 

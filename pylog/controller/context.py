@@ -64,6 +64,7 @@ class ControllerContext:
     topics_to_delete: set[str] = field(default_factory=set)
     deletion_pending_replicas: dict[str, set[tuple[int, int]]] = field(default_factory=dict)
     topic_configs: dict[str, dict[str, str]] = field(default_factory=dict)
+    offline_replicas: dict[int, set[TP]] = field(default_factory=dict)  # on failed log dirs, by broker (KIP-112)
 
     @property
     def live_ids(self) -> set[int]:
@@ -77,6 +78,10 @@ class ControllerContext:
     def topics(self) -> set[str]:
         """Every known topic."""
         return set(self.topic_ids)
+
+    def offline_brokers_of(self, tp: TP) -> set[int]:
+        """Brokers whose replica of `tp` sits on a failed log dir (they may not lead it)."""
+        return {b for b, tps in self.offline_replicas.items() if tp in tps}
 
     def partitions_on(self, broker_id: int) -> list[TP]:
         """Partitions with a replica on a broker."""

@@ -22,6 +22,7 @@ from pylog.controller.channel import ControllerChannel, LocalDelivery
 from pylog.controller.context import ControllerContext, LiveBroker
 from pylog.controller.core import Listeners
 from pylog.controller.deletion import TopicDeletionManager
+from pylog.controller.log_dirs import LogDirFailures, storage_errors
 from pylog.controller.membership import BrokerMembership
 from pylog.controller.notifications import Notifications
 from pylog.controller.partitions import PartitionChanges
@@ -62,6 +63,7 @@ class Controller:
         self.topics = TopicChanges(self, self.partitions)
         self.membership = BrokerMembership(self, self.partitions, self.deletion, self.listeners)
         self.notifications = Notifications(self, self.partitions, self.listeners)
+        self.log_dirs = LogDirFailures(self, self.partitions)
         # Admin extensions; the broker's ElectLeaders / AlterPartitionReassignments handlers reach
         # them through these attributes.
         self.preferred = PreferredLeaderElection(self, self.partitions)
@@ -185,6 +187,10 @@ class Controller:
             await self.notifications.on_isr_change()
         elif isinstance(event, ev.ConfigChange):
             await self.notifications.on_config_change()
+        elif isinstance(event, ev.LogDirEvent):
+            await self.log_dirs.on_event()
+        elif isinstance(event, ev.OfflineReplicas):
+            await self.log_dirs.on_offline_replicas(event.broker_id, list(event.tps))
         elif isinstance(event, ev.DeletionConfirmed):
             await self.deletion.on_confirmed(event.topic, event.broker_id, event.resp)
 
@@ -257,7 +263,8 @@ class Controller:
         self.is_active = True
         for path, event in ((paths.broker_ids(), ev.BrokerChange()), (paths.topics(), ev.TopicChange()),
                             (paths.delete_topics(), ev.TopicDeletion()),
-                            (paths.isr_change_notifications(), ev.IsrChange())):
+                            (paths.isr_change_notifications(), ev.IsrChange()),
+                            (paths.log_dir_event_notifications(), ev.LogDirEvent())):
             await self.zk_call(self._watch_children, path, event)
         await self.notifications.start()
         await self.zk_call(self._watch_children, paths.config_changes(), ev.ConfigChange())
@@ -278,6 +285,7 @@ class Controller:
         await self.partitions.trigger_online()
         await self.listeners.on_failover()
         await self.notifications.on_isr_change()
+        await self.log_dirs.on_event()
         # Kafka's rule of thumb for this step is ~2 ms per partition; scripts/bench replication_controller
         # reads this line.
         log.info("Controller %d ready at epoch %d: %d partitions in %.0f ms", self.broker_id, epoch,
@@ -306,7 +314,15 @@ class Controller:
         tps = list(tps)
         if tps:
             msg, v = rq.leader_and_isr(self.ctx, self.broker_id, bid, tps, is_new)
-            self.channel.send(bid, msg, v, local=resend)
+            names = {ts.topic_id: ts.topic_name for ts in msg.topic_states}  # v5+ answers by topic id
+            gen = self.generation
+
+            def answered(broker: int, resp: Any) -> None:
+                # Replicas a broker can't serve (a failed log dir) show up here; the event task acts on them.
+                offline = storage_errors(resp, names)
+                if offline:
+                    self.post(ev.OfflineReplicas(broker, tuple(offline)), gen)
+            self.channel.send(bid, msg, v, answered, local=resend)
 
     def send_stop_replica(self, bid: int, tps: Iterable[TP], delete: bool, deleting_topic: bool = False,
                           callback: Callable[[int, Any], None] | None = None) -> None:

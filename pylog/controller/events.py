@@ -45,6 +45,19 @@ class ConfigChange:
 
 
 @dataclass(frozen=True)
+class LogDirEvent:
+    """/log_dir_event_notification children changed (a broker's log dir failed)."""
+
+
+@dataclass(frozen=True)
+class OfflineReplicas:
+    """A broker answered LeaderAndIsr with KAFKA_STORAGE_ERROR for these partitions."""
+
+    broker_id: int
+    tps: tuple = ()
+
+
+@dataclass(frozen=True)
 class DeletionConfirmed:
     """A broker answered a topic deletion's StopReplica."""
 

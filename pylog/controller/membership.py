@@ -52,6 +52,7 @@ class BrokerMembership:
         ctx = self.core.ctx
         log.info("Controller %d: brokers %s failed", self.core.broker_id, sorted(dead))
         for bid in dead:
+            ctx.offline_replicas.pop(bid, None)  # a restart may have repaired its log dirs
             ctx.live.pop(bid, None)
             ctx.shutting_down.discard(bid)
             self.core.close_channel(bid)

@@ -84,7 +84,7 @@ class PartitionChanges:
                 if st.controller_epoch > ctx.epoch:
                     raise ControllerMovedError(f"{tp[0]}-{tp[1]} was written by controller epoch {st.controller_epoch}")
                 ctx.leaders[tp] = st
-                result = strategy(tp, st, ctx.assignments[tp], live)
+                result = strategy(tp, st, ctx.assignments[tp], live - ctx.offline_brokers_of(tp))
                 if result is None:
                     outcome[tp] = ErrorCode.ELIGIBLE_LEADERS_NOT_AVAILABLE
                     if offline_on_failure:

@@ -77,7 +77,8 @@ def update_metadata(ctx: ControllerContext, controller_id: int, broker_ids: Iter
         by_topic.setdefault(tp[0], []).append(state_cls(
             partition_index=tp[1], controller_epoch=st.controller_epoch, leader=st.leader,
             leader_epoch=st.leader_epoch, isr=list(st.isr), zk_version=st.partition_epoch,
-            replicas=list(a.replicas), offline_replicas=[r for r in a.replicas if r not in live]))
+            replicas=list(a.replicas),
+            offline_replicas=[r for r in a.replicas if r not in live or tp in ctx.offline_replicas.get(r, ())]))
     for t, p in sorted(set(deleting)):
         by_topic.setdefault(t, []).append(state_cls(
             partition_index=p, controller_epoch=ctx.epoch, leader=LEADER_DURING_DELETE, leader_epoch=-1,

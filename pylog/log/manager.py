@@ -3,6 +3,11 @@
 Each log dir root holds `recovery-point-offset-checkpoint`, `replication-offset-checkpoint` (high
 watermarks) and `log-start-offset-checkpoint` for the partitions in that dir, and the
 `.kafka_cleanshutdown` marker after a clean shutdown (which lets the next start skip recovery).
+
+A log dir whose files fail (an OSError writing a checkpoint, flushing, appending, reading) goes
+offline as a whole, as in Kafka's KIP-112: the failure is reported to `failure_listener` (Kafka's
+LogDirFailureChannel), the broker calls `fail_dir`, which forgets that dir's logs, and the other
+dirs go on. Nothing is written to an offline dir again until the broker restarts.
 """
 
 from __future__ import annotations
@@ -12,7 +17,7 @@ import os
 import shutil
 import time
 import uuid
-from typing import Mapping
+from typing import Callable, Mapping
 
 from pylog.log.checkpoint import (
     LEADER_EPOCH_CHECKPOINT,
@@ -24,7 +29,7 @@ from pylog.log.checkpoint import (
     fsync_dir,
 )
 from pylog.log.config import LogConfig
-from pylog.log.errors import LogError
+from pylog.log.errors import KafkaStorageError, LogError
 from pylog.log.log import Log, parse_partition_dir
 
 log = logging.getLogger("pylog.log")
@@ -61,7 +66,53 @@ class LogManager:
         # Where AlterReplicaLogDirs asked a replica not created yet to go (Kafka's preferredLogDirs).
         self.preferred_dirs: dict[TopicPartition, str] = {}
         self.had_clean_shutdown: dict[str, bool] = {}
+        self.offline_dirs: set[str] = set()
+        # Told of every OSError under a log dir (from any thread); the broker takes the dir offline.
+        self.failure_listener: Callable[[str, BaseException], None] | None = None
         self._shut_down = False
+
+    @property
+    def online_dirs(self) -> list[str]:
+        """The log dirs still in use, in configured order."""
+        return [d for d in self.log_dirs if d not in self.offline_dirs]
+
+    def root_of(self, path: str) -> str | None:
+        """The log dir holding a file or partition dir, if any."""
+        path = os.path.abspath(path)
+        for root in self.log_dirs:
+            if path == root or path.startswith(root + os.sep):
+                return root
+        return None
+
+    def report_failure(self, root: str | None, exc: BaseException) -> None:
+        """An I/O error under `root`: tell the listener (once the dir is offline, further reports are noise)."""
+        if root is None or root in self.offline_dirs:
+            return
+        if self.failure_listener is None:
+            raise exc
+        self.failure_listener(root, exc)
+
+    def fail_dir(self, root: str) -> list[TopicPartition]:
+        """Take a log dir offline: forget its logs (and copies being made there); the partitions it held."""
+        if root in self.offline_dirs:
+            return []
+        self.offline_dirs.add(root)
+        gone = [tp for tp, plog in self._logs.items() if self.log_dir_of(plog) == root]
+        for tp in gone:
+            self._close_quietly(self._logs.pop(tp))
+        for tp, future in list(self._futures.items()):
+            if self.log_dir_of(future) == root or tp in gone:
+                self._close_quietly(self._futures.pop(tp))
+        self.preferred_dirs = {tp: d for tp, d in self.preferred_dirs.items() if d != root}
+        log.error("Log dir %s is offline: stopped serving its %d partitions", root, len(gone))
+        return gone
+
+    @staticmethod
+    def _close_quietly(plog: Log) -> None:
+        try:
+            plog.close()
+        except OSError as exc:  # the dir is failing: file handles may not close cleanly
+            log.warning("Closing %s failed: %s", plog.dir, exc)
 
     def config_for(self, topic: str) -> LogConfig:
         """The topic's config override, else the default."""
@@ -75,55 +126,71 @@ class LogManager:
         marker is removed afterwards, so a crash from here on leads to recovery.
         """
         for root in self.log_dirs:
-            os.makedirs(root, exist_ok=True)
-            marker = os.path.join(root, CLEAN_SHUTDOWN_FILE)
-            clean = os.path.exists(marker)
-            self.had_clean_shutdown[root] = clean
-            recovery_points = OffsetCheckpoint(os.path.join(root, RECOVERY_POINT_CHECKPOINT)).read()
-            log_starts = OffsetCheckpoint(os.path.join(root, LOG_START_OFFSET_CHECKPOINT)).read()
-            high_watermarks = OffsetCheckpoint(os.path.join(root, REPLICATION_OFFSET_CHECKPOINT)).read()
-            for entry in sorted(os.listdir(root)):
-                path = os.path.join(root, entry)
-                if not os.path.isdir(path):
-                    continue
-                if entry.endswith(DELETE_DIR_SUFFIX):
-                    log.info("Deleting %s, a partition dir marked for deletion", path)
-                    shutil.rmtree(path, ignore_errors=True)
-                    continue
-                if entry.endswith(FUTURE_DIR_SUFFIX):
-                    # Kafka resumes such a move; pylog keeps the replica where it is (the move may be asked again).
-                    log.warning("Deleting %s, the copy of an unfinished move between log dirs", path)
-                    shutil.rmtree(path, ignore_errors=True)
-                    continue
-                try:
-                    tp = parse_partition_dir(entry)
-                except ValueError as e:
-                    log.warning("Skipping %s: %s", path, e)
-                    continue
-                if tp in self._logs:
-                    raise LogError(
-                        f"Duplicate log directories for {tp[0]}-{tp[1]} are found in both {path} and "
-                        f"{self._logs[tp].dir}. It is likely because log directory failure happened while "
-                        "broker was replacing current replica with future replica. Recover broker from "
-                        "this failure by manually deleting one of the two directories for this partition. "
-                        "It is recommended to delete the partition in the log directory that is known to "
-                        "have failed recently."
-                    )
-                plog = Log.open(
-                    path,
-                    self.config_for(tp[0]),
-                    recovery_points.get(tp, 0),
-                    log_starts.get(tp, 0),
-                    clean_shutdown=clean,
-                    now_ms=now_ms,
+            try:
+                self._load_dir(root, now_ms)
+            except OSError as exc:  # Kafka starts without an unreadable dir (it goes offline)
+                log.error("Error while loading log dir %s: %s", root, exc)
+                self.fail_dir(root)
+        if not self.online_dirs:
+            raise KafkaStorageError(f"All log dirs {self.log_dirs} have failed")
+        for tp in [tp for tp in self._futures if tp not in self._logs]:
+            # Without its replica the copy is useless (the swap renames the copy first, so this is no
+            # swap cut short); it stays on disk for the operator when the replica's dir is offline.
+            future = self._futures.pop(tp)
+            self._close_quietly(future)
+            if not self.offline_dirs:
+                log.warning("Deleting %s, the copy of a replica this broker no longer has", future.dir)
+                shutil.rmtree(future.dir, ignore_errors=True)
+
+    def _load_dir(self, root: str, now_ms: int | None) -> None:
+        os.makedirs(root, exist_ok=True)
+        marker = os.path.join(root, CLEAN_SHUTDOWN_FILE)
+        clean = os.path.exists(marker)
+        self.had_clean_shutdown[root] = clean
+        recovery_points = OffsetCheckpoint(os.path.join(root, RECOVERY_POINT_CHECKPOINT)).read()
+        log_starts = OffsetCheckpoint(os.path.join(root, LOG_START_OFFSET_CHECKPOINT)).read()
+        high_watermarks = OffsetCheckpoint(os.path.join(root, REPLICATION_OFFSET_CHECKPOINT)).read()
+        for entry in sorted(os.listdir(root)):
+            path = os.path.join(root, entry)
+            if not os.path.isdir(path):
+                continue
+            if entry.endswith(DELETE_DIR_SUFFIX):
+                log.info("Deleting %s, a partition dir marked for deletion", path)
+                shutil.rmtree(path, ignore_errors=True)
+                continue
+            try:
+                tp = parse_partition_dir(entry)
+            except ValueError as e:
+                log.warning("Skipping %s: %s", path, e)
+                continue
+            if entry.endswith(FUTURE_DIR_SUFFIX):
+                # The copy of a move between log dirs that a restart interrupted: Kafka loads it and the
+                # move resumes from where the copy got to once the replica is served again.
+                self._futures[tp] = Log.open(path, self.config_for(tp[0]), 0, clean_shutdown=False, now_ms=now_ms)
+                log.info("Loaded future log for partition %s-%d in %s: its move resumes", *tp, root)
+                continue
+            if tp in self._logs:
+                raise LogError(
+                    f"Duplicate log directories for {tp[0]}-{tp[1]} are found in both {path} and "
+                    f"{self._logs[tp].dir}. It is likely because log directory failure happened while "
+                    "broker was replacing current replica with future replica. Recover broker from "
+                    "this failure by manually deleting one of the two directories for this partition. "
+                    "It is recommended to delete the partition in the log directory that is known to "
+                    "have failed recently."
                 )
-                if tp in high_watermarks:
-                    plog.high_watermark = high_watermarks[tp]
-                plog.recovery_point_listener = self._recovery_point_lowered
-                self._logs[tp] = plog
-            if clean:
-                os.unlink(marker)
-                fsync_dir(root)
+            plog = Log.open(path, self.config_for(tp[0]), recovery_points.get(tp, 0), log_starts.get(tp, 0),
+                            clean_shutdown=clean, now_ms=now_ms)
+            if tp in high_watermarks:
+                plog.high_watermark = high_watermarks[tp]
+            plog.recovery_point_listener = self._recovery_point_lowered
+            self._logs[tp] = plog
+        if clean:
+            os.unlink(marker)
+            fsync_dir(root)
+
+    def resumable_moves(self) -> list[TopicPartition]:
+        """Replicas with a copy in another log dir loaded at start-up (moves to resume)."""
+        return [tp for tp in self._futures if tp in self._logs]
 
     # --- lookup and lifecycle -----------------------------------------------------------------
     def get(self, topic: str, partition: int) -> Log | None:
@@ -148,10 +215,14 @@ class LogManager:
             if topic_id is not None and existing.topic_id is None:
                 existing.set_topic_id(topic_id)
             return existing
-        counts = {d: 0 for d in self.log_dirs}
+        online = self.online_dirs
+        if not online:
+            raise KafkaStorageError(f"No online log dir to create {topic}-{partition} in")
+        counts = {d: 0 for d in online}
         for plog in self._logs.values():
             counts[self.log_dir_of(plog)] = counts.get(self.log_dir_of(plog), 0) + 1
-        root = self.preferred_dirs.pop((topic, partition), None) or min(self.log_dirs, key=lambda d: counts[d])
+        preferred = self.preferred_dirs.pop((topic, partition), None)
+        root = preferred if preferred in counts else min(online, key=lambda d: counts[d])
         cfg = config or self.config_for(topic)
         if config is not None:
             self.topic_configs[topic] = config
@@ -228,12 +299,14 @@ class LogManager:
         for name in (LEADER_EPOCH_CHECKPOINT, PARTITION_METADATA):
             if os.path.exists(os.path.join(current.dir, name)):
                 shutil.copyfile(os.path.join(current.dir, name), os.path.join(future.dir, name))
-        doomed = os.path.join(old_root, delete_dir_name(topic, partition))
-        os.rename(current.dir, doomed)
+        # The copy takes the replica's name first, as Kafka does: a crash in between leaves two full
+        # copies (load() then refuses to guess), never none.
         target = os.path.join(new_root, f"{topic}-{partition}")
         os.rename(future.dir, target)
-        fsync_dir(old_root)
         fsync_dir(new_root)
+        doomed = os.path.join(old_root, delete_dir_name(topic, partition))
+        os.rename(current.dir, doomed)
+        fsync_dir(old_root)
         plog = Log.open(target, current.config, future.recovery_point, current.log_start_offset, clean_shutdown=True)
         plog.high_watermark = current.high_watermark
         plog.recovery_point_listener = self._recovery_point_lowered
@@ -248,13 +321,18 @@ class LogManager:
 
     # --- checkpoints --------------------------------------------------------------------------
     def _checkpoint(self, root: str, filename: str, value) -> None:  # type: ignore[no-untyped-def]
+        if root in self.offline_dirs:
+            return
         offsets = {}
         for (topic, partition), plog in list(self._logs.items()):  # may run in a worker thread
             if self.log_dir_of(plog) == root:
                 v = value(plog)
                 if v is not None:
                     offsets[(topic, partition)] = v
-        OffsetCheckpoint(os.path.join(root, filename)).write(offsets)
+        try:
+            OffsetCheckpoint(os.path.join(root, filename)).write(offsets)
+        except OSError as exc:
+            self.report_failure(root, exc)
 
     @staticmethod
     def _log_start_to_checkpoint(plog: Log) -> int | None:
@@ -284,12 +362,20 @@ class LogManager:
     def run_retention(self, now_ms: int | None = None) -> int:
         """Apply retention to every log; the number of segments deleted."""
         now = int(time.time() * 1000) if now_ms is None else now_ms
-        return sum(plog.apply_retention(now) for plog in self._logs.values())
+        return sum(self._guarded(plog, lambda p: p.apply_retention(now), 0) for plog in list(self._logs.values()))
 
     def flush_due(self, now_ms: int | None = None) -> int:
         """Flush logs whose flush.ms passed or that rolled; the number of logs flushed."""
         now = int(time.time() * 1000) if now_ms is None else now_ms
-        return sum(1 for plog in list(self._logs.values()) if plog.flush_due(now))
+        return sum(1 for plog in list(self._logs.values()) if self._guarded(plog, lambda p: p.flush_due(now), False))
+
+    def _guarded(self, plog: Log, action, failed):  # type: ignore[no-untyped-def]
+        """Run `action(plog)`; an OSError takes the log's dir offline and gives `failed`."""
+        try:
+            return action(plog)
+        except OSError as exc:
+            self.report_failure(self.root_of(plog.dir), exc)
+            return failed
 
     def shutdown(self) -> None:
         """Flush and close every log, write all checkpoints and the clean shutdown markers.
@@ -299,14 +385,22 @@ class LogManager:
         if self._shut_down:
             return
         self._shut_down = True
-        for plog in self._logs.values():
-            plog.flush()
+        self.failure_listener = self._mark_offline  # nobody acts on failures any more: just skip those dirs
+        for plog in list(self._logs.values()):
+            self._guarded(plog, lambda p: p.flush(), None)
         self.checkpoint_recovery_points()
         self.checkpoint_log_start_offsets()
         self.checkpoint_high_watermarks()
         for plog in [*self._logs.values(), *self._futures.values()]:
-            plog.close()
-        for root in self.log_dirs:
-            open(os.path.join(root, CLEAN_SHUTDOWN_FILE), "ab").close()
-            fsync_dir(root)
+            self._guarded(plog, lambda p: p.close(), None)
+        for root in self.online_dirs:  # an offline dir gets no clean shutdown marker: it recovers
+            try:
+                open(os.path.join(root, CLEAN_SHUTDOWN_FILE), "ab").close()
+                fsync_dir(root)
+            except OSError as exc:
+                log.error("Could not mark %s as cleanly shut down: %s", root, exc)
         self._logs.clear()
+
+    def _mark_offline(self, root: str, exc: BaseException) -> None:
+        log.error("I/O error in log dir %s during shutdown: %s", root, exc)
+        self.offline_dirs.add(root)

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping
 
 from pylog.zk import errors, paths
 from pylog.zk.codecs import ConfigChangeNotification, ConfigEntity, TopicPartition
-from pylog.zk.codecs_admin import (IsrChangeNotification, PreferredReplicaElection,
+from pylog.zk.codecs_admin import (IsrChangeNotification, LogDirEventNotification, PreferredReplicaElection,
                                    ProducerIdBlock, ReassignPartitions)
 from pylog.zk.ops import ANY_VERSION, DeleteOp, SetDataOp
 
@@ -165,6 +165,23 @@ class ZkAdminOps:
                                         controller_epoch_zk_version: int | None) -> None:
         """Delete processed ISR change notifications."""
         self._delete_all((f"{paths.isr_change_notifications()}/{n}" for n in names), controller_epoch_zk_version)
+
+    def propagate_log_dir_event(self: "ZkClient", broker_id: int) -> str:
+        """Create a log_dir_event_<seq> notification saying a log dir of `broker_id` failed; returns its path."""
+        created, _ = self.create(paths.log_dir_event_prefix(), LogDirEventNotification(broker_id).encode(),
+                                 sequence=True, make_parents=True)
+        return created
+
+    def get_log_dir_event_notifications(self: "ZkClient",
+                                        names: Iterable[str]) -> dict[str, LogDirEventNotification]:
+        """Decode log dir event notifications by child name."""
+        return self._decode_children(paths.log_dir_event_notifications(), names, LogDirEventNotification.decode)
+
+    def delete_log_dir_event_notifications(self: "ZkClient", names: Iterable[str],
+                                           controller_epoch_zk_version: int | None) -> None:
+        """Delete processed log dir event notifications."""
+        self._delete_all((f"{paths.log_dir_event_notifications()}/{n}" for n in names),
+                         controller_epoch_zk_version)
 
     # ------------------------------------------------------------------ producer ids
 

@@ -4,7 +4,8 @@ Behavior: every log dir of this broker with the partitions it holds (all, or tho
 each with its size on disk and its offset lag (high watermark minus log end offset, at least
 0, as Kafka computes it). The reassignment tools read replica sizes here to show bytes copied.
 A replica being moved to another log dir (AlterReplicaLogDirs) also shows its copy there, with
-is_future_key set and the copy's lag behind the replica's log end offset.
+is_future_key set and the copy's lag behind the replica's log end offset. A failed (offline) log
+dir is listed with KAFKA_STORAGE_ERROR and no partitions (KIP-112).
 Version notes: v3 adds the top-level error code; v4 the volume's total and usable bytes.
 """
 
@@ -16,6 +17,7 @@ from pylog.broker.handlers import handler
 from pylog.broker.services import HandlerContext
 from pylog.security.authorizer import allowed
 from pylog.protocol.api import ApiKey, response_class
+from pylog.protocol.errors import ErrorCode
 
 
 def _volume(path: str) -> tuple[int, int]:
@@ -50,6 +52,10 @@ async def handle_describe_log_dirs(ctx: HandlerContext, req):
                 is_future_key=is_future))
     results = []
     for root, topics in sorted(by_dir.items()):
+        if root in logs.offline_dirs:  # Kafka: the dir with KAFKA_STORAGE_ERROR, nothing else
+            results.append(cls.DescribeLogDirsResult(error_code=int(ErrorCode.KAFKA_STORAGE_ERROR), log_dir=root,
+                                                     total_bytes=-1, usable_bytes=-1, topics=[]))
+            continue
         total, usable = _volume(root)
         results.append(cls.DescribeLogDirsResult(
             error_code=0, log_dir=root, total_bytes=total, usable_bytes=usable,

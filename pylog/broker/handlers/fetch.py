@@ -68,12 +68,18 @@ def _read_all(ctx, req, follower: bool, first_pass: bool, denied: frozenset = fr
                 limit = min(fp.partition_max_bytes, remaining)
                 if follower:  # KIP-73: nothing for a throttled out-of-sync follower while the quota is used up
                     limit = ctx.broker.throttle.leader_read_limit(p, req.replica_id, limit)
-                slices = plog.read(fp.fetch_offset, limit, max_offset, min_one=total == 0) if limit > 0 else []
+                try:
+                    slices = plog.read(fp.fetch_offset, limit, max_offset, min_one=total == 0) if limit > 0 else []
+                    if read_committed and slices:
+                        data.aborted_transactions = [(t.producer_id, t.first_offset)
+                                                     for t in plog.collect_aborted_txns(fp.fetch_offset, max_offset)]
+                except OSError as exc:  # the log dir failed (KIP-112): it goes offline, the client looks elsewhere
+                    ctx.broker.storage_failed(plog.dir, exc)
+                    data.error_code = int(ErrorCode.KAFKA_STORAGE_ERROR)
+                    parts.append(data)
+                    continue
                 size = sum(s.size for s in slices)
                 data.records = slices
-                if read_committed and slices:
-                    data.aborted_transactions = [
-                        (t.producer_id, t.first_offset) for t in plog.collect_aborted_txns(fp.fetch_offset, max_offset)]
                 remaining -= size
                 total += size
                 if size and not follower:

@@ -67,7 +67,7 @@ async def handle_metadata(ctx: HandlerContext, req):
                 error_code=0 if alive else int(ErrorCode.LEADER_NOT_AVAILABLE),
                 partition_index=idx, leader_id=pi.leader if alive else -1, leader_epoch=pi.leader_epoch,
                 replica_nodes=pi.replicas, isr_nodes=pi.isr,
-                offline_replicas=[r for r in pi.replicas if not cache.alive(r)]))
+                offline_replicas=[r for r in pi.replicas if not cache.alive(r) or r in pi.offline_replicas]))
         topics.append(cls.MetadataResponseTopic(
             error_code=0, name=name, topic_id=cache.topic_ids.get(name, _ZERO_UUID),
             is_internal=is_internal(name), partitions=plist,

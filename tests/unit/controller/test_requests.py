@@ -47,3 +47,11 @@ def test_only_the_named_partitions_and_deletions():
     assert [s.partition_index for s in by_topic["t"]] == [2]
     assert [(s.partition_index, s.leader) for s in by_topic["gone"]] == [(0, rq.LEADER_DURING_DELETE)]
     assert rq.update_metadata(ctx, 0, [], None) == {}
+
+
+def test_replicas_on_a_failed_log_dir_are_offline_in_update_metadata():
+    ctx = _ctx()
+    ctx.offline_replicas[2] = {("t", 1)}
+    (msg, _v), = rq.update_metadata(ctx, 0, [0], [("t", 1), ("t", 2)]).values()
+    states = {s.partition_index: s for s in msg.topic_states[0].partition_states}
+    assert list(states[1].offline_replicas) == [2, 5] and list(states[2].offline_replicas) == [5]

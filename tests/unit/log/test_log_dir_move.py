@@ -87,15 +87,41 @@ def test_a_truncated_replica_restarts_the_copy(tmp_path):
     mgr.shutdown()
 
 
-def test_leftover_future_dir_is_dropped_on_load(tmp_path):
+def test_an_interrupted_move_is_loaded_and_resumes_after_a_crash(tmp_path):
+    d1, d2 = str(tmp_path / "d1"), str(tmp_path / "d2")
+    mgr = LogManager([d1, d2], LogConfig(segment_bytes=500))
+    mgr.load()
+    plog = mgr.get_or_create("t", 0)
+    for i in range(20):
+        append(plog, 3, epoch=i // 7)
+    plog.flush()
+    before = _records(plog)
+    future = mgr.create_future("t", 0, d2)
+    assert not copy_step(plog, future, 300)  # part of the copy, then a crash: no shutdown, no checkpoints
+    future.flush()
+    path, copied = future.dir, future.log_end_offset
+    assert 0 < copied < plog.log_end_offset
+    again = LogManager([d1, d2], LogConfig(segment_bytes=500))
+    again.load()
+    resumed = again.future_log("t", 0)
+    assert again.resumable_moves() == [("t", 0)] and resumed.dir == path
+    assert resumed.log_end_offset == copied  # picks up where the copy got to, not from scratch
+    _copy_all(again, "t", 0)
+    new = again.replace_current_with_future("t", 0)
+    assert new.dir == os.path.join(d2, "t-0") and _records(new) == before
+    assert [e for e in os.listdir(d1) if e.startswith("t-0")] == []
+    again.shutdown()
+
+
+def test_a_future_dir_without_its_replica_is_dropped_on_load(tmp_path):
     d1, d2 = str(tmp_path / "d1"), str(tmp_path / "d2")
     mgr = LogManager([d1, d2], LogConfig())
     mgr.load()
     append(mgr.get_or_create("t", 0), 2)
-    future = mgr.create_future("t", 0, d2)
-    path = future.dir
+    path = mgr.create_future("t", 0, d2).dir
     mgr.shutdown()
+    os.rename(os.path.join(d1, "t-0"), os.path.join(d1, "gone"))  # the replica itself is no longer here
     again = LogManager([d1, d2], LogConfig())
     again.load()
-    assert not os.path.exists(path) and os.path.dirname(again.get("t", 0).dir) == d1
+    assert not os.path.exists(path) and again.future_log("t", 0) is None and again.get("t", 0) is None
     again.shutdown()
