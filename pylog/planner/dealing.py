@@ -13,6 +13,9 @@ level ("beneficial"), so the dealing maximises the beneficial extras:
 3. the remaining extras go to the brokers with the most budget left (the Gale-Ryser greedy, which completes
    whenever budgets are even), with a one-step exchange when a group finds no broker left, and an overdraft
    (reported as imbalance) when even that fails.
+   The completion deals the brokers going without the overall ceil before the groups; when that leaves a group's
+   extra on a broker blocked for it (it holds a partition whose replica must land there), the greedy is redone
+   with those brokers chosen among the blocked ones, and kept when it blocks fewer extras with as many beneficial.
 
 The greedy can miss the optimum: step 1 ranks over-subscription by beneficial extras only, so a group that must
 put non-beneficial extras on nearly every broker (it competes for the same budgets) is not seen, and the exchange
@@ -62,15 +65,32 @@ def deal_rack(brokers: Sequence[int], budget: Mapping[int, int], groups: Sequenc
               fullness: Mapping[int, int] | None = None,
               unit_size: Callable[[str, int], int] | None = None) -> DealResult:
     """Deal every group's extras over the rack's brokers within their budgets (see the module doc)."""
-    result = _greedy(brokers, budget, groups, floating, fullness, unit_size)
     ben = {d.group: {b for b, c in d.kept.items() if c > d.level} for d in groups}
+    result = _greedy(brokers, budget, groups, floating, fullness, unit_size)
     result.beneficial = sum(len(ben[g] & set(bs)) for g, bs in result.extras.items())
+    if _blocked_extras(result, groups):
+        # The completion deals the brokers without the overall ceil before the groups, blind to the blocked
+        # brokers: dealt the other way, those brokers go without the ceil, if that blocks fewer extras.
+        other = _greedy(brokers, budget, groups, floating, fullness, unit_size, ceil_aside=True)
+        other.beneficial = sum(len(ben[g] & set(bs)) for g, bs in other.extras.items())
+        if _rank(other, groups) < _rank(result, groups):
+            result = other
     reachable = sum(min(d.extras, len(ben[d.group] & set(brokers))) for d in groups)
     if (result.overdrawn or result.beneficial < reachable) and len(groups) * len(brokers) <= EXACT_ARCS:
         exact = _exact(brokers, budget, groups, floating, ben)
         if exact is not None and (result.overdrawn or exact.beneficial > result.beneficial):
             return exact
     return result
+
+
+def _blocked_extras(result: DealResult, groups: Sequence[DealInput]) -> int:
+    """Extras dealt to brokers that cannot take some replica landing there for the group (see DealInput)."""
+    return sum(sum((d.blocked or {}).get(b, 0) > 0 for b in result.extras.get(d.group, ())) for d in groups)
+
+
+def _rank(result: DealResult, groups: Sequence[DealInput]) -> tuple[int, int, int]:
+    """Lower is better: overdrafts, then beneficial extras missed, then blocked extras."""
+    return result.overdrawn, -result.beneficial, _blocked_extras(result, groups)
 
 
 def _exact(brokers: Sequence[int], budget: Mapping[int, int], groups: Sequence[DealInput], floating: int,
@@ -108,9 +128,9 @@ def _exact(brokers: Sequence[int], budget: Mapping[int, int], groups: Sequence[D
 
 
 def _greedy(brokers: Sequence[int], budget: Mapping[int, int], groups: Sequence[DealInput], floating: int = 0,
-              fullness: Mapping[int, int] | None = None,
-              unit_size: Callable[[str, int], int] | None = None) -> DealResult:
-    """The greedy dealing of the module doc (steps 1-3).
+            fullness: Mapping[int, int] | None = None, unit_size: Callable[[str, int], int] | None = None,
+            ceil_aside: bool = False) -> DealResult:
+    """The greedy dealing of the module doc (steps 1-3); `ceil_aside`: see `_complete`.
 
     `floating` brokers of the rack may take one extra more (the overall ceil). It goes first to brokers that
     would otherwise drop a beneficial extra (the fullest of them first: `fullness` = replicas held now); the
@@ -167,7 +187,7 @@ def _greedy(brokers: Sequence[int], budget: Mapping[int, int], groups: Sequence[
     keep[_NO_CEIL] = set(pinned)     # never "no ceil" for those; removed from the result below
     ben[_NO_CEIL] = []
     blocked = {d.group: d.blocked for d in groups if d.blocked}
-    result.overdrawn = _complete(brokers, budget, need, keep, ben, blocked)
+    result.overdrawn = _complete(brokers, budget, need, keep, ben, blocked, ceil_aside)
     no_ceil = keep.pop(_NO_CEIL) - pinned_set
     del need[_NO_CEIL]
     result.ceil = sorted(b for b in brokers if b not in no_ceil)
@@ -177,11 +197,13 @@ def _greedy(brokers: Sequence[int], budget: Mapping[int, int], groups: Sequence[
 
 def _complete(brokers: Sequence[int], budget: Mapping[int, int], need: Mapping[str, int],
               keep: dict[str, set[int]], ben: Mapping[str, Sequence[int]],
-              blocked: Mapping[str, Mapping[int, int]]) -> int:
+              blocked: Mapping[str, Mapping[int, int]], ceil_aside: bool = False) -> int:
     """Give every group its missing extras on brokers with budget left (Gale-Ryser greedy); returns overdrafts.
 
     Among brokers with as much budget left, a group prefers those that can take the replicas landing in the
-    rack (the others already hold some of those partitions), so the mover can fill every extra."""
+    rack (the others already hold some of those partitions), so the mover can fill every extra. With
+    `ceil_aside`, the brokers going without the overall ceil are, among as much budget left, those blocked
+    most for the groups."""
     left = dict(budget)
     ex = _Extras(brokers, {g: set(bl) for g, bl in ben.items()})
     for g, chosen in keep.items():
@@ -196,6 +218,8 @@ def _complete(brokers: Sequence[int], budget: Mapping[int, int], need: Mapping[s
     overdrawn = 0
     top = max(buckets, default=0)
     n_pinned = len(keep.get(_NO_CEIL, ()))
+    if ceil_aside and blocked:
+        blocked = {**blocked, _NO_CEIL: {b: -sum(bl.get(b, 0) for bl in blocked.values()) for b in brokers}}
     for g in sorted(need, key=lambda g: (-(need[g] - len(keep.get(g, ())) + (n_pinned if g == _NO_CEIL else 0)),
                                          g)):
         chosen_set = keep.setdefault(g, set())

@@ -4,6 +4,7 @@ from __future__ import annotations
 from pylog.planner.dealing import DealInput, deal_rack
 from pylog.planner.leaders import balance_leaders
 from pylog.planner.model import Broker, Partition, Snapshot
+from pylog.planner.oracle import balanced_bounds, optimum, topic_bounds
 from pylog.planner.plan import plan_reassignment
 from pylog.planner.rackflow import shortest_path
 from pylog.planner.shifts import group_range
@@ -52,6 +53,20 @@ def test_dealing_finds_the_most_beneficial_extras_where_the_greedy_does_not():
     per_broker = {b: sum(b in bs for bs in dealt.extras.values()) for b in brokers}
     assert sorted(per_broker.values()) == [1] + [2] * 8 and len(dealt.ceil) == 8
     assert all(per_broker[b] == 1 + (b in dealt.ceil) for b in brokers)
+
+
+def test_removing_a_broker_leaves_the_ceil_off_the_brokers_its_replicas_cannot_land_on():
+    # Broker 4 leaves: its replicas of [4, 3, 6] and [1, 4, 5] need extras on brokers not holding them. The
+    # completion used to deal "no ceil" first (to 0 and 2) and the group's extras then went to 3 and 6, where
+    # [4, 3, 6] cannot land: 3 moves where 2 do (the oracle's fewest).
+    reps = [[4, 3, 6], [1, 4, 5], [5, 0, 7], [7, 2, 1]]
+    snap = Snapshot([Broker(b) for b in range(8)], [Partition("t0", p, r) for p, r in enumerate(reps)])
+    targets = [0, 1, 2, 3, 5, 6, 7]
+    plan = plan_reassignment(snap, None, targets)
+    best = optimum(snap.partitions, targets, {b: None for b in targets}, balanced_bounds(snap.partitions, targets),
+                   topic_bounds(snap.partitions, targets))
+    assert plan.report.replicas_moved == best == 2
+    assert all(4 not in r and len(set(r)) == 3 for r in plan.proposed.values())
 
 
 def test_rack_paths_survive_negative_cycles():
