@@ -13,11 +13,24 @@ level ("beneficial"), so the dealing maximises the beneficial extras:
 3. the remaining extras go to the brokers with the most budget left (the Gale-Ryser greedy, which completes
    whenever budgets are even), with a one-step exchange when a group finds no broker left, and an overdraft
    (reported as imbalance) when even that fails.
+   The completion deals the brokers going without the overall ceil before the groups; when that leaves a group's
+   extra on a broker blocked for it (it holds a partition whose replica must land there), the greedy is redone
+   with those brokers chosen among the blocked ones, and kept when it blocks fewer extras with as many beneficial.
+
+The greedy can miss the optimum: step 1 ranks over-subscription by beneficial extras only, so a group that must
+put non-beneficial extras on nearly every broker (it competes for the same budgets) is not seen, and the exchange
+then trades a beneficial extra away. When the greedy leaves beneficial extras short of the obvious bound (each
+group: min(extras, beneficial brokers)) or overdraws, and the rack is small enough, `_exact` solves the same degree
+problem as a min-cost flow (source -> group [its extras] -> broker [one per group; cost 0 where beneficial] ->
+sink [the budget], plus one unit per broker through a node of `floating` units: the overall ceil) and its dealing
+replaces the greedy's when it places every extra with more beneficial ones.
 """
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+
+from pylog.planner.costflow import CostFlow
 
 __all__ = ["DealInput", "DealResult", "deal_rack"]
 
@@ -43,13 +56,81 @@ class DealResult:
     overdrawn: int = 0              # extras given beyond a broker's budget (overall imbalance)
 
 
+EXACT_ARCS = 20_000  # group-broker arcs up to which a short greedy dealing is re-solved exactly (a few ms)
+
 _NO_CEIL = "\0no-ceil"  # the virtual group of brokers that do not get the overall ceil (no topic has a NUL)
 
 
 def deal_rack(brokers: Sequence[int], budget: Mapping[int, int], groups: Sequence[DealInput], floating: int = 0,
               fullness: Mapping[int, int] | None = None,
               unit_size: Callable[[str, int], int] | None = None) -> DealResult:
-    """Deal every group's extras over the rack's brokers within their budgets (see the module doc).
+    """Deal every group's extras over the rack's brokers within their budgets (see the module doc)."""
+    ben = {d.group: {b for b, c in d.kept.items() if c > d.level} for d in groups}
+    result = _greedy(brokers, budget, groups, floating, fullness, unit_size)
+    result.beneficial = sum(len(ben[g] & set(bs)) for g, bs in result.extras.items())
+    if _blocked_extras(result, groups):
+        # The completion deals the brokers without the overall ceil before the groups, blind to the blocked
+        # brokers: dealt the other way, those brokers go without the ceil, if that blocks fewer extras.
+        other = _greedy(brokers, budget, groups, floating, fullness, unit_size, ceil_aside=True)
+        other.beneficial = sum(len(ben[g] & set(bs)) for g, bs in other.extras.items())
+        if _rank(other, groups) < _rank(result, groups):
+            result = other
+    reachable = sum(min(d.extras, len(ben[d.group] & set(brokers))) for d in groups)
+    if (result.overdrawn or result.beneficial < reachable) and len(groups) * len(brokers) <= EXACT_ARCS:
+        exact = _exact(brokers, budget, groups, floating, ben)
+        if exact is not None and (result.overdrawn or exact.beneficial > result.beneficial):
+            return exact
+    return result
+
+
+def _blocked_extras(result: DealResult, groups: Sequence[DealInput]) -> int:
+    """Extras dealt to brokers that cannot take some replica landing there for the group (see DealInput)."""
+    return sum(sum((d.blocked or {}).get(b, 0) > 0 for b in result.extras.get(d.group, ())) for d in groups)
+
+
+def _rank(result: DealResult, groups: Sequence[DealInput]) -> tuple[int, int, int]:
+    """Lower is better: overdrafts, then beneficial extras missed, then blocked extras."""
+    return result.overdrawn, -result.beneficial, _blocked_extras(result, groups)
+
+
+def _exact(brokers: Sequence[int], budget: Mapping[int, int], groups: Sequence[DealInput], floating: int,
+           ben: Mapping[str, set[int]]) -> DealResult | None:
+    """The dealing with the most beneficial extras (min-cost flow, see the module doc); None if not every extra
+    fits the budgets. Among equal ones it avoids brokers blocked for the group (the mover must fill the extra)."""
+    placed = sum(d.extras for d in groups)
+    weight = placed + 1            # one beneficial extra outweighs every blocked one
+    f = CostFlow()
+    s, t, ceil = f.node(), f.node(), f.node()
+    node = {b: f.node() for b in brokers}
+    ceil_arc = {}
+    for b in brokers:
+        f.arc(node[b], t, max(0, budget[b]), 0)
+        ceil_arc[b] = f.arc(node[b], ceil, 1, 0)
+    f.arc(ceil, t, max(0, floating), 0)
+    arcs: list[tuple[str, int, int]] = []
+    for d in groups:
+        g = f.node()
+        f.arc(s, g, d.extras, -(weight + 1) * (len(brokers) + 1))   # every extra must be placed
+        block = d.blocked or {}
+        for b in brokers:
+            cost = (0 if b in ben[d.group] else weight) + (block.get(b, 0) > 0)
+            arcs.append((d.group, b, f.arc(g, node[b], 1, cost)))
+    f.solve(s, t)
+    result = DealResult({d.group: [] for d in groups})
+    for g, b, a in arcs:
+        if f.flow(a):
+            result.extras[g].append(b)
+            result.beneficial += b in ben[g]
+    if sum(map(len, result.extras.values())) < placed:
+        return None
+    result.ceil = sorted(b for b in brokers if f.flow(ceil_arc[b]))
+    return result
+
+
+def _greedy(brokers: Sequence[int], budget: Mapping[int, int], groups: Sequence[DealInput], floating: int = 0,
+            fullness: Mapping[int, int] | None = None, unit_size: Callable[[str, int], int] | None = None,
+            ceil_aside: bool = False) -> DealResult:
+    """The greedy dealing of the module doc (steps 1-3); `ceil_aside`: see `_complete`.
 
     `floating` brokers of the rack may take one extra more (the overall ceil). It goes first to brokers that
     would otherwise drop a beneficial extra (the fullest of them first: `fullness` = replicas held now); the
@@ -106,7 +187,7 @@ def deal_rack(brokers: Sequence[int], budget: Mapping[int, int], groups: Sequenc
     keep[_NO_CEIL] = set(pinned)     # never "no ceil" for those; removed from the result below
     ben[_NO_CEIL] = []
     blocked = {d.group: d.blocked for d in groups if d.blocked}
-    result.overdrawn = _complete(brokers, budget, need, keep, ben, blocked)
+    result.overdrawn = _complete(brokers, budget, need, keep, ben, blocked, ceil_aside)
     no_ceil = keep.pop(_NO_CEIL) - pinned_set
     del need[_NO_CEIL]
     result.ceil = sorted(b for b in brokers if b not in no_ceil)
@@ -116,11 +197,13 @@ def deal_rack(brokers: Sequence[int], budget: Mapping[int, int], groups: Sequenc
 
 def _complete(brokers: Sequence[int], budget: Mapping[int, int], need: Mapping[str, int],
               keep: dict[str, set[int]], ben: Mapping[str, Sequence[int]],
-              blocked: Mapping[str, Mapping[int, int]]) -> int:
+              blocked: Mapping[str, Mapping[int, int]], ceil_aside: bool = False) -> int:
     """Give every group its missing extras on brokers with budget left (Gale-Ryser greedy); returns overdrafts.
 
     Among brokers with as much budget left, a group prefers those that can take the replicas landing in the
-    rack (the others already hold some of those partitions), so the mover can fill every extra."""
+    rack (the others already hold some of those partitions), so the mover can fill every extra. With
+    `ceil_aside`, the brokers going without the overall ceil are, among as much budget left, those blocked
+    most for the groups."""
     left = dict(budget)
     ex = _Extras(brokers, {g: set(bl) for g, bl in ben.items()})
     for g, chosen in keep.items():
@@ -135,6 +218,8 @@ def _complete(brokers: Sequence[int], budget: Mapping[int, int], need: Mapping[s
     overdrawn = 0
     top = max(buckets, default=0)
     n_pinned = len(keep.get(_NO_CEIL, ()))
+    if ceil_aside and blocked:
+        blocked = {**blocked, _NO_CEIL: {b: -sum(bl.get(b, 0) for bl in blocked.values()) for b in brokers}}
     for g in sorted(need, key=lambda g: (-(need[g] - len(keep.get(g, ())) + (n_pinned if g == _NO_CEIL else 0)),
                                          g)):
         chosen_set = keep.setdefault(g, set())

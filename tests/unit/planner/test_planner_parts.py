@@ -4,6 +4,7 @@ from __future__ import annotations
 from pylog.planner.dealing import DealInput, deal_rack
 from pylog.planner.leaders import balance_leaders
 from pylog.planner.model import Broker, Partition, Snapshot
+from pylog.planner.oracle import balanced_bounds, optimum, topic_bounds
 from pylog.planner.plan import plan_reassignment
 from pylog.planner.rackflow import shortest_path
 from pylog.planner.shifts import group_range
@@ -33,6 +34,39 @@ def test_dealing_completes_with_an_exchange_when_the_greedy_runs_out():
     counts = {b: sum(b in v for v in dealt.extras.values()) for b in (1, 2, 3)}
     assert counts == {1: 2, 2: 1, 3: 1} and dealt.overdrawn == 0
     assert all(len(set(v)) == len(v) for v in dealt.extras.values()) and len(dealt.extras["c"]) == 2
+
+
+def test_dealing_finds_the_most_beneficial_extras_where_the_greedy_does_not():
+    # The rack of the pinned oracle counterexample: t0 needs an extra on 8 of the 9 brokers (beneficial on 0 and
+    # 3), so brokers 1 and 2 cannot hold t0's, t1's and t2's; t2 must take 3 and 4 rather than 1 (and the greedy
+    # gave it broker 0, where it saves nothing). The most beneficial extras: 2 + 3 + 3, every extra placed.
+    groups = [DealInput("t0", 8, 0, {0: 7, 3: 1}),
+              DealInput("t1", 6, 1, {0: 1, 1: 5, 2: 5, 3: 1, 4: 1, 5: 2}),
+              DealInput("t2", 3, 2, {0: 2, 1: 6, 2: 7, 3: 3, 4: 3})]
+    brokers = list(range(9))
+    held = {0: 10, 1: 11, 2: 12, 3: 5, 4: 4, 5: 2}  # replicas per broker now: the greedy drops t2 on 3 (least full)
+    dealt = deal_rack(brokers, {b: 1 for b in brokers}, groups, floating=8, fullness=held)
+    assert dealt.beneficial == 8 and dealt.overdrawn == 0
+    kept = {d.group: {b for b, c in d.kept.items() if c > d.level} for d in groups}
+    assert sum(len(kept[g] & set(bs)) for g, bs in dealt.extras.items()) == 8
+    assert {g: len(bs) for g, bs in dealt.extras.items()} == {"t0": 8, "t1": 6, "t2": 3}
+    per_broker = {b: sum(b in bs for bs in dealt.extras.values()) for b in brokers}
+    assert sorted(per_broker.values()) == [1] + [2] * 8 and len(dealt.ceil) == 8
+    assert all(per_broker[b] == 1 + (b in dealt.ceil) for b in brokers)
+
+
+def test_removing_a_broker_leaves_the_ceil_off_the_brokers_its_replicas_cannot_land_on():
+    # Broker 4 leaves: its replicas of [4, 3, 6] and [1, 4, 5] need extras on brokers not holding them. The
+    # completion used to deal "no ceil" first (to 0 and 2) and the group's extras then went to 3 and 6, where
+    # [4, 3, 6] cannot land: 3 moves where 2 do (the oracle's fewest).
+    reps = [[4, 3, 6], [1, 4, 5], [5, 0, 7], [7, 2, 1]]
+    snap = Snapshot([Broker(b) for b in range(8)], [Partition("t0", p, r) for p, r in enumerate(reps)])
+    targets = [0, 1, 2, 3, 5, 6, 7]
+    plan = plan_reassignment(snap, None, targets)
+    best = optimum(snap.partitions, targets, {b: None for b in targets}, balanced_bounds(snap.partitions, targets),
+                   topic_bounds(snap.partitions, targets))
+    assert plan.report.replicas_moved == best == 2
+    assert all(4 not in r and len(set(r)) == 3 for r in plan.proposed.values())
 
 
 def test_rack_paths_survive_negative_cycles():
