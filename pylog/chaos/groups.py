@@ -22,6 +22,7 @@ from typing import Callable
 import confluent_kafka as ck
 from confluent_kafka.admin import AdminClient
 
+from pylog.chaos import ctp
 from pylog.chaos import faults as fl
 from pylog.chaos.group_verify import GroupVerdict, check_group, parse_member
 from pylog.chaos.run import TOPIC, broker_overrides, check_brokers, create_topic, stop_cluster
@@ -49,18 +50,20 @@ class GroupChaosConfig:
     offsets_partitions: int = 5
     heal_timeout: float = 90.0
     drain_timeout: float = 120.0
+    ctp: bool = False  # members are consume-transform-produce workers (ctp.py), checked for exactly-once
 
     def replay(self) -> str:
         """The command that repeats this run's fault schedule."""
         return (f"scripts/chaos --groups --seed {self.seed} --faults {self.faults} --member-kills {self.member_kills} "
                 f"--members {self.members} --duration {self.duration:g} --partitions {self.partitions} "
-                f"--rate {self.rate:g}")
+                f"--rate {self.rate:g}" + (" --ctp" if self.ctp else ""))
 
 
 def plan(cfg: GroupChaosConfig, rng: random.Random) -> list[str]:
     """The faults of a run: a coordinator kill and a controller kill first in line, the rest random."""
-    must = ["kill-coordinator", "kill-controller"][:cfg.faults]
-    kinds = must + [rng.choice(BROKER_KINDS) for _ in range(cfg.faults - len(must))]
+    must = (["kill-txn-coordinator", "kill-coordinator", "kill-leader"] if cfg.ctp
+            else ["kill-coordinator", "kill-controller"])[:cfg.faults]
+    kinds = must + [rng.choice(ctp.KINDS if cfg.ctp else BROKER_KINDS) for _ in range(cfg.faults - len(must))]
     kinds += ["kill-member"] * cfg.member_kills
     rng.shuffle(kinds)
     return kinds
@@ -74,15 +77,18 @@ class GroupReport:
     faults: list[str] = field(default_factory=list)
     acked: Acked | None = None
     verdict: GroupVerdict | None = None
+    ctp: ctp.CtpVerdict | None = None  # --ctp: the exactly-once checks instead of `verdict`
     findings: list[str] = field(default_factory=list)
     broker_errors: dict[int, list[str]] = field(default_factory=dict)
     seconds: float = 0.0
     base_dir: str = ""
+    restarts: int = 0  # members started again after exiting on their own (ctp workers do on any error)
 
     @property
     def ok(self) -> bool:
         """Verified, and nothing found."""
-        return self.verdict is not None and self.verdict.ok and not self.findings
+        verified = self.ctp if self.config.ctp else self.verdict
+        return verified is not None and verified.ok and not self.findings
 
     def text(self) -> str:
         """The summary printed at the end of a run."""
@@ -97,6 +103,11 @@ class GroupReport:
                          f"{v.commits} commits acknowledged, refused {dict(v.failed_commits) or 0}, "
                          f"{v.samples} committed-offset samples")
             lines += [f"FINDING: {f}" for f in v.findings]
+        if (c := self.ctp) is not None:
+            lines.append(f"consume-transform-produce: {c.inputs} input records, {c.outputs} read_committed output "
+                         f"records, {c.committed_txns} transactions committed, {c.aborted_txns} aborted, "
+                         f"restarts after an exit or kill {self.restarts}, worker errors {dict(c.worker_errors)}")
+            lines += [f"FINDING: {f}" for f in c.findings]
         for bid, errs in sorted(self.broker_errors.items()):
             lines.append(f"broker {bid} logged {len(errs)} ERROR lines, first: {errs[0][:300]}")
         lines += [f"FINDING: {f}" for f in self.findings]
@@ -150,29 +161,52 @@ class CommitSampler:
 class Members:
     """The member processes, by name; each appends to <dir>/<name>.log."""
 
-    def __init__(self, bootstrap: str, directory: Path, session_ms: int) -> None:
+    def __init__(self, bootstrap: str, directory: Path, session_ms: int, ctp_output: str | None = None) -> None:
         self.bootstrap, self.dir, self.session_ms = bootstrap, directory, session_ms
         self.procs: dict[str, subprocess.Popen] = {}
+        self.command = ["pylog.chaos.ctp_worker"] if ctp_output else ["pylog.chaos.group_member"]
+        self.extra = [ctp_output] if ctp_output else []
+        self.restarts = 0
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._keeper: threading.Thread | None = None
         directory.mkdir(parents=True, exist_ok=True)
 
     def start(self, name: str) -> None:
-        """Start (or restart) member `name`."""
-        with open(self.dir / f"{name}.log", "a") as f:
-            f.write("S\n")
-        with open(self.dir / f"{name}.err", "a") as err:
-            self.procs[name] = subprocess.Popen(
-                [sys.executable, "-m", "pylog.chaos.group_member", self.bootstrap, GROUP, TOPIC,
-                 str(self.dir / f"{name}.log"), name, str(self.session_ms)], stdout=subprocess.DEVNULL, stderr=err)
+        """Start (or restart) member `name` unless it is running."""
+        with self._lock:
+            if name in self.procs and self.procs[name].poll() is None:
+                return
+            with open(self.dir / f"{name}.log", "a") as f:
+                f.write("S\n")
+            with open(self.dir / f"{name}.err", "a") as err:
+                self.procs[name] = subprocess.Popen(
+                    [sys.executable, "-m", *self.command, self.bootstrap, GROUP, TOPIC, str(self.dir / f"{name}.log"),
+                     name, str(self.session_ms), *self.extra], stdout=subprocess.DEVNULL, stderr=err)
+
+    def keep_alive(self) -> None:
+        """Start again, every half second, members that exited on their own (crash-only ctp workers)."""
+        def loop() -> None:
+            while not self._stop.wait(0.5):
+                for name in self.dead():
+                    self.restarts += 1
+                    self.start(name)
+        self._keeper = threading.Thread(target=loop, name="chaos-keep-alive", daemon=True)
+        self._keeper.start()
 
     def kill(self, name: str) -> None:
         """kill -9 one member, by pid."""
-        p = self.procs[name]
-        if p.poll() is None:
-            p.kill()
-        p.wait(10)
+        with self._lock:
+            p = self.procs[name]
+            if p.poll() is None:
+                p.kill()
+            p.wait(10)
 
     def stop_all(self) -> None:
         """kill -9 every member still running."""
+        self._stop.set()
+        if self._keeper is not None:
+            self._keeper.join(10)
         for name in list(self.procs):
             self.kill(name)
 
@@ -237,7 +271,7 @@ def run_groups(cfg: GroupChaosConfig, base_dir: str | Path, zk_connect: str | No
         own_zk = start_test_zookeeper(str(base / "zookeeper"))
         zk_connect = own_zk.connect_string
     overrides = {**broker_overrides(cfg.session_timeout_ms), "offsets.topic.replication.factor": "3",
-                 "offsets.topic.num.partitions": str(cfg.offsets_partitions)}
+                 "offsets.topic.num.partitions": str(cfg.offsets_partitions), **(ctp.TXN_OVERRIDES if cfg.ctp else {})}
     cluster = LocalCluster(base / "cluster", 3, zk_connect=zk_connect, overrides=overrides)
     zk = driver = workload = sampler = None
     members: Members | None = None
@@ -245,15 +279,19 @@ def run_groups(cfg: GroupChaosConfig, base_dir: str | Path, zk_connect: str | No
         cluster.start()
         zk = ZkClient(zk_connect, session_timeout_ms=30000).start()
         create_topic(cluster.bootstrap, cfg.partitions, 3)
+        if cfg.ctp:
+            create_topic(cluster.bootstrap, cfg.partitions, 3, ctp.OUT_TOPIC)
         driver = fl.FaultDriver(cluster, zk, TOPIC, cfg.partitions, rng, cfg.session_timeout_ms,
                                 heal_timeout=cfg.heal_timeout, log=say, t0=t0)
         driver.wait_healthy("topic creation")
         bootstrap = ",".join(b.address for b in cluster.brokers.values())
-        members = Members(bootstrap, base / "members", cfg.member_session_ms)
+        members = Members(bootstrap, base / "members", cfg.member_session_ms, ctp.OUT_TOPIC if cfg.ctp else None)
         for i in range(cfg.members):
             members.start(f"m{i}")
         if wait_settled(bootstrap, cfg.members, cfg.partitions, 90)[0] != "STABLE":
             raise fl.Hang("the group did not form within 90 s")
+        if cfg.ctp:
+            members.keep_alive()
         workload = Workload(bootstrap, TOPIC, cfg.partitions, cfg.rate).start()
         sampler = CommitSampler(bootstrap, cfg.partitions).start()
         _inject(cfg, rng, driver, members, report, say)
@@ -277,6 +315,7 @@ def run_groups(cfg: GroupChaosConfig, base_dir: str | Path, zk_connect: str | No
                 pass
         if members is not None:
             members.stop_all()
+            report.restarts = members.restarts
         check_brokers(cluster, report.findings, report.broker_errors)
         stop_cluster(cluster, zk, own_zk)
         report.seconds = time.monotonic() - t0
@@ -302,6 +341,9 @@ def _inject(cfg: GroupChaosConfig, rng: random.Random, driver: fl.FaultDriver, m
             report.faults.append(f"{at:7.1f}s  kill-member      {name}  down {down:4.1f}s")
             continue
         bid = coordinator(members.bootstrap) if kind == "kill-coordinator" else None
+        if kind == "kill-txn-coordinator":
+            bid = ctp.txn_coordinator(driver.zk, rng.choice(sorted(members.procs)))
+            bid = bid if bid >= 0 else None
         fault = driver.inject(kind, bid)
         report.faults.append(fault.line())
     time.sleep(max(1.0, start + cfg.duration - time.monotonic()))
@@ -330,6 +372,12 @@ def _finish(cfg: GroupChaosConfig, members: Members, sampler: CommitSampler,
         report.findings.append(f"the group did not commit the end of every partition within {cfg.drain_timeout:.0f}s: "
                                f"committed {final}, high watermarks {hws}")
     say(f"committed offsets reached the high watermarks {hws}")
+    if cfg.ctp:
+        sampler.stop()
+        say("verifying: the input in full against the output read as read_committed")
+        report.ctp = ctp.verify(members.bootstrap, cfg.partitions,
+                                [f.read_text() for f in sorted(members.dir.glob("*.log"))], final)
+        return
     state, assignment = wait_settled(members.bootstrap, cfg.members, cfg.partitions, 60)
     history = sampler.stop()
     if dead := members.dead():

@@ -3,13 +3,15 @@
     scripts/chaos [--faults N] [--expiries N] [--duration S] [--seed N] [--runs N]
                   [--partitions N] [--rate R] [--settle isr|rejoin] [--transactions]
                   [--inter-broker PLAINTEXT|SASL_SSL] [--keep]
-    scripts/chaos --groups [--members N] [--member-kills N] [--faults N] [--duration S] [--seed N]
+    scripts/chaos --groups [--ctp] [--members N] [--member-kills N] [--faults N] [--duration S] [--seed N]
                   [--runs N] [--partitions N] [--rate R] [--keep]
 
 --transactions swaps the acks=all producer for a transactional one and checks exactly-once
 (pylog/chaos/txn.py) instead of acknowledged offsets.
 --groups runs a consumer group of member processes through broker (coordinator, controller)
 and member kills instead (pylog/chaos/groups.py); --expiries and --settle do not apply to it.
+--ctp (implies --groups) makes the members consume-transform-produce workers with transactions and
+checks exactly-once end to end (pylog/chaos/ctp.py).
 
 The seed decides the fault schedule (kinds, victims, downtimes, gaps); the producer's timing is
 not replayable, so a replay repeats the faults, not the exact interleaving. Every process the run
@@ -156,16 +158,16 @@ def broker_overrides(session_timeout_ms: int) -> dict[str, str]:
             "controlled.shutdown.enable": "false"}
 
 
-def create_topic(bootstrap: str, partitions: int, rf: int) -> None:
-    """The chaos topic with min.insync.replicas=2 (CreateTopics through a broker)."""
+def create_topic(bootstrap: str, partitions: int, rf: int, name: str = TOPIC) -> None:
+    """A chaos topic with min.insync.replicas=2 (CreateTopics through a broker)."""
     with KafkaClient(bootstrap) as k:
         resp = k.call(ApiKey.CreateTopics, lambda cls, v: cls(
-            topics=[cls.CreatableTopic(name=TOPIC, num_partitions=partitions, replication_factor=rf, assignments=[],
+            topics=[cls.CreatableTopic(name=name, num_partitions=partitions, replication_factor=rf, assignments=[],
                                        configs=[cls.CreatableTopic.CreatableTopicConfig(name="min.insync.replicas",
                                                                                         value="2")])],
             timeout_ms=30000, validate_only=False))
     if resp.topics[0].error_code != 0:
-        raise RuntimeError(f"creating the chaos topic failed: error {resp.topics[0].error_code}")
+        raise RuntimeError(f"creating the chaos topic {name} failed: error {resp.topics[0].error_code}")
 
 
 def _error_lines(path: Path) -> list[str]:
@@ -337,8 +339,11 @@ def main(argv: Sequence[str] | None = None) -> int:
                     help="consumer-group chaos: members consume and commit through broker and member kills")
     ap.add_argument("--members", type=int, default=3, help="with --groups: member processes (default 3)")
     ap.add_argument("--member-kills", type=int, default=3, help="with --groups: kill -9s of members (default 3)")
+    ap.add_argument("--ctp", action="store_true",
+                    help="consume-transform-produce workers as the group's members (implies --groups), checked for "
+                         "exactly-once (lost, duplicated, aborted-read, reordered, offsets committed without writes)")
     args = ap.parse_args(argv)
-    if args.groups:
+    if args.groups or args.ctp:
         return _main_groups(ap, args)
     if args.faults < args.expiries or args.faults < 0 or args.expiries < 0:
         ap.error("--faults must be >= --expiries >= 0")
@@ -380,7 +385,7 @@ def _main_groups(ap: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     return run_many(args, lambda seed: run_groups(GroupChaosConfig(
         seed=seed, faults=args.faults, member_kills=args.member_kills, members=args.members,
         partitions=args.partitions, rate=args.rate, duration=args.duration,
-        session_timeout_ms=args.session_timeout_ms), tempfile.mkdtemp(prefix=f"pylog-chaos-groups-{seed}-")),
+        session_timeout_ms=args.session_timeout_ms, ctp=args.ctp), tempfile.mkdtemp(prefix=f"pylog-chaos-groups-{seed}-")),
         first, "member logs")
 
 

@@ -19,7 +19,7 @@ import threading
 import time
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Callable
 
 import confluent_kafka as ck
 
@@ -123,9 +123,10 @@ class TxnWorkload:
         return self.outcomes
 
 
-def read_committed(bootstrap: str, topic: str, partitions: int, timeout: float = 120) -> dict[int, list[int]]:
-    """Every record a read_committed consumer (librdkafka's default) gets, per partition in offset order,
-    once each partition's LSO has reached its high watermark (no transaction open)."""
+def read_committed(bootstrap: str, topic: str, partitions: int, timeout: float = 120,
+                   decode: Callable[[bytes], Any] = int) -> dict[int, list[Any]]:
+    """Every record value a read_committed consumer (librdkafka's default) gets, decoded, per partition in
+    offset order, once each partition's LSO has reached its high watermark (no transaction open)."""
     c = ck.Consumer({"bootstrap.servers": bootstrap, "group.id": "pylog-chaos-txn-verify", "log_level": 3,
                      "enable.auto.commit": False})
     raw = ck.Consumer({"bootstrap.servers": bootstrap, "group.id": "pylog-chaos-txn-verify", "log_level": 3,
@@ -143,11 +144,11 @@ def read_committed(bootstrap: str, topic: str, partitions: int, timeout: float =
                                    f"{ {p: (lso[p], hw[p]) for p in lso if lso[p] != hw[p]} }")
             time.sleep(1.0)
         c.assign([ck.TopicPartition(topic, p, ck.OFFSET_BEGINNING) for p in range(partitions)])
-        out: dict[int, list[int]] = {p: [] for p in range(partitions)}
+        out: dict[int, list[Any]] = {p: [] for p in range(partitions)}
         while True:
             for m in c.consume(10000, 1.0):
                 if m.error() is None:
-                    out[m.partition()].append(int(m.value()))
+                    out[m.partition()].append(decode(m.value()))
             positions = {tp.partition: tp.offset for tp in c.position(tps)}
             if all(positions[p] >= lso[p] for p in lso):  # control records count: position, not the last record
                 return out
