@@ -385,7 +385,8 @@ def _main_groups(ap: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     return run_many(args, lambda seed: run_groups(GroupChaosConfig(
         seed=seed, faults=args.faults, member_kills=args.member_kills, members=args.members,
         partitions=args.partitions, rate=args.rate, duration=args.duration,
-        session_timeout_ms=args.session_timeout_ms, ctp=args.ctp), tempfile.mkdtemp(prefix=f"pylog-chaos-groups-{seed}-")),
+        session_timeout_ms=args.session_timeout_ms, ctp=args.ctp),
+        tempfile.mkdtemp(prefix=f"pylog-chaos-groups-{seed}-")),
         first, "member logs")
 
 
