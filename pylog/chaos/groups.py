@@ -93,7 +93,7 @@ class GroupReport:
     def text(self) -> str:
         """The summary printed at the end of a run."""
         cfg, v = self.config, self.verdict
-        lines = [f"chaos --groups seed={cfg.seed}: {'PASS' if self.ok else 'FAIL'} in {self.seconds:.0f}s "
+        lines = [f"chaos {'--ctp' if cfg.ctp else '--groups'} seed={cfg.seed}: {'PASS' if self.ok else 'FAIL'} in {self.seconds:.0f}s "
                  f"({cfg.members} members, {cfg.partitions} partitions, 3 brokers, __consumer_offsets RF 3)",
                  f"faults injected: {len(self.faults)}"] + [f"  {f}" for f in self.faults]
         if self.acked is not None:
@@ -262,7 +262,7 @@ def run_groups(cfg: GroupChaosConfig, base_dir: str | Path, zk_connect: str | No
                log: Callable[[str], None] | None = None) -> GroupReport:
     """One groups run; every process it starts is stopped by pid before it returns."""
     say = log or (lambda m: print(f"[{time.strftime('%H:%M:%S')}] {m}", file=sys.stderr, flush=True))
-    say(f"chaos --groups seed={cfg.seed}; replay with: {cfg.replay()}")
+    say(f"chaos {'--ctp' if cfg.ctp else '--groups'} seed={cfg.seed}; replay with: {cfg.replay()}")
     rng, report, t0 = random.Random(cfg.seed), GroupReport(cfg, base_dir=str(base_dir)), time.monotonic()
     base = Path(base_dir)
     own_zk = None
