@@ -93,7 +93,8 @@ class GroupReport:
     def text(self) -> str:
         """The summary printed at the end of a run."""
         cfg, v = self.config, self.verdict
-        lines = [f"chaos {'--ctp' if cfg.ctp else '--groups'} seed={cfg.seed}: {'PASS' if self.ok else 'FAIL'} in {self.seconds:.0f}s "
+        mode = "--ctp" if cfg.ctp else "--groups"
+        lines = [f"chaos {mode} seed={cfg.seed}: {'PASS' if self.ok else 'FAIL'} in {self.seconds:.0f}s "
                  f"({cfg.members} members, {cfg.partitions} partitions, 3 brokers, __consumer_offsets RF 3)",
                  f"faults injected: {len(self.faults)}"] + [f"  {f}" for f in self.faults]
         if self.acked is not None:
