@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Callable, Iterator
 
 from pylog.broker.services import BrokerServices
@@ -315,20 +315,27 @@ class ReplicaFetcherManager:
 def segment_sized(
     buf: bytearray, headers: list[records.BatchHeader], limit: int
 ) -> Iterator[tuple[memoryview, list[records.BatchHeader]]]:
-    """Split fetched batches into runs that each fit one segment.
+    """Split fetched batches into runs that each fit one segment, headers re-based to their run.
 
     The leader may read across its segment boundaries, so one fetch can carry more bytes than
     segment.bytes; the log refuses a single append larger than a segment, so the follower appends
     run by run (a lone batch larger than a segment still goes alone and is refused as in Kafka).
+    Header positions index the appended buffer (the offset index and marker reads use them), so each
+    run's headers are shifted to start at 0.
     """
     start = end = 0
     first = 0
     for i, h in enumerate(headers):
         size = h.batch_length + 12  # baseOffset (8) and batchLength (4) precede the counted bytes
         if end > start and end + size - start > limit:
-            yield memoryview(buf)[start:end], headers[first:i]
+            yield _run(buf, headers[first:i], start, end)
             start, first = end, i
         end += size
     if end > start:
-        yield memoryview(buf)[start:end], headers[first:]
+        yield _run(buf, headers[first:], start, end)
 
+
+def _run(buf: bytearray, headers: list[records.BatchHeader], start: int, end: int):
+    if start == 0:
+        return memoryview(buf)[:end], headers
+    return memoryview(buf)[start:end], [replace(h, position=h.position - start) for h in headers]

@@ -34,3 +34,31 @@ def test_a_batch_larger_than_the_segment_goes_alone():
     headers = records.validate_batches(buf)
     runs = list(segment_sized(buf, headers, 10))
     assert [len(hs) for _, hs in runs] == [1, 1]
+
+
+def test_each_run_s_headers_index_its_own_bytes():
+    buf = _batches(5)
+    headers = records.validate_batches(buf)
+    one = len(buf) // 5
+    for chunk, hs in segment_sized(buf, headers, 2 * one + 10):
+        for h in hs:
+            again = records.validate_batches(bytes(chunk[h.position:h.position + h.size]))
+            assert [x.base_offset for x in again] == [h.base_offset]
+
+
+def test_a_follower_log_appended_run_by_run_reads_every_offset_back(tmp_path):
+    from pylog.log import Log, LogConfig
+
+    buf = _batches(6)
+    headers = records.validate_batches(buf)
+    one = len(buf) // 6
+    log = Log.open(str(tmp_path / "t-0"), LogConfig(segment_bytes=2 * one + 10, index_interval_bytes=1), 0)
+    try:
+        for chunk, hs in segment_sized(buf, headers, log.config.segment_bytes):
+            log.append_as_follower(chunk, hs)
+        assert len(log.segments) == 3
+        for offset in range(6):
+            data = b"".join(s.read() for s in log.read(offset, one))
+            assert records.validate_batches(data)[0].base_offset == offset
+    finally:
+        log.close()
