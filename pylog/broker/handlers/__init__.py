@@ -38,6 +38,14 @@ def active_controller(ctx: Any) -> Any | None:
     return controller if controller is not None and controller.is_active else None
 
 
+def topic_results(order: list[tuple[str, int]], results: dict, topic_cls: Any, partition_cls: Any) -> list[Any]:
+    """Per-partition error codes grouped by topic, in request order (OffsetCommit, TxnOffsetCommit)."""
+    topics: dict[str, list] = {}
+    for tp in dict.fromkeys(order):
+        topics.setdefault(tp[0], []).append(partition_cls(partition_index=tp[1], error_code=int(results[tp])))
+    return [topic_cls(name=n, partitions=ps) for n, ps in topics.items()]
+
+
 class Later:
     """A response that is not ready yet: `finish()` waits and returns what a handler would have.
 

@@ -13,7 +13,7 @@ v0-1 (ZooKeeper-stored offsets, per-partition timestamps) and v10 (topic ids) ar
 from __future__ import annotations
 
 from pylog.broker.group_host import coordinator_of
-from pylog.broker.handlers import handler
+from pylog.broker.handlers import handler, topic_results
 from pylog.common.clock import now_ms
 from pylog.broker.services import HandlerContext
 from pylog.coordinator.group.api import CommitRequest
@@ -52,9 +52,6 @@ async def handle_offset_commit(ctx: HandlerContext, req):
         results.update(await coordinator_of(ctx).commit(CommitRequest(
             req.group_id or "", req.generation_id_or_member_epoch, req.member_id or "",
             req.group_instance_id if version >= 7 else None, offsets)))
-    topics: dict[str, list] = {}
-    for tp in dict.fromkeys(order):
-        topics.setdefault(tp[0], []).append(cls.OffsetCommitResponseTopic.OffsetCommitResponsePartition(
-            partition_index=tp[1], error_code=int(results[tp])))
-    return cls(throttle_time_ms=0, topics=[cls.OffsetCommitResponseTopic(name=n, partitions=ps)
-                                           for n, ps in topics.items()])
+    topic_cls = cls.OffsetCommitResponseTopic
+    topics = topic_results(order, results, topic_cls, topic_cls.OffsetCommitResponsePartition)
+    return cls(throttle_time_ms=0, topics=topics)

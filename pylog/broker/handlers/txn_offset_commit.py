@@ -18,7 +18,7 @@ Kafka 3.7, which pylog presents as.
 from __future__ import annotations
 
 from pylog.broker.group_host import coordinator_of
-from pylog.broker.handlers import handler
+from pylog.broker.handlers import handler, topic_results
 from pylog.broker.services import HandlerContext
 from pylog.common.clock import now_ms
 from pylog.coordinator.group.api import TxnCommitRequest
@@ -58,9 +58,6 @@ async def handle_txn_offset_commit(ctx: HandlerContext, req):
         results.update(await coordinator_of(ctx).txn_commit(TxnCommitRequest(
             req.group_id or "", req.producer_id, req.producer_epoch, req.generation_id if v3 else -1,
             (req.member_id or "") if v3 else "", req.group_instance_id if v3 else None, offsets)))
-    topics: dict[str, list] = {}
-    for tp in dict.fromkeys(order):
-        topics.setdefault(tp[0], []).append(cls.TxnOffsetCommitResponseTopic.TxnOffsetCommitResponsePartition(
-            partition_index=tp[1], error_code=int(results[tp])))
-    return cls(throttle_time_ms=0, topics=[cls.TxnOffsetCommitResponseTopic(name=n, partitions=ps)
-                                           for n, ps in topics.items()])
+    topic_cls = cls.TxnOffsetCommitResponseTopic
+    topics = topic_results(order, results, topic_cls, topic_cls.TxnOffsetCommitResponsePartition)
+    return cls(throttle_time_ms=0, topics=topics)
