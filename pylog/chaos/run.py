@@ -24,6 +24,7 @@ import argparse
 import os
 import random
 import shutil
+import signal
 import sys
 import tempfile
 import time
@@ -343,6 +344,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                     help="consume-transform-produce workers as the group's members (implies --groups), checked for "
                          "exactly-once (lost, duplicated, aborted-read, reordered, offsets committed without writes)")
     args = ap.parse_args(argv)
+    _stop_cleanly_on_term()
     if args.groups or args.ctp:
         return _main_groups(ap, args)
     if args.faults < args.expiries or args.faults < 0 or args.expiries < 0:
@@ -357,6 +359,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         rate=args.rate, session_timeout_ms=args.session_timeout_ms, settle=args.settle, transactions=args.transactions,
         inter_broker=args.inter_broker),
         tempfile.mkdtemp(prefix=f"pylog-chaos-{seed}-")), first, "segments")
+
+
+def _stop_cleanly_on_term() -> None:
+    """Turn SIGTERM/SIGHUP into SystemExit so the runs' finally blocks stop every broker they started."""
+    def stop(signum: int, _frame: object) -> None:
+        # A second signal during the clean-up must not cut it short and orphan brokers.
+        for sig in (signal.SIGTERM, signal.SIGHUP):
+            signal.signal(sig, signal.SIG_IGN)
+        raise SystemExit(128 + signum)
+
+    for sig in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(sig, stop)
 
 
 def run_many(args: argparse.Namespace, one: Callable[[int], object], first: int, kept: str) -> int:
