@@ -1,0 +1,140 @@
+"""The exactly-once sink through kills: a stream copies N records from `in` to `out` while (a) the driver process
+is SIGKILLed and the query restarted from its checkpoint (on the standalone cluster), (b) the python workers
+writing to the cluster are SIGKILLed mid-task (Spark retries the tasks), (c) the broker leading output
+partitions is kill -9'd (3 brokers, RF 3). Each kill lands while a task's transaction holds records in `out`
+(the high watermark above the last stable offset) and after at least one batch finished. A read_committed
+confluent-kafka consumer (its defaults) then finds every input record exactly once in `out`.
+
+The driver is its own process (support/spark_copy_driver.py, the venv's python) so that it can be killed; a
+python UDF slows each row so a task's transaction stays open long enough to be killed inside.
+"""
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+
+import pytest
+
+from support.clients import create_topic
+from support.spark import TEST_JVM_OPTS, standalone_cluster
+from support.spark_kills import Driver, connected_to, wait_event
+from support.txn import TXN, read_all
+
+pytestmark = [pytest.mark.slow, pytest.mark.integration]
+
+N, PARTS = 900, 3
+COPY = ("--max-offsets", "300", "--row-ms", "10")  # 3 batches; each task holds its transaction ~1 s
+
+
+def _fill(bootstrap: str, rf: int) -> None:
+    from confluent_kafka import Producer
+    create_topic(bootstrap, "in", partitions=PARTS, rf=rf)
+    create_topic(bootstrap, "out", partitions=PARTS, rf=rf)
+    p = Producer({"bootstrap.servers": bootstrap})
+    for i in range(N):
+        p.produce("in", key=b"%d" % i, value=b"record-%d" % i, partition=i % PARTS)
+    assert p.flush(30) == 0
+
+
+class _Watermarks:
+    """The high watermark (read_uncommitted) and last stable offset (read_committed) of `out`'s partitions."""
+
+    def __init__(self, bootstrap: str) -> None:
+        from confluent_kafka import Consumer
+        self.lso = Consumer({"bootstrap.servers": bootstrap, "group.id": "lso"})
+        self.hw = Consumer({"bootstrap.servers": bootstrap, "group.id": "hw", "isolation.level": "read_uncommitted"})
+
+    def open_transaction(self) -> bool:
+        """Whether a transaction holds records in `out` right now."""
+        from confluent_kafka import KafkaException, TopicPartition
+        try:
+            for p in range(PARTS):
+                tp = TopicPartition("out", p)
+                if self.hw.get_watermark_offsets(tp, 5, cached=False)[1] > \
+                        self.lso.get_watermark_offsets(tp, 5, cached=False)[1]:
+                    return True
+        except KafkaException:  # a broker just went away: ask again
+            pass
+        return False
+
+    def close(self) -> None:
+        self.lso.close()
+        self.hw.close()
+
+
+@contextlib.contextmanager
+def _watermarks(bootstrap: str):
+    wm = _Watermarks(bootstrap)
+    try:
+        yield wm
+    finally:
+        wm.close()
+
+
+def _wait_mid_transaction(driver: Driver, bootstrap: str, timeout: float = 150) -> None:
+    """Until a batch finished and a later task's transaction holds records in `out`."""
+    with _watermarks(bootstrap) as wm:
+        wait_event(lambda: driver.committed_batches() >= 1 and wm.open_transaction(), driver, timeout,
+                   "a finished batch, then an open transaction in out", interval=0.1)
+
+
+def _assert_exactly_once(bootstrap: str) -> int:
+    """Each input record once in `out` for a read_committed consumer; returns what read_uncommitted sees."""
+    expected = sorted(b"record-%d" % i for i in range(N))
+    assert sorted(read_all(bootstrap, {"out": PARTS}, None, N, timeout=60)) == expected
+    return len(read_all(bootstrap, {"out": PARTS}, "read_uncommitted", N, timeout=60))
+
+
+def test_driver_sigkill_on_standalone_then_restart_from_checkpoint(cluster_factory, tmp_path):
+    c = cluster_factory(1, overrides=TXN)
+    _fill(c.bootstrap, rf=1)
+    with standalone_cluster(tmp_path / "spark") as master:
+        conf = [f"--conf={k}={v}" for k, v in {
+            "spark.driver.host": "127.0.0.1", "spark.driver.bindAddress": "127.0.0.1",
+            "spark.executor.memory": "1g", "spark.cores.max": "2",
+            "spark.executor.extraJavaOptions": TEST_JVM_OPTS}.items()]
+        with Driver(tmp_path, master, c.bootstrap, *COPY, *conf) as first:
+            _wait_mid_transaction(first, c.bootstrap)
+            first.kill()
+        planned = len(list((first.checkpoint / "offsets").glob("[0-9]*")))
+        done = first.committed_batches()
+        assert planned > done, "the driver was not killed inside a batch"
+        with Driver(tmp_path, master, c.bootstrap, *COPY, *conf) as second:
+            assert second.wait(240) == 0, second.tail()
+            replayed = second.batches()
+    # The restarted query ran the batch the kill interrupted again (same id, offsets from the checkpoint).
+    assert replayed and replayed[0] == planned - 1
+    assert _assert_exactly_once(c.bootstrap) >= N
+
+
+def test_python_workers_sigkilled_mid_task_are_retried(cluster_factory, tmp_path):
+    c = cluster_factory(1, overrides=TXN)
+    _fill(c.bootstrap, rf=1)
+    ports, killed = {int(c.bootstrap.split(":")[1])}, []
+    # local[2, 4]: a failed task is retried (up to 4 attempts), as on a cluster.
+    with Driver(tmp_path, "local[2, 4]", c.bootstrap, *COPY) as d, _watermarks(c.bootstrap) as wm:
+        def kill_writers() -> bool:
+            if d.committed_batches() >= 1 and wm.open_transaction():
+                killed.extend(d.kill_writers_in_open_transaction(ports, wm.open_transaction))
+            return bool(killed)
+        wait_event(kill_writers, d, 150, "a finished batch, then the sink's workers in an open transaction", 0.1)
+        assert d.wait(180) == 0, d.tail()
+    # The killed tasks' transactions were aborted (their records are visible only to read_uncommitted), and
+    # their retries wrote the rows once.
+    assert _assert_exactly_once(c.bootstrap) > N
+
+
+def test_broker_leading_output_partitions_kill9(cluster_factory, tmp_path):
+    from confluent_kafka.admin import AdminClient
+    c = cluster_factory(3, overrides=TXN)
+    _fill(c.bootstrap, rf=3)
+    with Driver(tmp_path, "local[2, 4]", c.bootstrap, *COPY) as d:
+        _wait_mid_transaction(d, c.bootstrap)
+        parts = AdminClient({"bootstrap.servers": c.bootstrap}).list_topics("out", timeout=10).topics["out"].partitions
+        leaders = [p.leader for p in parts.values()]
+        victim = max(set(leaders), key=leaders.count)
+        c.brokers[victim].kill()
+        assert d.wait(240) == 0, d.tail()
+    survivors = ",".join(b.address for i, b in c.brokers.items() if i != victim)
+    assert _assert_exactly_once(survivors) >= N
