@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import threading
 import time
 from collections.abc import Iterator
 
@@ -21,6 +22,7 @@ from pylog.spark.sink import send_rows
 __all__ = ["ensure_commit_topic", "write_exactly_once", "task_batch"]
 
 _TIMEOUT_MS = 30_000
+_ABORT_WAIT_S = 5  # best effort: a retry's init_transactions aborts what this attempt leaves open
 QUERY_ID_KEY, BATCH_ID_KEY = "sql.streaming.queryId", "streaming.sql.batchId"  # Spark's local properties
 
 
@@ -80,12 +82,57 @@ def last_committed_batch(opts: SinkOptions, key: bytes) -> int | None:
     return found
 
 
+def _within(call, seconds: float, what: str) -> None:
+    """Run `call` in a helper thread; TimeoutError if it has not returned after `seconds` (its errors re-raised).
+
+    kafka-python waits without bound in commit_transaction() and abort_transaction(), and loses the request when
+    the coordinator's connection is refused (a kill -9'd coordinator): the task would then hang forever. Past the
+    deadline the task fails instead, and Spark's retry fences the stuck attempt (init_transactions)."""
+    outcome: list[BaseException | None] = []
+
+    def run() -> None:
+        try:
+            call()
+            outcome.append(None)
+        except BaseException as e:  # handed to the task's thread
+            outcome.append(e)
+    worker = threading.Thread(target=run, name=f"pylog-spark-{what}", daemon=True)
+    worker.start()
+    worker.join(max(seconds, 0.0))
+    if not outcome:
+        raise TimeoutError(f"pylog data source: {what} did not finish within {seconds:.0f} s")
+    if outcome[0] is not None:
+        raise outcome[0]
+
+
+def _retry_on_dead_coordinator(producer) -> None:
+    """Make kafka-python 3.0's sender retry a transactional request whose coordinator refuses connections.
+
+    Its sender asks `await_ready(coordinator)`, which raises when the node is down; the sender then looks the
+    coordinator up again but drops the request (AddPartitionsToTxn, EndTxn), so the transaction stalls until
+    it times out. Answering False instead takes the sender's own path for a node that is not ready: look the
+    coordinator up, then send the request again (what Kafka's Java producer does)."""
+    from kafka.errors import KafkaConnectionError
+    client = getattr(getattr(producer, "_sender", None), "_client", None)
+    await_ready = getattr(client, "await_ready", None)
+    if await_ready is None:
+        return
+
+    def ready_or_false(node_id, timeout_ms=30_000):
+        try:
+            return await_ready(node_id, timeout_ms=timeout_ms)
+        except KafkaConnectionError:
+            return False
+    client.await_ready = ready_or_false
+
+
 def write_exactly_once(opts: SinkOptions, rows: Iterator, identity: str, partition: int, batch: int) -> int:
     """Write one task's rows and its marker in one transaction, unless the marker shows they already were."""
     from kafka import KafkaProducer
     key = f"{identity}/{partition}".encode()
     producer = KafkaProducer(bootstrap_servers=opts.bootstrap.split(","),
                              transactional_id=f"pylog-spark-{identity}-{partition}", **opts.client)
+    _retry_on_dead_coordinator(producer)
     try:
         producer.init_transactions()
         done = last_committed_batch(opts, key)
@@ -94,19 +141,21 @@ def write_exactly_once(opts: SinkOptions, rows: Iterator, identity: str, partiti
                 pass
             return 0
         producer.begin_transaction()
+        # The coordinator aborts a transaction older than transaction.timeout.ms: waiting longer is pointless.
+        deadline = time.monotonic() + opts.client.get("transaction_timeout_ms", 60_000) / 1000
         failures: list[BaseException] = []
         count = send_rows(producer, opts, rows, failures)
         marker = {"batch": batch, "records": count}
         producer.send(opts.commit_topic, key=key, value=json.dumps(marker).encode(), partition=0)
-        producer.flush()
+        producer.flush(timeout=max(deadline - time.monotonic(), 0.0))
         if failures:
             raise RuntimeError(f"pylog data source: {len(failures)} of {count} records were not stored: "
                                f"{failures[0]!r}")
-        producer.commit_transaction()
+        _within(producer.commit_transaction, deadline - time.monotonic(), "the transaction's commit")
         return count
     except BaseException:
         with contextlib.suppress(Exception):  # at once, rather than holding read_committed readers until it times out
-            producer.abort_transaction()
+            _within(producer.abort_transaction, _ABORT_WAIT_S, "the transaction's abort")
         raise
     finally:
-        producer.close()
+        producer.close(timeout=_ABORT_WAIT_S)
