@@ -57,6 +57,14 @@ class _Watermarks:
             pass
         return False
 
+    def committed_markers_end(self) -> int:
+        """The last stable offset of the sink's commit topic: each committed task adds its marker and a commit."""
+        from confluent_kafka import KafkaException, TopicPartition
+        try:
+            return self.lso.get_watermark_offsets(TopicPartition("_pylog_spark_commits", 0), 5, cached=False)[1]
+        except KafkaException:
+            return 0
+
     def close(self) -> None:
         self.lso.close()
         self.hw.close()
@@ -93,8 +101,12 @@ def test_driver_sigkill_on_standalone_then_restart_from_checkpoint(cluster_facto
             "spark.driver.host": "127.0.0.1", "spark.driver.bindAddress": "127.0.0.1",
             "spark.executor.memory": "1g", "spark.cores.max": "2",
             "spark.executor.extraJavaOptions": TEST_JVM_OPTS}.items()]
-        with Driver(tmp_path, master, c.bootstrap, *COPY, *conf) as first:
-            _wait_mid_transaction(first, c.bootstrap)
+        with Driver(tmp_path, master, c.bootstrap, *COPY, *conf) as first, _watermarks(c.bootstrap) as wm:
+            # Inside a batch one of whose tasks committed (its marker is in) while another's transaction is open.
+            def some_tasks_committed() -> bool:
+                done = first.committed_batches()
+                return done >= 1 and wm.committed_markers_end() >= 2 * (PARTS * done + 1) and wm.open_transaction()
+            wait_event(some_tasks_committed, first, 150, "a batch with committed and open tasks", interval=0.1)
             first.kill()
         planned = len(list((first.checkpoint / "offsets").glob("[0-9]*")))
         done = first.committed_batches()
