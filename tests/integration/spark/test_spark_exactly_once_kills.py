@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import time
 
 import pytest
 
@@ -126,11 +127,16 @@ def test_python_workers_sigkilled_mid_task_are_retried(cluster_factory, tmp_path
     # local[2, 4]: a failed task is retried (up to 4 attempts), as on a cluster.
     with Driver(tmp_path, "local[2, 4]", c.bootstrap, *COPY) as d, _watermarks(c.bootstrap) as wm:
         def kill_writers() -> bool:
-            if d.committed_batches() >= 1 and wm.open_transaction():
-                killed.extend(d.kill_writers_in_open_transaction(ports, wm.open_transaction))
-            return bool(killed)
+            if d.committed_batches() < 1 or not wm.open_transaction():
+                return False
+            now = d.kill_writers_in_open_transaction(ports, wm.open_transaction)
+            killed.extend(now)
+            # Still open a moment later: a killed writer's (a commit already under way would have ended it; a
+            # retry takes longer to write again). Otherwise try again in a later task.
+            return bool(now) and (time.sleep(0.3) or wm.open_transaction())
         wait_event(kill_writers, d, 150, "a finished batch, then the sink's workers in an open transaction", 0.1)
         assert d.wait(180) == 0, d.tail()
+    assert killed
     # The killed tasks' transactions were aborted (their records are visible only to read_uncommitted), and
     # their retries wrote the rows once.
     assert _assert_exactly_once(c.bootstrap) > N
