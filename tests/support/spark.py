@@ -104,7 +104,7 @@ def standalone_cluster(workdir: Path, cores: int = 2, memory: str = "2g") -> Ite
             for p in procs:
                 if p.poll() is not None:
                     raise AssertionError(f"a Spark process exited {p.returncode}; see {workdir}/*.log")
-            with contextlib.suppress(OSError):
+            with contextlib.suppress(OSError, ValueError):  # a UI still starting may answer an empty page
                 return _alive_workers(ui) >= 1
             return False
         wait_until(worker_alive, 180, "the Spark worker to register with the master", interval=1.0)
