@@ -167,9 +167,8 @@ class Driver:
     def __exit__(self, *exc: object) -> None:
         self.kill()
         for pid in self.task_workers():  # executors' workers on a standalone worker outlive their driver a while
-            if "pyspark" in cmdline(pid):
-                with contextlib.suppress(ProcessLookupError):
-                    os.kill(pid, signal.SIGKILL)
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
 
 
 def wait_event(cond, driver: Driver, timeout: float, what: str, interval: float = 0.05) -> None:

@@ -80,13 +80,6 @@ def _watermarks(bootstrap: str):
         wm.close()
 
 
-def _wait_mid_transaction(driver: Driver, bootstrap: str, timeout: float = 150) -> None:
-    """Until a batch finished and a later task's transaction holds records in `out`."""
-    with _watermarks(bootstrap) as wm:
-        wait_event(lambda: driver.committed_batches() >= 1 and wm.open_transaction(), driver, timeout,
-                   "a finished batch, then an open transaction in out", interval=0.1)
-
-
 def _assert_exactly_once(bootstrap: str) -> int:
     """Each input record once in `out` for a read_committed consumer; returns what read_uncommitted sees."""
     expected = sorted(b"record-%d" % i for i in range(N))
