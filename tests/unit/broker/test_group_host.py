@@ -53,8 +53,9 @@ def test_commits_arriving_while_a_batch_waits_for_the_isr_go_out_together_in_ord
         waiters: list[asyncio.Future] = []
         part = SimpleNamespace(add_produce_waiter=lambda offset: waiters.append(loop.create_future()) or waiters[-1])
 
-        def append(p, buf, acks, from_coordinator=False):
+        def append(p, buf, acks, from_coordinator=False, headers=None):
             assert from_coordinator  # our own keyed records
+            assert headers == records.validate_batches(buf)  # built here: the headers are the batch's own
             keys = [r.key for h in records.iter_batches(bytes(buf))
                     for r in records.read_records(memoryview(bytes(buf))[h.position:h.position + h.size])]
             batches.append(keys)
