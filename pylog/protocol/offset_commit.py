@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import struct
 from dataclasses import dataclass
-from typing import Sequence
+from typing import Mapping, Sequence
 
 from pylog.protocol.codec import MalformedRequest, RequestHeader, response_header
 from pylog.protocol.produce import _length, _skip_tags, _uvarint_bytes
@@ -72,12 +72,17 @@ def decode_offset_commit_request(header: RequestHeader, frame: bytes | bytearray
 
 
 def _string(mv: memoryview, pos: int, end: int, flexible: bool) -> tuple[str | None, int]:
-    n, pos = _length(mv, pos, flexible, _I16)
+    if flexible and mv[pos] < 0x80:  # a compact length of one byte: every string of a commit but huge metadata
+        n = mv[pos] - 1
+        pos += 1
+    else:
+        n, pos = _length(mv, pos, flexible, _I16)
     if n < 0:
         return None, pos
-    if pos + n > end:
+    stop = pos + n
+    if stop > end:
         raise MalformedRequest("a string runs past the end of the frame")
-    return str(mv[pos:pos + n], "utf-8"), pos + n
+    return str(mv[pos:stop], "utf-8"), stop
 
 
 def _count(mv: memoryview, pos: int, end: int, flexible: bool, what: str) -> tuple[int, int]:
@@ -121,18 +126,22 @@ def _decode(mv: memoryview, pos: int, end: int, version: int, flexible: bool) ->
     return OffsetCommitRequest(group_id, generation, member_id, instance_id, retention, topics)
 
 
-def encode_offset_commit_response(header: RequestHeader, topics: Sequence[tuple[str, Sequence[tuple[int, int]]]],
+def encode_offset_commit_response(header: RequestHeader, order: Sequence[tuple[str, int]], errors: Mapping[tuple[str, int], int],
                                   throttle_time_ms: int = 0) -> bytes:
-    """A framed OffsetCommit response at the request's version: (topic, [(partition, error code)]) in order."""
+    """A framed OffsetCommit response at the request's version: each partition of `order` (once) with its error
+    code, grouped by topic in request order."""
     version = header.api_version
     if not MIN_VERSION <= version <= MAX_VERSION:
         raise ValueError(f"OffsetCommit v{version} is not encodable here")
     flexible = version >= FLEXIBLE_FROM
+    topics: dict[str, list[tuple[int, int]]] = {}
+    for tp in dict.fromkeys(order) if len(order) > 1 else order:
+        topics.setdefault(tp[0], []).append((tp[1], errors[tp]))
     out = bytearray(response_header(header))
     if version >= 3:
         out += _I32.pack(throttle_time_ms)
     out += _uvarint_bytes(len(topics) + 1) if flexible else _I32.pack(len(topics))
-    for name, parts in topics:
+    for name, parts in topics.items():
         raw = name.encode()
         out += (_uvarint_bytes(len(raw) + 1) if flexible else _I16.pack(len(raw))) + raw
         out += _uvarint_bytes(len(parts) + 1) if flexible else _I32.pack(len(parts))

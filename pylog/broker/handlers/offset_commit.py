@@ -13,7 +13,7 @@ v0-1 (ZooKeeper-stored offsets, per-partition timestamps) and v10 (topic ids) ar
 from __future__ import annotations
 
 from pylog.broker.group_host import coordinator_of
-from pylog.broker.handlers import handler, topic_results
+from pylog.broker.handlers import handler
 from pylog.common.clock import now_ms
 from pylog.broker.services import HandlerContext
 from pylog.coordinator.group.api import CommitRequest
@@ -22,14 +22,6 @@ from pylog.protocol.api import ApiKey
 from pylog.protocol.errors import ErrorCode
 from pylog.protocol.offset_commit import decode_offset_commit_request, encode_offset_commit_response
 from pylog.security.authorizer import allowed
-
-
-def _topic(name: str, partitions: list) -> tuple[str, list]:
-    return name, partitions
-
-
-def _partition(partition_index: int, error_code: int) -> tuple[int, int]:
-    return partition_index, error_code
 
 
 @handler(ApiKey.OffsetCommit, 2, 9, decode=decode_offset_commit_request)
@@ -60,4 +52,4 @@ async def handle_offset_commit(ctx: HandlerContext, req):
         results.update(await coordinator_of(ctx).commit(CommitRequest(
             req.group_id or "", req.generation_id_or_member_epoch, req.member_id or "",
             req.group_instance_id if version >= 7 else None, offsets)))
-    return encode_offset_commit_response(ctx.header, topic_results(order, results, _topic, _partition))
+    return encode_offset_commit_response(ctx.header, order, results)

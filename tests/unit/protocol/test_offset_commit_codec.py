@@ -54,7 +54,8 @@ def test_request_decodes_like_the_schema_codec(version):
 @pytest.mark.parametrize("version", VERSIONS)
 def test_response_decodes_with_the_schema_codec(version):
     hdr = parse_request_header(commit_frame(version))
-    frame = encode_offset_commit_response(hdr, [("tópic-a", [(0, 0), (9, 3)]), ("b", [(2, 25)])])
+    order = [("tópic-a", 0), ("b", 2), ("tópic-a", 9), ("b", 2)]  # grouped by topic, each partition once
+    frame = encode_offset_commit_response(hdr, order, {("tópic-a", 0): 0, ("tópic-a", 9): 3, ("b", 2): 25})
     (size,) = struct.unpack_from(">i", frame)
     assert size == len(frame) - 4
     corr, resp = decode_response(8, version, frame[4:])
@@ -73,7 +74,7 @@ def test_response_bytes_equal_the_schema_codec(version):
     msg = cls(throttle_time_ms=0, topics=[t(name="x", partitions=[t.OffsetCommitResponsePartition(
         partition_index=1, error_code=22)])])
     from pylog.protocol.codec import encode_response
-    assert encode_offset_commit_response(hdr, [("x", [(1, 22)])]) == encode_response(hdr, msg)
+    assert encode_offset_commit_response(hdr, [("x", 1)], {("x", 1): 22}) == encode_response(hdr, msg)
 
 
 def test_tagged_fields_are_skipped_at_every_level():
