@@ -150,10 +150,9 @@ class InternalTopicHost:
         out = rm.append(p, buf, -1, from_coordinator=True, headers=[header])  # keyed, built here: no second parse
         if out.error != ErrorCode.NONE:
             return out.error, -1
-        waiter = p.add_produce_waiter(out.last_offset + 1)
-        if waiter.done():  # the ISR is this broker alone: no loop round trip, no timer
-            err = ErrorCode(waiter.result())
-        else:
+        err = p.check_enough_replicas(out.last_offset + 1)
+        if err is None:  # followers to wait for (an ISR of this broker alone needs no future, loop turn or timer)
+            waiter = p.add_produce_waiter(out.last_offset + 1)
             try:
                 err = ErrorCode(await asyncio.wait_for(waiter, int(self.config.get(self.append_timeout_key)) / 1000))
             except asyncio.TimeoutError:
