@@ -17,7 +17,8 @@ Every commit table also gives the server's CPU per commit (user+system of its pr
 from /proc), which the shared machine's load distorts far less than the rates.
 Run: `scripts/bench groups [--seconds S] [--members N] [--partitions P] [--reps R] [--concurrent N]
 [--commits-only]`; `scripts/bench groups --failover [--reps R]` runs the coordinator-failover
-benchmark (pylog/bench/groups_failover.py) instead.
+benchmark (pylog/bench/groups_failover.py) instead, and `scripts/bench groups --consume [--records N]
+[--reps R]` the consume throughput of a group member against assign() (pylog/bench/groups_consume.py).
 """
 
 from __future__ import annotations
@@ -178,11 +179,19 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--concurrent", type=int, default=8, help="consumers committing at once (1: skip that table)")
     ap.add_argument("--commits-only", action="store_true", help="only the commit tables (no rebalance runs)")
     ap.add_argument("--failover", action="store_true", help="the coordinator-failover benchmark instead")
+    ap.add_argument("--consume", action="store_true",
+                    help="consume throughput: subscribe() in a group vs assign(), pylog vs the mock, instead")
+    ap.add_argument("--records", type=int, default=2_000_000, help="with --consume: records read per run")
     ap.add_argument("--session-timeout-ms", type=int, default=6000,
                     help="with --failover: the brokers' zookeeper.session.timeout.ms (default 6000)")
     args = ap.parse_args(argv)
-    if args.seconds <= 0 or args.reps < 1 or args.concurrent < 1 or args.members < 0 or args.partitions < 1:
-        ap.error("--seconds must be > 0, --reps, --concurrent and --partitions >= 1, --members >= 0")
+    if args.seconds <= 0 or args.reps < 1 or args.concurrent < 1 or args.members < 0 or args.partitions < 1 \
+            or args.records < 1:
+        ap.error("--seconds must be > 0, --reps, --concurrent, --partitions and --records >= 1, --members >= 0")
+    if args.consume:
+        from pylog.bench import groups_consume
+        groups_consume.run(args.records, args.reps)
+        return
     if args.failover:
         from pylog.bench import groups_failover
         groups_failover.run(args.reps, args.session_timeout_ms)

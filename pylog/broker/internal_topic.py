@@ -13,7 +13,9 @@ import asyncio
 import logging
 from typing import TYPE_CHECKING, Any, AsyncIterator, Callable
 
+from pylog.common.clock import now_ms
 from pylog.protocol import records
+from pylog.protocol.batch_rewrite import build_keyed_batch
 from pylog.protocol.errors import ErrorCode
 
 if TYPE_CHECKING:
@@ -144,15 +146,13 @@ class InternalTopicHost:
         if p is None:
             return err, -1
         pid, epoch = producer if producer is not None else (-1, -1)
-        buf = bytearray(records.build_batch([(k, v, (), None) for k, v in recs], producer_id=pid,
-                                            producer_epoch=epoch, is_transactional=producer is not None))
-        out = rm.append(p, buf, -1, from_coordinator=True)  # every record has its key: no second parse
+        buf, header = build_keyed_batch(recs, now_ms(), pid, epoch, producer is not None)
+        out = rm.append(p, buf, -1, from_coordinator=True, headers=[header])  # keyed, built here: no second parse
         if out.error != ErrorCode.NONE:
             return out.error, -1
-        waiter = p.add_produce_waiter(out.last_offset + 1)
-        if waiter.done():  # the ISR is this broker alone: no loop round trip, no timer
-            err = ErrorCode(waiter.result())
-        else:
+        err = p.check_enough_replicas(out.last_offset + 1)
+        if err is None:  # followers to wait for (an ISR of this broker alone needs no future, loop turn or timer)
+            waiter = p.add_produce_waiter(out.last_offset + 1)
             try:
                 err = ErrorCode(await asyncio.wait_for(waiter, int(self.config.get(self.append_timeout_key)) / 1000))
             except asyncio.TimeoutError:

@@ -183,18 +183,21 @@ class ReplicaManager:
 
     # -- produce --------------------------------------------------------------------------
 
-    def append(self, p: Partition, buf: bytearray, acks: int, from_coordinator: bool = False) -> AppendOutcome:
+    def append(self, p: Partition, buf: bytearray, acks: int, from_coordinator: bool = False,
+               headers: list[records.BatchHeader] | None = None) -> AppendOutcome:
         """Validate and append one partition's records as leader; only a coordinator may write markers, and
-        its own records (built with a key each) skip the compacted-topic key check.
+        its own records (built with a key each) skip the compacted-topic key check. `headers`: a coordinator
+        built `buf` itself and passes the headers it built it with, so it is not parsed and checksummed again.
 
         A producer's retry of a batch already in the log gets the original batch's offsets and is
         not appended again (the outcome says `duplicate`, so it is not counted in the traffic stats).
         """
-        try:
-            headers = records.validate_batches(buf)
-        except records.RecordError as exc:
-            log.info("Rejecting produce to %s: %s", p, exc)
-            return AppendOutcome(ErrorCode(exc.error_code))
+        if headers is None or not from_coordinator:
+            try:
+                headers = records.validate_batches(buf)
+            except records.RecordError as exc:
+                log.info("Rejecting produce to %s: %s", p, exc)
+                return AppendOutcome(ErrorCode(exc.error_code))
         if not headers:
             return AppendOutcome(ErrorCode.CORRUPT_MESSAGE)
         if not from_coordinator and any(h.is_control for h in headers):

@@ -1,4 +1,5 @@
-"""Rewriting a v2 batch with fewer records, as Kafka's log cleaner does (MemoryRecords.filterTo).
+"""Rewriting a v2 batch with fewer records, as Kafka's log cleaner does (MemoryRecords.filterTo), and
+building the coordinators' small keyed batches straight into bytes.
 
 A rewritten batch keeps the original base offset, last offset delta, partition leader epoch,
 producer id/epoch, base sequence and attributes, so offsets never move and a producer's last
@@ -34,6 +35,9 @@ _CRC = struct.Struct(">I")
 
 
 def _uvarint(n: int, out: bytearray) -> None:
+    if n < 0x80:
+        out.append(n)
+        return
     while n >= 0x80:
         out.append((n & 0x7F) | 0x80)
         n >>= 7
@@ -69,6 +73,11 @@ def encode_record(record: Record, base_offset: int, base_timestamp: int) -> byte
 
 
 def _pack(h: BatchHeader, attributes: int, base_ts: int, max_ts: int, count: int, body: bytes) -> bytes:
+    return bytes(_packed(h, attributes, base_ts, max_ts, count, body))
+
+
+def _packed(h: BatchHeader, attributes: int, base_ts: int, max_ts: int, count: int,
+            body: bytes | bytearray) -> bytearray:
     out = bytearray(BATCH_OVERHEAD + len(body))
     _HEADER.pack_into(
         out, 0, h.base_offset, len(out) - LOG_OVERHEAD, h.partition_leader_epoch, CURRENT_MAGIC, 0,
@@ -77,7 +86,7 @@ def _pack(h: BatchHeader, attributes: int, base_ts: int, max_ts: int, count: int
     )
     out[BATCH_OVERHEAD:] = body
     _CRC.pack_into(out, CRC_OFFSET, compute_crc(out, 0, len(out)))
-    return bytes(out)
+    return out
 
 
 def rebuild_batch(h: BatchHeader, records: Sequence[Record], delete_horizon_ms: int | None) -> bytes:
@@ -109,3 +118,28 @@ def empty_batch(h: BatchHeader) -> bytes:
     """Kafka's writeEmptyHeader: the batch's header fields without records (kept for producer state)."""
     attributes = h.attributes & (TIMESTAMP_TYPE_MASK | TRANSACTIONAL_MASK | CONTROL_MASK)
     return _pack(h, attributes, h.max_timestamp, h.max_timestamp, 0, b"")
+
+
+def build_keyed_batch(recs: Sequence[tuple[bytes, bytes | None]], timestamp_ms: int, producer_id: int = -1,
+                      producer_epoch: int = -1, transactional: bool = False) -> tuple[bytearray, BatchHeader]:
+    """An uncompressed batch of (key, value) records without headers, all at `timestamp_ms`, and its header.
+
+    A coordinator writes one such batch per commit: built here in one pass (no record objects, no
+    second parse), the header it returns is what validate_batches would read back from the bytes."""
+    if not recs:
+        raise ValueError("a record batch needs at least one record")
+    body = bytearray()
+    for i, (key, value) in enumerate(recs):
+        rec = bytearray(b"\x00\x00")  # attributes, timestamp delta 0
+        _uvarint(i << 1, rec)  # offset delta (zigzag of a non-negative int)
+        _bytes_field(key, rec)
+        _bytes_field(value, rec)
+        rec.append(0)  # no headers
+        _varint(len(rec), body)
+        body += rec
+    attributes = TRANSACTIONAL_MASK if transactional else 0
+    h = BatchHeader(0, BATCH_OVERHEAD + len(body) - LOG_OVERHEAD, -1, CURRENT_MAGIC, 0, attributes, len(recs) - 1,
+                    timestamp_ms, timestamp_ms, producer_id, producer_epoch, -1, len(recs), 0)
+    out = _packed(h, attributes, timestamp_ms, timestamp_ms, len(recs), body)
+    (h.crc,) = _CRC.unpack_from(out, CRC_OFFSET)
+    return out, h

@@ -13,23 +13,23 @@ v0-1 (ZooKeeper-stored offsets, per-partition timestamps) and v10 (topic ids) ar
 from __future__ import annotations
 
 from pylog.broker.group_host import coordinator_of
-from pylog.broker.handlers import handler, topic_results
+from pylog.broker.handlers import handler
 from pylog.common.clock import now_ms
 from pylog.broker.services import HandlerContext
 from pylog.coordinator.group.api import CommitRequest
 from pylog.coordinator.group.records import OffsetValue
-from pylog.protocol.api import ApiKey, response_class
+from pylog.protocol.api import ApiKey
 from pylog.protocol.errors import ErrorCode
+from pylog.protocol.offset_commit import decode_offset_commit_request, encode_offset_commit_response
 from pylog.security.authorizer import allowed
 
 
-@handler(ApiKey.OffsetCommit, 2, 9)
+@handler(ApiKey.OffsetCommit, 2, 9, decode=decode_offset_commit_request)
 async def handle_offset_commit(ctx: HandlerContext, req):
     """Store a group's committed offsets."""
     version = ctx.header.api_version
-    cls = response_class(ApiKey.OffsetCommit)[version]
     now = now_ms()
-    retention = req.retention_time_ms if 2 <= version <= 4 else -1
+    retention = req.retention_time_ms
     offsets: dict[tuple[str, int], OffsetValue] = {}
     results: dict[tuple[str, int], ErrorCode] = {}
     order: list[tuple[str, int]] = []
@@ -46,12 +46,10 @@ async def handle_offset_commit(ctx: HandlerContext, req):
             if ctx.broker.metadata.partition(*tp) is None:
                 results[tp] = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
                 continue
-            offsets[tp] = OffsetValue(p.committed_offset, p.committed_leader_epoch if version >= 6 else -1,
+            offsets[tp] = OffsetValue(p.committed_offset, p.committed_leader_epoch,
                                       p.committed_metadata or "", now, now + retention if retention >= 0 else -1)
     if offsets:
         results.update(await coordinator_of(ctx).commit(CommitRequest(
             req.group_id or "", req.generation_id_or_member_epoch, req.member_id or "",
             req.group_instance_id if version >= 7 else None, offsets)))
-    topic_cls = cls.OffsetCommitResponseTopic
-    topics = topic_results(order, results, topic_cls, topic_cls.OffsetCommitResponsePartition)
-    return cls(throttle_time_ms=0, topics=topics)
+    return encode_offset_commit_response(ctx.header, order, results)

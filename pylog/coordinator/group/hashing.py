@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import functools
+
 OFFSETS_TOPIC = "__consumer_offsets"
 _INT_MIN = -(1 << 31)
 
@@ -20,6 +22,9 @@ def kafka_abs(n: int) -> int:
     return 0 if n == _INT_MIN else abs(n)
 
 
+# Every group request asks this, most often for the same few groups: a synchronous committer
+# hashed its group id twice per commit.
+@functools.lru_cache(maxsize=8192)
 def partition_for(group_id: str, num_partitions: int) -> int:
     """GroupMetadataManager.partitionFor: Utils.abs(groupId.hashCode) % offsets.topic.num.partitions."""
     return kafka_abs(java_string_hash(group_id)) % num_partitions

@@ -13,7 +13,7 @@ from pylog.coordinator.group.group import Group
 from pylog.coordinator.group.membership import MembershipOps
 from pylog.coordinator.group.pending import apply_commit
 from pylog.coordinator.group.records import (
-    GroupKey, OffsetKey, encode_group_key, encode_offset_key, encode_offset_value,
+    GroupKey, OffsetKey, encode_group_key, encode_offset_key, encode_offset_value, offset_key_bytes,
 )
 from pylog.coordinator.group.state import GroupState
 from pylog.coordinator.group.store import client_error
@@ -52,25 +52,28 @@ class OffsetOps(MembershipOps):
 
     async def commit(self, req: CommitRequest) -> dict[TopicPartition, ErrorCode]:
         """Handle an OffsetCommit: one error per partition (all the same when the group refused it)."""
-        err = self.check(req.group_id)
+        group_id = req.group_id
+        err = self.check(group_id)
         if err == E.NONE:
             err, _ = self._validate_commit(req)
         if err != E.NONE:
             return {tp: err for tp in req.offsets}
         out: dict[TopicPartition, ErrorCode] = {}
         records = []
+        limit = self.config.metadata_max_bytes
         for tp, value in req.offsets.items():
-            if len(value.metadata.encode()) > self.config.metadata_max_bytes:
+            meta = value.metadata
+            if len(meta) * 4 > limit and len(meta.encode()) > limit:  # (UTF-8 takes at most 4 bytes a character)
                 out[tp] = E.OFFSET_METADATA_TOO_LARGE
                 continue
-            records.append((encode_offset_key(OffsetKey(req.group_id, *tp)), encode_offset_value(value)))
+            records.append((offset_key_bytes(group_id, *tp), encode_offset_value(value)))
         if not records:
             return out
-        staged = [(req.group_id, tp) for tp in req.offsets if tp not in out]
+        staged = [(group_id, tp) for tp in req.offsets if tp not in out]
         for key in staged:  # an OffsetFetch with require_stable waits for these (Kafka's pendingOffsetCommits)
             self.inflight[key] = self.inflight.get(key, 0) + 1
         try:
-            stored, position = await self.store.append_records(self.partition_of(req.group_id), records)
+            stored, position = await self.store.append_records(self.partition_of(group_id), records)
         finally:
             for key in staged:
                 left = self.inflight.pop(key) - 1

@@ -12,6 +12,8 @@ import struct
 from dataclasses import dataclass, field
 
 _I16, _I32, _I64 = struct.Struct(">h"), struct.Struct(">i"), struct.Struct(">q")
+_KEY_HEAD = struct.Struct(">hh")  # version, length of the group id
+_VALUE_V3_HEAD = struct.Struct(">hqih")  # version, offset, leader epoch, length of the metadata
 
 
 class RecordFormatError(ValueError):
@@ -150,7 +152,13 @@ class _Reader:
 
 def encode_offset_key(k: OffsetKey) -> bytes:
     """OffsetCommitKey, version 1 (what Kafka writes)."""
-    return bytes(_Writer(1).string(k.group).string(k.topic).i32(k.partition).buf)
+    return offset_key_bytes(k.group, k.topic, k.partition)
+
+
+def offset_key_bytes(group: str, topic: str, partition: int) -> bytes:
+    """OffsetCommitKey v1 from its fields (one per commit: packed in one go, no writer object)."""
+    g, t = group.encode(), topic.encode()
+    return _KEY_HEAD.pack(1, len(g)) + g + _I16.pack(len(t)) + t + _I32.pack(partition)
 
 
 def encode_group_key(k: GroupKey) -> bytes:
@@ -163,7 +171,9 @@ def encode_offset_value(v: OffsetValue) -> bytes:
     if v.expire_timestamp >= 0:
         return bytes(_Writer(1).i64(v.offset).string(v.metadata).i64(v.commit_timestamp)
                      .i64(v.expire_timestamp).buf)
-    return bytes(_Writer(3).i64(v.offset).i32(v.leader_epoch).string(v.metadata).i64(v.commit_timestamp).buf)
+    meta = b"" if v.metadata is None else v.metadata.encode()
+    return (_VALUE_V3_HEAD.pack(3, v.offset, v.leader_epoch, -1 if v.metadata is None else len(meta)) + meta
+            + _I64.pack(v.commit_timestamp))
 
 
 def encode_group_value(v: GroupValue) -> bytes:

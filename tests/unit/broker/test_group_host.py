@@ -51,10 +51,12 @@ def test_commits_arriving_while_a_batch_waits_for_the_isr_go_out_together_in_ord
         loop = asyncio.get_running_loop()
         batches: list[list[bytes]] = []
         waiters: list[asyncio.Future] = []
-        part = SimpleNamespace(add_produce_waiter=lambda offset: waiters.append(loop.create_future()) or waiters[-1])
+        part = SimpleNamespace(add_produce_waiter=lambda offset: waiters.append(loop.create_future()) or waiters[-1],
+                               check_enough_replicas=lambda offset: None)  # followers to wait for
 
-        def append(p, buf, acks, from_coordinator=False):
+        def append(p, buf, acks, from_coordinator=False, headers=None):
             assert from_coordinator  # our own keyed records
+            assert headers == records.validate_batches(buf)  # built here: the headers are the batch's own
             keys = [r.key for h in records.iter_batches(bytes(buf))
                     for r in records.read_records(memoryview(bytes(buf))[h.position:h.position + h.size])]
             batches.append(keys)
@@ -77,10 +79,10 @@ def test_commits_arriving_while_a_batch_waits_for_the_isr_go_out_together_in_ord
         waiters[1].set_result(ErrorCode.NOT_ENOUGH_REPLICAS_AFTER_APPEND)
         assert await asyncio.gather(*rest) == [ErrorCode.NOT_ENOUGH_REPLICAS_AFTER_APPEND] * 3
         assert h._pending == {}
-        done = SimpleNamespace(add_produce_waiter=lambda offset: loop.create_future())
-        done_fut = loop.create_future()
-        done_fut.set_result(ErrorCode.NONE)
-        done.add_produce_waiter = lambda offset: done_fut  # a single-replica ISR: acknowledged on append
+        def no_waiting(offset):
+            raise AssertionError("an append that acks=all already covers needs no waiter")
+        # a single-replica ISR: acknowledged on append
+        done = SimpleNamespace(add_produce_waiter=no_waiting, check_enough_replicas=lambda offset: ErrorCode.NONE)
         replicas.leader_partition = lambda topic, index: (done, ErrorCode.NONE)
         assert await h.append(0, [(b"e", b"v")]) == ErrorCode.NONE and batches[-1] == [b"e"]
     asyncio.run(asyncio.wait_for(go(), 5))

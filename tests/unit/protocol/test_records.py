@@ -237,3 +237,18 @@ def test_librdkafka_produced_batches(compression):
     assert records[4].timestamp == 1_690_000_000_004
     batch = DefaultRecordBatch(bytes(raw[: headers[0].size]))
     assert batch.validate_crc() and batch.base_offset == 500 and batch.leader_epoch == 4
+
+
+def test_keyed_batch_reads_back_as_built_and_its_header_is_the_parsed_one():
+    from pylog.protocol import records
+    from pylog.protocol.batch_rewrite import build_keyed_batch
+    recs = [(b"k1", b"v" * 200), (b"k2", None), (b"k" * 300, b"")]
+    for pid, epoch, txn in ((-1, -1, False), (4000, 3, True)):
+        buf, h = build_keyed_batch(recs, 1_700_000_000_123, pid, epoch, txn)
+        assert records.validate_batches(buf) == [h]
+        assert [(r.offset, r.timestamp, r.key, r.value, r.headers) for r in records.read_records(buf)] == \
+            [(i, 1_700_000_000_123, k, v, []) for i, (k, v) in enumerate(recs)]
+        assert (h.producer_id, h.producer_epoch, h.is_transactional, h.base_sequence) == (pid, epoch, txn, -1)
+        same = records.build_batch([(k, v, (), 1_700_000_000_123) for k, v in recs], producer_id=pid,
+                                   producer_epoch=epoch, is_transactional=txn)
+        assert bytes(buf) == same  # byte for byte what the general builder writes
