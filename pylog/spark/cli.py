@@ -40,7 +40,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--leader-changes", type=int, help="at most this many preferred-leader changes")
     ap.add_argument("--metrics-bootstrap", help="host:port to read __pylog_metrics from (sizes and rates)")
     ap.add_argument("--metrics-window-ms", type=int)
-    ap.add_argument("--spark-master", default="local[*]")
+    ap.add_argument("--spark-master", help="Spark master URL (default: spark-submit's, else local[*])")
     ap.add_argument("--output-plan", help="write the proposed reassignment JSON here (default: stdout)")
     ap.add_argument("--output-report", help="write the report as JSON here")
     args = ap.parse_args(argv)

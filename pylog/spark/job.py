@@ -11,6 +11,7 @@ from collections.abc import Mapping, Sequence
 from pylog.planner.model import PlanOptions, Snapshot
 from pylog.planner.mover import TopicStats, plan_topic
 from pylog.planner.plan import Plan, finish, prepare, plan_reassignment
+from pylog.planner.report import load_summary
 
 __all__ = ["spark_session", "plan_with_spark", "run"]
 
@@ -18,15 +19,21 @@ _IN_SCHEMA = "grp string, idx long, replicas array<int>, size long, dep_src arra
 _OUT_SCHEMA = "idx long, replicas array<int>, rack_fix int, detour int, unbalanced int"
 
 
-def spark_session(master: str = "local[*]", app_name: str = "pylog-planner", conf: Mapping[str, str] | None = None):
-    """A SparkSession whose Python workers run this interpreter (the venv), UI off, few shuffle partitions."""
+def spark_session(master: str | None = "local[*]", app_name: str = "pylog-planner",
+                  conf: Mapping[str, str] | None = None):
+    """A SparkSession whose Python workers run this interpreter (the venv), UI off, few shuffle partitions.
+
+    `master` None: spark-submit's --master when launched by it, else local[*]."""
     os.environ["PYSPARK_PYTHON"] = sys.executable
     os.environ["PYSPARK_DRIVER_PYTHON"] = sys.executable
     from pyspark.sql import SparkSession
-    builder = (SparkSession.builder.master(master).appName(app_name)
+    if master is None and "PYSPARK_GATEWAY_PORT" not in os.environ:  # not under spark-submit
+        master = "local[*]"
+    builder = SparkSession.builder if master is None else SparkSession.builder.master(master)
+    builder = (builder.appName(app_name)
                .config("spark.ui.enabled", "false")
                .config("spark.ui.showConsoleProgress", "false")
-               .config("spark.sql.shuffle.partitions", "8" if master.startswith("local") else "200")
+               .config("spark.sql.shuffle.partitions", "8" if (master or "").startswith("local") else "200")
                .config("spark.sql.execution.arrow.pyspark.enabled", "true")
                .config("spark.driver.memory", os.environ.get("PYLOG_SPARK_DRIVER_MEMORY", "4g")))
     for key, value in (conf or {}).items():
@@ -92,10 +99,19 @@ def plan_with_spark(spark, snapshot: Snapshot, topics: Sequence[str] | None, bro
 
 def run(snapshot: Snapshot, topics: Sequence[str] | None, broker_list: Sequence[int] | None,
         options: PlanOptions = PlanOptions(), broker_racks: Mapping[int, str] | None = None,
-        master: str = "local[*]", metrics_bootstrap: str | None = None, metrics_window_ms: int | None = None) -> Plan:
-    """The whole pipeline: (optionally) read and aggregate `__pylog_metrics`, then plan on Spark."""
+        master: str | None = "local[*]", metrics_bootstrap: str | None = None,
+        metrics_window_ms: int | None = None) -> Plan:
+    """The whole pipeline: (optionally) the cluster's load -- `__pylog_partition_load` when the load job keeps it,
+    else the `__pylog_metrics` samples aggregated here -- then the plan on Spark; the report says which."""
     spark = spark_session(master)
+    source = None
     if metrics_bootstrap:
-        from pylog.spark.metrics import aggregate_load, apply_load, read_samples
-        snapshot = apply_load(snapshot, aggregate_load(read_samples(spark, metrics_bootstrap), metrics_window_ms))
-    return plan_with_spark(spark, snapshot, topics, broker_list, options, broker_racks)
+        from pylog.spark.load import planner_load
+        from pylog.spark.metrics import apply_load
+        rows, source = planner_load(spark, metrics_bootstrap, metrics_window_ms)
+        snapshot = apply_load(snapshot, rows)
+    plan = plan_with_spark(spark, snapshot, topics, broker_list, options, broker_racks)
+    if source is not None:
+        planned = [p for p in snapshot.partitions if p.tp in plan.current]
+        plan.report.load = load_summary(planned, plan.proposed, source)
+    return plan
