@@ -1,7 +1,7 @@
 """The Spark planning job: phase A (targets, rack changes, dealing) in the driver, phase B (the per-topic mover)
 on the executors, phase C (caps, leaders, report) in the driver -- the same functions as the pure core, so the
 plan is identical to `plan_reassignment`'s. Each row carries a partition and its rack changes; the per-topic
-targets travel as a broadcast variable."""
+targets travel as a broadcast variable (in the function's closure over Spark Connect, which has no SparkContext)."""
 from __future__ import annotations
 
 import os
@@ -27,6 +27,11 @@ def spark_session(master: str | None = "local[*]", app_name: str = "pylog-planne
     os.environ["PYSPARK_PYTHON"] = sys.executable
     os.environ["PYSPARK_DRIVER_PYTHON"] = sys.executable
     from pyspark.sql import SparkSession
+    if master is not None and master.startswith("sc://"):  # Spark Connect: the server owns the configuration
+        session = SparkSession.builder.remote(master).appName(app_name).getOrCreate()
+        for key, value in (conf or {}).items():  # runtime settings only (the server fixed the static ones)
+            session.conf.set(key, value)
+        return session
     if master is None and "PYSPARK_GATEWAY_PORT" not in os.environ:  # not under spark-submit
         master = "local[*]"
     builder = SparkSession.builder if master is None else SparkSession.builder.master(master)
@@ -52,7 +57,10 @@ def plan_with_spark(spark, snapshot: Snapshot, topics: Sequence[str] | None, bro
 
     prep = prepare(snapshot, topics, broker_list, options, broker_racks)
     ctx = prep.ctx
-    targets = spark.sparkContext.broadcast({g: (prep.levels[g], prep.extras[g]) for g in prep.groups})
+    per_group = {g: (prep.levels[g], prep.extras[g]) for g in prep.groups}
+    # A Spark Connect session has no SparkContext to broadcast with: the targets then travel in the function.
+    targets = None if _is_connect(spark) else spark.sparkContext.broadcast(per_group)
+    shipped = per_group if targets is None else None  # what the function's closure carries: nothing when broadcast
     leaving: dict[int, list[tuple[int, int]]] = {}
     for deps in prep.departures.values():
         for i, src, rack in deps:
@@ -70,7 +78,7 @@ def plan_with_spark(spark, snapshot: Snapshot, topics: Sequence[str] | None, bro
     def plan_group(pdf):
         pdf = pdf.sort_values("idx")
         group = pdf["grp"].iloc[0]
-        levels, extras = targets.value[group]
+        levels, extras = (shipped if targets is None else targets.value)[group]
         parts = [(int(i), [int(b) for b in reps], int(s)) for i, reps, s in
                  zip(pdf["idx"], pdf["replicas"], pdf["size"])]
         deps = [(int(i), int(s), int(r)) for i, srcs, racks in zip(pdf["idx"], pdf["dep_src"], pdf["dep_rack"])
@@ -91,10 +99,15 @@ def plan_with_spark(spark, snapshot: Snapshot, topics: Sequence[str] | None, bro
         out = df.groupBy("grp").applyInPandas(plan_group, schema=_OUT_SCHEMA).toPandas()
     finally:
         spark.conf.set("spark.sql.shuffle.partitions", before)
-        targets.unpersist()
+        if targets is not None:
+            targets.unpersist()
     new = {int(i): [int(b) for b in reps] for i, reps in zip(out["idx"], out["replicas"])}
     stats = {"spark": TopicStats(int(out["rack_fix"].sum()), int(out["detour"].sum()), int(out["unbalanced"].sum()))}
     return finish(prep, new, stats)
+
+
+def _is_connect(spark) -> bool:
+    return type(spark).__module__.startswith("pyspark.sql.connect")
 
 
 def run(snapshot: Snapshot, topics: Sequence[str] | None, broker_list: Sequence[int] | None,

@@ -106,7 +106,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             query.stop()
             print(f"Error: the query did not end within {args.timeout_s} s", file=sys.stderr)
             return 1
-        rows = sum(p["numInputRows"] for p in query.recentProgress)
+        # Progress objects: attributes over Spark Connect, where item access can miss the derived counts.
+        rows = sum(int(getattr(p, "numInputRows", None) or p["numInputRows"] or 0) for p in query.recentProgress)
         print(f"{rows} samples read from {METRICS_TOPIC}; load written to {LOAD_TOPIC}", file=sys.stderr)
     finally:
         spark.stop()

@@ -1,5 +1,5 @@
-"""Spark test helpers: reading a topic back with confluent-kafka, and a Spark standalone cluster on loopback
-(PySpark's own spark-class Master and one Worker).
+"""Spark test helpers: reading a topic back with confluent-kafka, a Spark standalone cluster on loopback
+(PySpark's own spark-class Master and one Worker), and a Spark Connect server (PySpark's start-connect-server.sh).
 
 The Master and the Worker are the test's own processes, stopped by pid (the Worker's executors with its
 process group) even when the test fails. Executors import the pylog of the current PYTHONPATH, like the driver.
@@ -10,7 +10,9 @@ import contextlib
 import json
 import os
 import signal
+import socket
 import subprocess
+import sys
 import urllib.request
 from pathlib import Path
 from typing import Iterator
@@ -112,3 +114,34 @@ def standalone_cluster(workdir: Path, cores: int = 2, memory: str = "2g") -> Ite
     finally:
         for p in reversed(procs):
             _stop(p)
+
+
+@contextlib.contextmanager
+def connect_server(workdir: Path, master: str = "local[2]") -> Iterator[str]:
+    """Start PySpark's Spark Connect server (sbin/start-connect-server.sh --wait) on 127.0.0.1; yields sc://HOST:PORT.
+
+    Its Python workers (the pylog data source's planning and tasks) run this interpreter with this PYTHONPATH."""
+    import pyspark
+    workdir.mkdir(parents=True, exist_ok=True)
+    port = free_port()
+    env = {**os.environ, "SPARK_LOCAL_IP": "127.0.0.1", "SPARK_LOG_DIR": str(workdir), "SPARK_PID_DIR": str(workdir),
+           "PYSPARK_PYTHON": sys.executable, "PYTHONPATH": os.environ.get("PYTHONPATH", os.getcwd())}
+    script = Path(pyspark.__file__).parent / "sbin" / "start-connect-server.sh"
+    with open(workdir / "connect-server.log", "wb") as log:
+        proc = subprocess.Popen([str(script), "--wait", "--master", master, "--conf", "spark.ui.enabled=false",
+                                 "--conf", "spark.connect.grpc.binding.address=127.0.0.1",
+                                 "--conf", f"spark.connect.grpc.binding.port={port}"],
+                                env=env, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                                start_new_session=True)
+
+    def listening() -> bool:
+        if proc.poll() is not None:
+            raise AssertionError(f"the Spark Connect server exited {proc.returncode}; see {workdir}/connect-server.log")
+        with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), timeout=1):
+            return True
+        return False
+    try:
+        wait_until(listening, 180, "the Spark Connect server to listen", interval=1.0)
+        yield f"sc://127.0.0.1:{port}"
+    finally:
+        _stop(proc)
