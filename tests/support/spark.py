@@ -40,6 +40,34 @@ def pylog_session(master: str, app_name: str) -> Iterator:
         session.stop()
 
 
+def produce_numbered(bootstrap: str, topic: str, n: int, partitions: int) -> None:
+    """Records key b"i", value b"ri" for i < n, record i to partition i % partitions (confluent-kafka)."""
+    from confluent_kafka import Producer
+    p = Producer({"bootstrap.servers": bootstrap})
+    for i in range(n):
+        p.produce(topic, key=b"%d" % i, value=b"r%d" % i, partition=i % partitions)
+    assert p.flush(30) == 0
+
+
+def assert_numbered_copy(bootstrap: str, topic: str, n: int, partitions: int) -> None:
+    """`topic` holds exactly what produce_numbered wrote, each record once, in the same partitions."""
+    got = consume_all(bootstrap, topic, n)
+    assert sorted((m.partition(), m.key(), m.value()) for m in got) == \
+        sorted((i % partitions, b"%d" % i, b"r%d" % i) for i in range(n))
+
+
+def copy_stream(spark, bootstrap: str, src: str, dst: str, checkpoint: str, timeout: float = 300) -> None:
+    """Copy `src` (from earliest, key, value and partition) to `dst` with the exactly-once sink, to its end."""
+    q = (spark.readStream.format("pylog").option("kafka.bootstrap.servers", bootstrap).option("subscribe", src)
+         .option("startingOffsets", "earliest").load().selectExpr("key", "value", "partition")
+         .writeStream.format("pylog").option("kafka.bootstrap.servers", bootstrap).option("topic", dst)
+         .option("checkpointLocation", checkpoint).trigger(availableNow=True).start())
+    try:
+        assert q.awaitTermination(timeout), "the copy did not finish"
+    finally:
+        q.stop()
+
+
 def consume_all(bootstrap: str, topic: str, n: int, timeout: float = 60) -> list:
     """Every record of `topic` from the beginning, by a confluent-kafka consumer (stops once it has `n`)."""
     from confluent_kafka import OFFSET_BEGINNING, Consumer, TopicPartition
