@@ -110,8 +110,8 @@ def start_load_query(spark, bootstrap: str, checkpoint: str, window_ms: int, tri
     register(spark)
     records = (spark.readStream.format("pylog").option("kafka.bootstrap.servers", bootstrap)
                .option("subscribe", metrics_topic).option("startingOffsets", "earliest").load())
-    samples = (with_parsed_samples(records).where(F.col("timestamp_ms").isNotNull()).withColumn("event_time", F.timestamp_millis("timestamp_ms"))
-               .withWatermark("event_time", f"{window_ms} milliseconds"))
+    samples = (with_parsed_samples(records).where(F.col("timestamp_ms").isNotNull())
+               .withColumn("event_time", F.timestamp_millis("timestamp_ms")).withWatermark("event_time", f"{window_ms} milliseconds"))
     loads = samples.groupBy("topic", "partition").applyInPandasWithState(
         _updater(window_ms), _OUT_SCHEMA, _STATE_SCHEMA, "append", GroupStateTimeout.EventTimeTimeout)
     return (loads.writeStream.format("pylog").queryName("pylog-partition-load")

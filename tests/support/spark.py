@@ -7,17 +7,16 @@ process group) even when the test fails. Executors import the pylog of the curre
 from __future__ import annotations
 
 import contextlib
-import json
 import os
-import signal
 import socket
 import subprocess
 import sys
-import urllib.request
 from pathlib import Path
 from typing import Iterator
 
-from pylog.zk.testing import free_port, wait_until
+from pylog.spark.standalone import free_port, stop_group
+from pylog.spark.standalone import standalone_cluster as _standalone
+from pylog.zk.testing import wait_until
 from support.clients import wait_for
 
 # JVM options for Spark's test JVMs (driver, Master, Worker, executors): short-lived, small jobs, so C1 only
@@ -84,64 +83,13 @@ def consume_all(bootstrap: str, topic: str, n: int, timeout: float = 60) -> list
     return got
 
 
-def _spark_class() -> str:
-    import pyspark
-    return str(Path(pyspark.__file__).parent / "bin" / "spark-class")
-
-
-def _alive_workers(ui_port: int) -> int:
-    with urllib.request.urlopen(f"http://127.0.0.1:{ui_port}/json/", timeout=5) as r:
-        return sum(1 for w in json.load(r).get("workers", []) if w.get("state") == "ALIVE")
-
-
-def _stop(proc: subprocess.Popen) -> None:
-    with contextlib.suppress(ProcessLookupError):
-        os.killpg(proc.pid, signal.SIGTERM)  # its own group (start_new_session): the JVM and its executors
-    try:
-        proc.wait(30)
-    except subprocess.TimeoutExpired:
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(proc.pid, signal.SIGKILL)
-        proc.wait(30)
-
-
 @contextlib.contextmanager
 def standalone_cluster(workdir: Path, cores: int = 2, memory: str = "2g") -> Iterator[str]:
-    """Start a Master and a Worker on 127.0.0.1; yields the master URL spark://127.0.0.1:PORT.
+    """Start a Master and a Worker on 127.0.0.1 (pylog.spark.standalone, quick JVMs); yields spark://127.0.0.1:PORT.
 
     Sessions on it should pass spark.executor.extraJavaOptions=TEST_JVM_OPTS for quick executors."""
-    workdir.mkdir(parents=True, exist_ok=True)
-    env = {**os.environ, "SPARK_LOCAL_IP": "127.0.0.1", "SPARK_LOG_DIR": str(workdir),
-           "SPARK_DAEMON_JAVA_OPTS": TEST_JVM_OPTS,
-           "PYTHONPATH": os.environ.get("PYTHONPATH", os.getcwd())}
-    port, ui = free_port(), free_port()
-    procs: list[subprocess.Popen] = []
-
-    def launch(name: str, *args: str) -> None:
-        log = open(workdir / f"{name}.log", "wb")
-        procs.append(subprocess.Popen([_spark_class(), *args], env=env, stdout=log, stderr=subprocess.STDOUT,
-                                      stdin=subprocess.DEVNULL, start_new_session=True))
-        log.close()
-
-    try:
-        launch("master", "org.apache.spark.deploy.master.Master", "--host", "127.0.0.1", "--port", str(port),
-               "--webui-port", str(ui))
-        launch("worker", "org.apache.spark.deploy.worker.Worker", "--host", "127.0.0.1", "--cores", str(cores),
-               "--memory", memory, "--webui-port", str(free_port()), "--work-dir", str(workdir / "work"),
-               f"spark://127.0.0.1:{port}")
-
-        def worker_alive() -> bool:
-            for p in procs:
-                if p.poll() is not None:
-                    raise AssertionError(f"a Spark process exited {p.returncode}; see {workdir}/*.log")
-            with contextlib.suppress(OSError, ValueError):  # a UI still starting may answer an empty page
-                return _alive_workers(ui) >= 1
-            return False
-        wait_until(worker_alive, 180, "the Spark worker to register with the master", interval=1.0)
-        yield f"spark://127.0.0.1:{port}"
-    finally:
-        for p in reversed(procs):
-            _stop(p)
+    with _standalone(workdir, cores, memory, TEST_JVM_OPTS) as master:
+        yield master
 
 
 @contextlib.contextmanager
@@ -168,8 +116,16 @@ def connect_server(workdir: Path, master: str = "local[2]") -> Iterator[str]:
         with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), timeout=1):
             return True
         return False
+    # A Connect session switches this whole process to Connect mode through these variables (PySpark sets them;
+    # only a local-mode server's stop() clears them): restored on exit, so later classic sessions work.
+    mode = {name: os.environ.get(name) for name in ("SPARK_CONNECT_MODE_ENABLED", "SPARK_REMOTE")}
     try:
         wait_until(listening, 180, "the Spark Connect server to listen", interval=1.0)
         yield f"sc://127.0.0.1:{port}"
     finally:
-        _stop(proc)
+        stop_group(proc)
+        for name, value in mode.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
