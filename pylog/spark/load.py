@@ -120,10 +120,14 @@ def start_load_query(spark, bootstrap: str, checkpoint: str, window_ms: int, tri
 
 
 def topic_exists(bootstrap: str, topic: str) -> bool:
-    """Whether the cluster has `topic` (asked without creating it)."""
-    from pylog.client.sync import KafkaClient
-    with KafkaClient(bootstrap, client_id="pylog-spark-load") as client:
-        resp = client.refresh_metadata([topic])
+    """Whether the cluster has `topic` (asked without creating it); PlanError when it cannot be reached."""
+    from pylog.client.sync import ClientError, KafkaClient
+    from pylog.planner.model import PlanError
+    try:
+        with KafkaClient(bootstrap, client_id="pylog-spark-load") as client:
+            resp = client.refresh_metadata([topic])
+    except (ClientError, OSError) as exc:
+        raise PlanError(f"cannot read load from the cluster at {bootstrap}: {exc}") from None
     return any(t.name == topic and t.error_code == 0 for t in resp.topics)
 
 

@@ -67,14 +67,15 @@ def _check(args: argparse.Namespace) -> dict:
 
 def _check_cluster(bootstrap: str, partitions: int) -> bool:
     """Raise LoadJobError when the cluster is unreachable or has no samples; create the load topic if needed."""
-    from pylog.client.sync import ClientError
+    from pylog.planner.model import PlanError
     from pylog.spark.load import ensure_load_topic, topic_exists
     try:
-        if not topic_exists(bootstrap, METRICS_TOPIC):
-            raise LoadJobError(f"{bootstrap} has no {METRICS_TOPIC} topic yet: brokers publish load samples to it "
-                               f"every metrics.sample.interval.ms (on by default)")
-    except (ClientError, OSError) as exc:
-        raise LoadJobError(f"cannot reach the cluster at {bootstrap}: {exc}") from None
+        exists = topic_exists(bootstrap, METRICS_TOPIC)
+    except PlanError as exc:
+        raise LoadJobError(str(exc)) from None
+    if not exists:
+        raise LoadJobError(f"{bootstrap} has no {METRICS_TOPIC} topic yet: brokers publish load samples to it "
+                           f"every metrics.sample.interval.ms (on by default)")
     return ensure_load_topic(bootstrap, LOAD_TOPIC, partitions)
 
 

@@ -62,7 +62,14 @@ def test_bad_options_get_one_error_and_exit_1(args, message, capsys, tmp_path):
 
 def test_unreachable_cluster_and_checkpoint_file(capsys, tmp_path):
     assert main(["--bootstrap-server", "127.0.0.1:1", "--checkpoint-location", str(tmp_path), "--once"]) == 1
-    assert "Error: cannot reach the cluster at 127.0.0.1:1" in capsys.readouterr().err
+    assert "Error: cannot read load from the cluster at 127.0.0.1:1" in capsys.readouterr().err
     (tmp_path / "f").write_text("")
     assert main(["--bootstrap-server", "127.0.0.1:1", "--checkpoint-location", str(tmp_path / "f")]) == 1
     assert "is a file, not a directory" in capsys.readouterr().err
+
+
+def test_planner_load_from_an_unreachable_cluster_is_a_plan_error():
+    from pylog.planner.model import PlanError
+    from pylog.spark.load import planner_load
+    with pytest.raises(PlanError, match="^cannot read load from the cluster at 127.0.0.1:1: "):
+        planner_load(None, "127.0.0.1:1")  # checked before any Spark work; the tools print it as one error
