@@ -6,7 +6,8 @@ and the Spark job on a standalone Master + Worker (--cores, --memory) started on
 spark-class (SPARK_LOCAL_IP=127.0.0.1). Columns: `prepare` = phase A on the driver (targets, rack changes,
 dealing), `rows` = the job's pandas input frame, `spark` = createDataFrame -> applyInPandas -> toPandas, of which
 `mover cpu` is the CPU the mover itself took (summed over tasks; the rest of `spark` is Spark's cost: Arrow,
-shuffle, Python workers, scheduling), `finish` = phase C on the driver (caps, preferred leaders, report). Each
+shuffle, Python workers, scheduling), `transport` = the same Spark stage run again with a function that plans
+nothing (Spark's cost alone), `finish` = phase C on the driver (caps, preferred leaders, report). Each
 Spark plan is checked equal to the pure core's. Session start is not timed (`session s` shows it); one small
 warm-up plan runs first on each session.
 """
@@ -20,8 +21,8 @@ from typing import Sequence
 
 from pylog.bench import _harness as h
 
-HEADER = ["partitions", "planner", "total s", "prepare s", "rows s", "spark s", "mover cpu s", "finish s", "moves",
-          "same plan", "session s"]
+HEADER = ["partitions", "planner", "total s", "prepare s", "rows s", "spark s", "mover cpu s", "transport s",
+          "finish s", "groups / tasks", "moves", "same plan", "session s"]
 PLANNERS = ("pure", "local", "standalone")
 
 
@@ -47,7 +48,26 @@ def pure_row(n_parts: int, snap, targets, racks) -> tuple[list, object]:
     t2, cpu = time.perf_counter(), time.process_time() - cpu
     plan = finish(prep, new, stats)
     t3 = time.perf_counter()
-    return [n_parts, "pure core", t3 - t0, t1 - t0, "-", "-", cpu, t3 - t2, plan.report.replicas_moved, "-", "-"], plan
+    return [n_parts, "pure core", t3 - t0, t1 - t0, "-", "-", cpu, "-", t3 - t2, f"{len(prep.groups)} / -",
+            plan.report.replicas_moved, "-", "-"], plan
+
+
+def transport_s(session, snap, targets, racks) -> float:
+    """Seconds of the job's Spark stage with a function that plans nothing (returns each group's rows as they
+    are): what shipping the rows to the Python workers, grouping them and bringing them back costs alone."""
+    from pylog.planner.model import PlanOptions
+    from pylog.planner.plan import prepare
+    from pylog.spark.job import _IN_SCHEMA, _input_rows
+    rows = _input_rows(prepare(snap, None, targets, PlanOptions(), racks))
+    n_slices = max(2, min(64, rows["grp"].nunique(), len(rows) // 20_000 + 2))
+    session.conf.set("spark.sql.shuffle.partitions", str(n_slices))
+    t = time.perf_counter()
+    out = (session.createDataFrame(rows, _IN_SCHEMA).groupBy("grp")
+           .applyInPandas(lambda pdf: pdf[["idx", "replicas"]], schema="idx long, replicas array<int>").toPandas())
+    elapsed = time.perf_counter() - t
+    if len(out) != len(rows):
+        raise RuntimeError(f"the transport run returned {len(out)} rows of {len(rows)}")
+    return elapsed
 
 
 def spark_rows(kind: str, cases: dict, pure: dict, cores: int, memory: str) -> list[list]:
@@ -75,8 +95,10 @@ def spark_rows(kind: str, cases: dict, pure: dict, cores: int, memory: str) -> l
             plan = plan_with_spark(session, snap, None, targets, broker_racks=racks, timings=times)
             total = time.perf_counter() - t
             same = "-" if n_parts not in pure else ("yes" if plan.proposed == pure[n_parts].proposed else "NO")
-            rows.append([n_parts, label, total, times["prepare"], times["rows"], times["spark"], times["mover"],
-                         times["finish"], plan.report.replicas_moved, same, started])
+            moved = transport_s(session, snap, targets, racks)
+            rows.append([n_parts, label, total, times["prepare"], times["rows"], times["spark"], times["mover"], moved,
+                         times["finish"], f"{int(times['groups'])} / {int(times['tasks'])}",
+                         plan.report.replicas_moved, same, started])
             h.log(f"  {rows[-1]}")
     return rows
 

@@ -94,8 +94,9 @@ def plan_with_spark(spark, snapshot: Snapshot, topics: Sequence[str] | None, bro
                     timings: dict[str, float] | None = None) -> Plan:
     """The plan `plan_reassignment` would make, with the per-topic work fanned out on Spark.
 
-    `timings`, when given, gets each step's wall seconds (prepare, rows, spark, finish) and `mover`: the CPU
-    seconds the executors spent in the mover itself (the rest of `spark` is Spark's own cost)."""
+    `timings`, when given, gets each step's wall seconds (prepare, rows, spark, finish), `mover`: the CPU
+    seconds the executors spent in the mover itself (the rest of `spark` is Spark's own cost), and the number
+    of `groups` (applyInPandas calls) and `tasks`."""
     if options.balance_by == "bytes":  # bytes balancing is one global pass: nothing to fan out
         return plan_reassignment(snapshot, topics, broker_list, options, broker_racks)
     clock = time.perf_counter()
@@ -117,6 +118,7 @@ def plan_with_spark(spark, snapshot: Snapshot, topics: Sequence[str] | None, bro
     lap("rows")
     # About 20k partitions per task: enough to keep the executors busy, few tasks for small plans.
     n_slices = max(2, min(64, len(prep.groups), len(rows) // 20_000 + 2))
+    times["groups"], times["tasks"] = len(prep.groups), n_slices
     before = spark.conf.get("spark.sql.shuffle.partitions")
     spark.conf.set("spark.sql.shuffle.partitions", str(n_slices))
     try:
