@@ -6,6 +6,7 @@ lengths (checked against what was written): the batch read, the stream as one Av
 stream in --batches micro-batches (maxOffsetsPerTrigger), each into Spark's `noop` sink. Session start and a
 warm-up read are not timed. With --sink, also the stream copied into another topic by
 `writeStream.format("pylog")` in --batches micro-batches, exactly-once vs at-least-once (a second table).
+With --planner, the planning job instead: standalone cluster vs local[*] vs the pure core (bench/spark_planner.py).
 """
 from __future__ import annotations
 
@@ -117,7 +118,12 @@ def run(records: int, partitions: int, reps: int, value_size: int, batches: int,
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point: prints a Markdown table on stdout (progress on stderr)."""
+    """Entry point: prints a Markdown table on stdout (progress on stderr); --planner: the planner benchmark."""
+    if argv is None:
+        argv = sys.argv[1:]
+    if "--planner" in argv:
+        from pylog.bench.spark_planner import main as planner_main
+        return planner_main(argv)
     ap = argparse.ArgumentParser(prog="scripts/bench spark", description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--records", type=int, default=400_000)

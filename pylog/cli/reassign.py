@@ -72,6 +72,14 @@ def _dependent(rules: OptionRules, option: str, needs: str) -> None:
         raise click.UsageError(f'Option "[{option}]" can only be used with "[{needs}]"')
 
 
+def _load_bootstrap(bootstrap_server: str | None, opts: dict[str, Any]) -> str | None:
+    """The cluster the Spark job reads load from: a live --bootstrap-server one (the pylog data source speaks
+    plaintext only here, so not with --command-config)."""
+    if opts["spark"] and bootstrap_server and not opts.get("command_config") and not opts["cluster_snapshot"]:
+        return bootstrap_server
+    return None
+
+
 def _declared_order(option: str) -> int:
     names = [p.name.replace("_", "-") for p in reassign_command.params if p.name]
     return names.index(option) if option in names else len(names)
@@ -150,7 +158,7 @@ def reassign_command(zookeeper: str | None, bootstrap_server: str | None, **opts
                                          not opts["disable_rack_aware"], True, opts["max_moves"], opts["max_bytes"],
                                          opts["leader_changes"]),
             gen.parse_broker_racks(opts["broker_racks"]) or None, opts["spark"], opts["spark_master"],
-            opts["changed_only"])
+            changed_only=opts["changed_only"], load_bootstrap=_load_bootstrap(bootstrap_server, opts))
         cluster = None if opts["cluster_snapshot"] else _cluster(zookeeper, bootstrap_server)
         result = gen.generate(cluster, opts["cluster_snapshot"], opts["topics_to_move_json_file"],
                               opts["broker_list"], gen_opts)

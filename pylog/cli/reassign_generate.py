@@ -34,6 +34,9 @@ class GenerateOptions:
     broker_racks: Mapping[int, str] | None = None
     spark: bool = False
     spark_master: str = "local[*]"
+    # With --spark on a live cluster (--bootstrap-server): where the job reads load (sizes, rates) from,
+    # __pylog_partition_load or else the __pylog_metrics samples.
+    load_bootstrap: str | None = None
     # Kafka proposes every partition of the topics, and scripts feed that to --execute even when nothing
     # moves (a no-op there); --changed-only keeps just the partitions whose replica list changes.
     changed_only: bool = False
@@ -114,7 +117,8 @@ def generate(cluster: ClusterView | None, snapshot_path: str | None, topics_file
         else:
             if opts.spark:
                 from pylog.spark.job import run
-                plan = run(snapshot, topics, brokers, opts.options, opts.broker_racks, opts.spark_master)
+                plan = run(snapshot, topics, brokers, opts.options, opts.broker_racks, opts.spark_master,
+                           opts.load_bootstrap)
             else:
                 plan = plan_reassignment(snapshot, topics, brokers, opts.options, opts.broker_racks)
             proposed = plan.changed() if opts.changed_only else plan.proposed

@@ -6,20 +6,30 @@ Record value: compact UTF-8 JSON object, keys
   size_bytes (log size on that broker), bytes_in_per_sec, bytes_out_per_sec, messages_in_per_sec
   (rates over the last metrics.sample.interval.ms; followers report their replication fetch bytes in as 0).
 Readers ignore unknown keys, so later versions may add fields.
+
+`__pylog_partition_load` (compacted, written by `scripts/spark-load`) holds the aggregate per partition:
+key as above, value a JSON object with version (1), topic, partition, size_bytes (latest, largest replica),
+bytes_in_per_sec, bytes_out_per_sec, messages_in_per_sec (p95 of the leader's samples), samples (leader
+samples counted), window_ms, and from_ms / to_ms (the oldest and newest sample time of the window).
 """
 from __future__ import annotations
 
 import json
 from dataclasses import asdict, dataclass
 
-__all__ = ["METRICS_TOPIC", "MetricSample", "encode_sample", "decode_sample", "SAMPLE_SPARK_SCHEMA"]
+__all__ = ["METRICS_TOPIC", "MetricSample", "encode_sample", "decode_sample", "SAMPLE_SPARK_SCHEMA", "LOAD_TOPIC",
+           "LOAD_SPARK_SCHEMA"]
 
 METRICS_TOPIC = "__pylog_metrics"
+LOAD_TOPIC = "__pylog_partition_load"
 
 # The same fields as a Spark DDL schema, for from_json in the Spark job.
 SAMPLE_SPARK_SCHEMA = ("version int, broker_id int, topic string, partition int, timestamp_ms long, "
                        "is_leader boolean, size_bytes long, bytes_in_per_sec double, bytes_out_per_sec double, "
                        "messages_in_per_sec double")
+LOAD_SPARK_SCHEMA = ("version int, topic string, partition int, size_bytes long, bytes_in_per_sec double, "
+                     "bytes_out_per_sec double, messages_in_per_sec double, samples long, window_ms long, "
+                     "from_ms long, to_ms long")
 
 
 @dataclass(frozen=True, slots=True)

@@ -9,10 +9,11 @@ from typing import TYPE_CHECKING, Any, Mapping, Sequence
 if TYPE_CHECKING:
     from pylog.planner.caps import CapResult, LeaderCapResult
     from pylog.planner.leaders import LeaderResult
+    from pylog.planner.model import Partition
     from pylog.planner.mover import TopicStats
     from pylog.planner.plan import Prepared
 
-__all__ = ["BrokerRow", "Report", "build_report", "render_text"]
+__all__ = ["BrokerRow", "Report", "build_report", "load_summary", "render_text"]
 
 
 @dataclass(slots=True)
@@ -56,6 +57,7 @@ class Report:
     caps: dict[str, int] | None = None
     brokers: list[BrokerRow] = field(default_factory=list)
     elapsed_s: float | None = None
+    load: dict[str, Any] | None = None  # where sizes and rates came from (load_summary), when the job read them
 
     @property
     def gap(self) -> int:
@@ -253,6 +255,30 @@ def _explain(prep: "Prepared", report: Report, stats: Mapping[str, "TopicStats"]
     return reasons
 
 
+def load_summary(partitions: Sequence["Partition"], proposed: Mapping[tuple[str, int], Sequence[int]],
+                 source: str) -> dict[str, Any]:
+    """Where the load came from and each broker's traffic before and after the plan.
+
+    Every replica takes a partition's bytes in (the leader from producers, followers by replication); the
+    preferred leader (first replica) serves its bytes out."""
+    traffic: dict[int, list[float]] = {}  # broker -> [in before, in after, out before, out after]
+    loaded = 0
+    for p in partitions:
+        if p.bytes_in_per_sec is None and p.bytes_out_per_sec is None and p.size_bytes is None:
+            continue
+        loaded += 1
+        rin, rout = p.bytes_in_per_sec or 0.0, p.bytes_out_per_sec or 0.0
+        for col, replicas in ((0, p.replicas), (1, proposed.get(p.tp, p.replicas))):
+            for i, b in enumerate(replicas):
+                row = traffic.setdefault(b, [0.0, 0.0, 0.0, 0.0])
+                row[col] += rin
+                if i == 0:
+                    row[2 + col] += rout
+    return {"source": source, "partitions": loaded, "brokers": [
+        {"id": b, "bytes_in_per_sec": [r[0], r[1]], "bytes_out_per_sec": [r[2], r[3]]}
+        for b, r in sorted(traffic.items())]}
+
+
 def render_text(report: Report) -> str:
     """A plain-text summary and per-broker table (stdlib only; the CLI may render richer)."""
     lines = [
@@ -267,6 +293,8 @@ def render_text(report: Report) -> str:
     ]
     if report.elapsed_s is not None:
         lines.append(f"planning time: {report.elapsed_s:.2f} s")
+    if report.load is not None:
+        lines.append(f"load: {report.load['source']} ({report.load['partitions']} partitions with load)")
     lines.extend(f"note: {r}" for r in report.gap_reasons)
     header = ("broker", "rack", "role", "replicas", "leaders", "bytes")
     table = [header] + [(str(r.id), r.rack or "-", r.role, f"{r.replicas_before} -> {r.replicas_after}",

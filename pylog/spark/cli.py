@@ -38,9 +38,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--max-moves", type=int)
     ap.add_argument("--max-bytes", type=int)
     ap.add_argument("--leader-changes", type=int, help="at most this many preferred-leader changes")
-    ap.add_argument("--metrics-bootstrap", help="host:port to read __pylog_metrics from (sizes and rates)")
-    ap.add_argument("--metrics-window-ms", type=int)
-    ap.add_argument("--spark-master", default="local[*]")
+    ap.add_argument("--metrics-bootstrap", help="host:port to read load (sizes and rates) from: "
+                    "__pylog_partition_load (scripts/spark-load), else the __pylog_metrics samples")
+    ap.add_argument("--metrics-window-ms", type=int, help="aggregate the samples of this window (always from "
+                    "__pylog_metrics: the load topic's window is the load job's)")
+    ap.add_argument("--spark-master", help="Spark master URL (default: spark-submit's, else local[*])")
     ap.add_argument("--output-plan", help="write the proposed reassignment JSON here (default: stdout)")
     ap.add_argument("--output-report", help="write the report as JSON here")
     args = ap.parse_args(argv)

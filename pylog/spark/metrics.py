@@ -54,9 +54,12 @@ def _all():
     return Window.partitionBy()
 
 
-def apply_load(snapshot: Snapshot, load_df: DataFrame) -> Snapshot:
-    """A copy of `snapshot` whose partitions carry the aggregated size and rates (others unchanged)."""
-    load = {(r["topic"], r["partition"]): r for r in load_df.collect()}
+def apply_load(snapshot: Snapshot, load: DataFrame | list) -> Snapshot:
+    """A copy of `snapshot` whose partitions carry the aggregated size and rates (others unchanged).
+
+    `load`: a DataFrame or collected rows with topic, partition, size_bytes and the three rates."""
+    rows = load.collect() if isinstance(load, DataFrame) else load
+    load = {(r["topic"], r["partition"]): r for r in rows}
     parts = []
     for p in snapshot.partitions:
         r = load.get(p.tp)

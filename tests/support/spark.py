@@ -1,5 +1,5 @@
-"""Spark test helpers: reading a topic back with confluent-kafka, and a Spark standalone cluster on loopback
-(PySpark's own spark-class Master and one Worker).
+"""Spark test helpers: reading a topic back with confluent-kafka, a Spark standalone cluster on loopback
+(PySpark's own spark-class Master and one Worker), and a Spark Connect server (PySpark's start-connect-server.sh).
 
 The Master and the Worker are the test's own processes, stopped by pid (the Worker's executors with its
 process group) even when the test fails. Executors import the pylog of the current PYTHONPATH, like the driver.
@@ -7,15 +7,16 @@ process group) even when the test fails. Executors import the pylog of the curre
 from __future__ import annotations
 
 import contextlib
-import json
 import os
-import signal
+import socket
 import subprocess
-import urllib.request
+import sys
 from pathlib import Path
 from typing import Iterator
 
-from pylog.zk.testing import free_port, wait_until
+from pylog.spark.standalone import free_port, stop_group
+from pylog.spark.standalone import standalone_cluster as _standalone
+from pylog.zk.testing import wait_until
 from support.clients import wait_for
 
 # JVM options for Spark's test JVMs (driver, Master, Worker, executors): short-lived, small jobs, so C1 only
@@ -38,6 +39,34 @@ def pylog_session(master: str, app_name: str) -> Iterator:
         session.stop()
 
 
+def produce_numbered(bootstrap: str, topic: str, n: int, partitions: int) -> None:
+    """Records key b"i", value b"ri" for i < n, record i to partition i % partitions (confluent-kafka)."""
+    from confluent_kafka import Producer
+    p = Producer({"bootstrap.servers": bootstrap})
+    for i in range(n):
+        p.produce(topic, key=b"%d" % i, value=b"r%d" % i, partition=i % partitions)
+    assert p.flush(30) == 0
+
+
+def assert_numbered_copy(bootstrap: str, topic: str, n: int, partitions: int) -> None:
+    """`topic` holds exactly what produce_numbered wrote, each record once, in the same partitions."""
+    got = consume_all(bootstrap, topic, n)
+    assert sorted((m.partition(), m.key(), m.value()) for m in got) == \
+        sorted((i % partitions, b"%d" % i, b"r%d" % i) for i in range(n))
+
+
+def copy_stream(spark, bootstrap: str, src: str, dst: str, checkpoint: str, timeout: float = 300) -> None:
+    """Copy `src` (from earliest, key, value and partition) to `dst` with the exactly-once sink, to its end."""
+    q = (spark.readStream.format("pylog").option("kafka.bootstrap.servers", bootstrap).option("subscribe", src)
+         .option("startingOffsets", "earliest").load().selectExpr("key", "value", "partition")
+         .writeStream.format("pylog").option("kafka.bootstrap.servers", bootstrap).option("topic", dst)
+         .option("checkpointLocation", checkpoint).trigger(availableNow=True).start())
+    try:
+        assert q.awaitTermination(timeout), "the copy did not finish"
+    finally:
+        q.stop()
+
+
 def consume_all(bootstrap: str, topic: str, n: int, timeout: float = 60) -> list:
     """Every record of `topic` from the beginning, by a confluent-kafka consumer (stops once it has `n`)."""
     from confluent_kafka import OFFSET_BEGINNING, Consumer, TopicPartition
@@ -54,61 +83,49 @@ def consume_all(bootstrap: str, topic: str, n: int, timeout: float = 60) -> list
     return got
 
 
-def _spark_class() -> str:
-    import pyspark
-    return str(Path(pyspark.__file__).parent / "bin" / "spark-class")
+@contextlib.contextmanager
+def standalone_cluster(workdir: Path, cores: int = 2, memory: str = "2g") -> Iterator[str]:
+    """Start a Master and a Worker on 127.0.0.1 (pylog.spark.standalone, quick JVMs); yields spark://127.0.0.1:PORT.
 
-
-def _alive_workers(ui_port: int) -> int:
-    with urllib.request.urlopen(f"http://127.0.0.1:{ui_port}/json/", timeout=5) as r:
-        return sum(1 for w in json.load(r).get("workers", []) if w.get("state") == "ALIVE")
-
-
-def _stop(proc: subprocess.Popen) -> None:
-    with contextlib.suppress(ProcessLookupError):
-        os.killpg(proc.pid, signal.SIGTERM)  # its own group (start_new_session): the JVM and its executors
-    try:
-        proc.wait(30)
-    except subprocess.TimeoutExpired:
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(proc.pid, signal.SIGKILL)
-        proc.wait(30)
+    Sessions on it should pass spark.executor.extraJavaOptions=TEST_JVM_OPTS for quick executors."""
+    with _standalone(workdir, cores, memory, TEST_JVM_OPTS) as master:
+        yield master
 
 
 @contextlib.contextmanager
-def standalone_cluster(workdir: Path, cores: int = 2, memory: str = "2g") -> Iterator[str]:
-    """Start a Master and a Worker on 127.0.0.1; yields the master URL spark://127.0.0.1:PORT.
+def connect_server(workdir: Path, master: str = "local[2]") -> Iterator[str]:
+    """Start PySpark's Spark Connect server (sbin/start-connect-server.sh --wait) on 127.0.0.1; yields sc://HOST:PORT.
 
-    Sessions on it should pass spark.executor.extraJavaOptions=TEST_JVM_OPTS for quick executors."""
+    Its Python workers (the pylog data source's planning and tasks) run this interpreter with this PYTHONPATH."""
+    import pyspark
     workdir.mkdir(parents=True, exist_ok=True)
-    env = {**os.environ, "SPARK_LOCAL_IP": "127.0.0.1", "SPARK_LOG_DIR": str(workdir),
-           "SPARK_DAEMON_JAVA_OPTS": TEST_JVM_OPTS,
-           "PYTHONPATH": os.environ.get("PYTHONPATH", os.getcwd())}
-    port, ui = free_port(), free_port()
-    procs: list[subprocess.Popen] = []
+    port = free_port()
+    env = {**os.environ, "SPARK_LOCAL_IP": "127.0.0.1", "SPARK_LOG_DIR": str(workdir), "SPARK_PID_DIR": str(workdir),
+           "PYSPARK_PYTHON": sys.executable, "PYTHONPATH": os.environ.get("PYTHONPATH", os.getcwd())}
+    script = Path(pyspark.__file__).parent / "sbin" / "start-connect-server.sh"
+    with open(workdir / "connect-server.log", "wb") as log:
+        proc = subprocess.Popen([str(script), "--wait", "--master", master, "--conf", "spark.ui.enabled=false",
+                                 "--conf", "spark.connect.grpc.binding.address=127.0.0.1",
+                                 "--conf", f"spark.connect.grpc.binding.port={port}"],
+                                env=env, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                                start_new_session=True)
 
-    def launch(name: str, *args: str) -> None:
-        log = open(workdir / f"{name}.log", "wb")
-        procs.append(subprocess.Popen([_spark_class(), *args], env=env, stdout=log, stderr=subprocess.STDOUT,
-                                      stdin=subprocess.DEVNULL, start_new_session=True))
-        log.close()
-
+    def listening() -> bool:
+        if proc.poll() is not None:
+            raise AssertionError(f"the Spark Connect server exited {proc.returncode}; see {workdir}/connect-server.log")
+        with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), timeout=1):
+            return True
+        return False
+    # A Connect session switches this whole process to Connect mode through these variables (PySpark sets them;
+    # only a local-mode server's stop() clears them): restored on exit, so later classic sessions work.
+    mode = {name: os.environ.get(name) for name in ("SPARK_CONNECT_MODE_ENABLED", "SPARK_REMOTE")}
     try:
-        launch("master", "org.apache.spark.deploy.master.Master", "--host", "127.0.0.1", "--port", str(port),
-               "--webui-port", str(ui))
-        launch("worker", "org.apache.spark.deploy.worker.Worker", "--host", "127.0.0.1", "--cores", str(cores),
-               "--memory", memory, "--webui-port", str(free_port()), "--work-dir", str(workdir / "work"),
-               f"spark://127.0.0.1:{port}")
-
-        def worker_alive() -> bool:
-            for p in procs:
-                if p.poll() is not None:
-                    raise AssertionError(f"a Spark process exited {p.returncode}; see {workdir}/*.log")
-            with contextlib.suppress(OSError, ValueError):  # a UI still starting may answer an empty page
-                return _alive_workers(ui) >= 1
-            return False
-        wait_until(worker_alive, 180, "the Spark worker to register with the master", interval=1.0)
-        yield f"spark://127.0.0.1:{port}"
+        wait_until(listening, 180, "the Spark Connect server to listen", interval=1.0)
+        yield f"sc://127.0.0.1:{port}"
     finally:
-        for p in reversed(procs):
-            _stop(p)
+        stop_group(proc)
+        for name, value in mode.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
