@@ -17,6 +17,7 @@ from itertools import chain
 
 from pylog.planner.caps import apply_caps, apply_leader_cap
 from pylog.planner.dealing import DealInput, deal_rack
+from pylog.planner import exact_racks
 from pylog.planner.leaders import balance_leaders
 from pylog.planner.model import Broker, Partition, PlanError, PlanOptions, Snapshot, TopicPartition
 from pylog.planner.mover import TopicContext, TopicStats, plan_topic
@@ -171,12 +172,38 @@ def _count_targets(prep: Prepared, rack_names: Sequence[str | None]) -> None:
     prep.departures = rp.departures
     rack_totals = rp.rack_totals
 
-    _deal_extras(prep, rack_of, kept, rack_totals, current)
+    if not _exact_targets(prep, rack_of):
+        _deal_extras(prep, rack_of, kept, rack_totals, current)
     if prep.options.topic_balance:
         prep.topic_lower_bound = max(prep.lower_bound, topic_lower_bound(
             holders, replicas, prep.global_target, balanced, prep.rack_note is None))
     else:
         prep.topic_lower_bound = prep.lower_bound
+
+
+def _exact_targets(prep: Prepared, rack_of: Mapping[int, int]) -> bool:
+    """Small selections that can be balanced: the exact phase A (exact_racks.py) replaces the rack plan and the
+    dealing; whether it did."""
+    ctx = prep.ctx
+    if prep.rack_note or prep.rule_bound or (
+            exact_racks.exact_arcs(len(prep.partitions), len(ctx.rack_index), len(prep.groups))
+            > exact_racks.EXACT_ARCS):
+        return False
+    found = exact_racks.solve_exact(prep.partitions, prep.groups, ctx.rack_brokers, rack_of,
+                                    prep.options.topic_balance)
+    if found is None:
+        return False
+    rp = prep.rack_plan
+    rp.totals, rp.departures = found.totals, found.departures
+    rp.forced, rp.rack_fix, rp.extra = found.forced, found.rack_fix, found.extra
+    rp.widened, rp.residue = [], 0
+    rp.rack_totals = [sum(found.broker_totals[b] for b in bs) for bs in ctx.rack_brokers]
+    prep.departures = found.departures
+    prep.global_target.update(found.broker_totals)
+    for g, counts in found.counts.items():
+        levels = prep.levels[g] = [min((counts[b] for b in bs), default=0) for bs in ctx.rack_brokers]
+        prep.extras[g] = sorted(b for b, c in counts.items() if c > levels[ctx.rack_index[b]])
+    return True
 
 
 def _deal_extras(prep: Prepared, rack_of: Mapping[int, int], kept: Mapping[str, Mapping[int, int]],
