@@ -27,9 +27,11 @@ from pylog.planner.costflow import CostFlow
 from pylog.planner.model import Partition
 from pylog.planner.racks import cell_bounds
 
-__all__ = ["ExactRacks", "EXACT_ARCS", "exact_arcs", "solve_exact"]
+__all__ = ["ExactRacks", "EXACT_WORK", "exact_work", "solve_exact"]
 
-EXACT_ARCS = 20_000  # (partition, broker) arcs up to which phase A is solved exactly (~0.1-0.3 s in Python)
+# Up to this `exact_work` phase A is solved exactly: ~0.3 s (200 partitions on 11 brokers take 0.2 s, 250 on 22
+# 0.5 s: the flow's phases grow with the partitions, each a pass over the arcs).
+EXACT_WORK = 600_000
 
 
 @dataclass(slots=True)
@@ -45,9 +47,9 @@ class ExactRacks:
     extra: int = 0         # rack changes from target brokers not above their target (one more move each)
 
 
-def exact_arcs(n_partitions: int, n_brokers: int, n_groups: int) -> int:
-    """Arcs of the exact flow (to decide whether it is cheap enough)."""
-    return n_partitions * n_brokers + n_groups * n_brokers
+def exact_work(n_partitions: int, n_brokers: int, n_groups: int) -> int:
+    """Partitions times arcs of the exact flow: what its time grows with (to decide whether it is cheap)."""
+    return n_partitions * (n_partitions + n_groups) * n_brokers
 
 
 def solve_exact(parts: Sequence[Partition], groups: Mapping[str, Sequence[int]],
@@ -98,12 +100,13 @@ class _Builder:
         self.f = CostFlow()
         self.s, self.t = self.f.node(), self.f.node()
         self.supplied = 0
-        sizes = sorted({p.size_bytes or 0 for p in parts})
-        # Lexicographic costs: moves, then leaders' replicas kept, then the sizes of the partitions moved (their
-        # rank), then which brokers get the overall ceil (rank by fullness, < n each on at most n brokers).
+        # Lexicographic costs: moves, then leaders' replicas kept, then the sizes of the partitions moved (by
+        # powers of two: every distinct cost is one more phase of the flow), then which brokers get the overall
+        # ceil (rank by fullness, < n each on at most n brokers).
         ties = n_targets * n_targets + 1
-        self.rank = {v: r * ties for r, v in enumerate(sizes)}
-        below_keep = total * len(sizes) * ties + ties
+        buckets = max((p.size_bytes or 0).bit_length() for p in parts) + 1 if parts else 1
+        below_keep = total * buckets * ties + ties
+        self.ties = ties
         self.keep = below_keep + 1                                  # a non-leader replica staying
         self.move = self.keep * (len(parts) + 2) + below_keep + 1
         self.must = self.move * (total + 1) + 1    # a supplied unit outweighs any flow's moves (<= total)
@@ -129,7 +132,7 @@ class _Builder:
         pn = f.node()
         held = set(p.replicas)
         leader = p.replicas[0]
-        moved = self.move + self.rank[p.size_bytes or 0]
+        moved = self.move + (p.size_bytes or 0).bit_length() * self.ties
         out = []
         floor = 0
         for bs, (lo, hi) in zip(rack_brokers, cell_bounds(rf, [len(bs) for bs in rack_brokers])):

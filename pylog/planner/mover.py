@@ -137,11 +137,12 @@ class TopicMover:
         """b's target count of the group (0 for brokers without one)."""
         return self.targets.get(b, 0)
 
-    def move(self, j: int, src: int, dst: int) -> None:
-        """Move partition j's replica from src to dst (same list position) and update the counts."""
+    def move(self, j: int, src: int, dst: int, lifted: bool = False) -> None:
+        """Move partition j's replica from src to dst (same list position) and update the counts (src's already
+        if `lifted`)."""
         reps = self.new[j]
         reps[reps.index(src)] = dst
-        self.count[src] -= 1
+        self.count[src] -= not lifted
         self.count[dst] += 1
         self.on_broker.setdefault(dst, []).append(j)
         for b in (src, dst):
@@ -182,11 +183,24 @@ class TopicMover:
         return (self.sizes[j], self.parts[j][0])
 
     def land_all(self, units: list[tuple[int, int, int]]) -> None:
-        """Land every unit (j, src, rack), the constrained ones first."""
-        for j, src, k in self.constrained_first(units):
-            self.land(j, src, k)
+        """Land every unit (j, src, rack), the constrained ones first.
 
-    def land(self, j: int, src: int, k: int) -> bool:
+        Every unit leaves its broker before any lands: a broker giving a replica to another rack may be the one
+        below target that a replica coming the other way needs (landing them in turn would miss it)."""
+        ordered = self.constrained_first(units)
+        for _, src, _ in ordered:
+            self._set_count(src, self.count[src] - 1)
+        for j, src, k in ordered:
+            if not self.land(j, src, k, lifted=True):
+                self._set_count(src, self.count[src] + 1)
+
+    def _set_count(self, b: int, value: int) -> None:
+        self.count[b] = value
+        k = self.ctx.rack_index.get(b)
+        if k is not None:
+            self.needs[k].set(b, self.target(b) - value)
+
+    def land(self, j: int, src: int, k: int, lifted: bool = False) -> bool:
         """Move partition j's replica on src to the neediest broker of rack k that may take it."""
         dst = self.needs[k].best(self.new[j])
         if dst is None:
@@ -199,7 +213,7 @@ class TopicMover:
                                           f"replica on {src}")
                 return False
             self.stats.detour_moves += 1
-        self.move(j, src, dst)
+        self.move(j, src, dst, lifted)
         self.placed.setdefault(dst, []).append(j)
         return True
 

@@ -186,8 +186,8 @@ def _exact_targets(prep: Prepared, rack_of: Mapping[int, int]) -> bool:
     dealing; whether it did."""
     ctx = prep.ctx
     if prep.rack_note or prep.rule_bound or (
-            exact_racks.exact_arcs(len(prep.partitions), len(ctx.rack_index), len(prep.groups))
-            > exact_racks.EXACT_ARCS):
+            exact_racks.exact_work(len(prep.partitions), len(ctx.rack_index), len(prep.groups))
+            > exact_racks.EXACT_WORK):
         return False
     found = exact_racks.solve_exact(prep.partitions, prep.groups, ctx.rack_brokers, rack_of,
                                     prep.options.topic_balance)
