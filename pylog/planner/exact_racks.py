@@ -21,7 +21,7 @@ rack change lands on a broker below target of its rack, and inside a rack each m
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from pylog.planner.costflow import CostFlow
 from pylog.planner.model import Partition
@@ -42,6 +42,7 @@ class ExactRacks:
     totals: dict[str, list[int]]                       # group -> replicas per rack
     departures: dict[str, list[tuple[int, int, int]]]  # group -> (partition index, source broker, dest rack)
     broker_totals: dict[int, int]
+    moves: dict[str, list[tuple[int, int, int]]] = field(default_factory=dict)  # every replica moved: as above
     rack_fix: int = 0      # rack changes only because a rack held more of a partition than the rule allows
     forced: int = 0        # rack changes from brokers being removed
     extra: int = 0         # rack changes from target brokers not above their target (one more move each)
@@ -172,16 +173,20 @@ def _read(parts: Sequence[Partition], groups: Mapping[str, Sequence[int]], rack_
                 out.broker_totals[b] += 1
                 totals[rack_of[b]] += 1
     for g, idx in groups.items():
+        moves = out.moves[g] = []
         for i in idx:
-            _departures(parts[i], i, after_of[i], rack_of, rack_brokers, out, out.departures[g])
+            _departures(parts[i], i, after_of[i], rack_of, rack_brokers, out, out.departures[g], moves)
         out.departures[g].sort()
+        moves.sort()
     out.extra = _extra(parts, out, after_of)
     return out
 
 
 def _departures(p: Partition, i: int, after: set[int], rack_of: Mapping[int, int],
-                rack_brokers: Sequence[Sequence[int]], out: ExactRacks, deps: list[tuple[int, int, int]]) -> None:
-    """Partition i's replicas leaving their rack: per rack, as many as it holds fewer there after."""
+                rack_brokers: Sequence[Sequence[int]], out: ExactRacks, deps: list[tuple[int, int, int]],
+                moves: list[tuple[int, int, int]]) -> None:
+    """Partition i's replicas leaving their rack (`deps`: per rack, as many as it holds fewer there after), and
+    every replica it moves (`moves`: the others stay in their rack)."""
     m = len(rack_brokers)
     before = [0] * m
     leaving: list[list[int]] = [[] for _ in range(m)]
@@ -206,9 +211,12 @@ def _departures(p: Partition, i: int, after: set[int], rack_of: Mapping[int, int
             # Replicas of removed brokers leave first, then those of target brokers (ascending, deterministic).
             ranked = sorted(leaving[k], key=lambda b: (b in rack_brokers[k], b))
             sources += ranked[:drop]
+            leaving[k] = ranked[drop:]
     dests = [k for k in range(m) for _ in range(max(0, count[k] - before[k]))]
     out.forced += len(gone)
     deps.extend((i, src, k) for src, k in zip(sources, dests))
+    moves.extend((i, src, k) for src, k in zip(sources, dests))
+    moves.extend((i, src, k) for k in range(m) for src in leaving[k])
 
 
 def _extra(parts: Sequence[Partition], out: ExactRacks, after_of: Mapping[int, set[int]]) -> int:

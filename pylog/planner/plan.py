@@ -12,13 +12,13 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from itertools import chain
 
 from pylog.planner.caps import apply_caps, apply_leader_cap
 from pylog.planner.dealing import DealInput, deal_rack
 from pylog.planner import exact_racks
-from pylog.planner.leaders import balance_leaders
+from pylog.planner.leaders import LeaderResult, balance_leaders
 from pylog.planner.model import Broker, Partition, PlanError, PlanOptions, Snapshot, TopicPartition
 from pylog.planner.mover import TopicContext, TopicStats, plan_topic
 from pylog.planner.report import Report, build_report
@@ -172,8 +172,8 @@ def _count_targets(prep: Prepared, rack_names: Sequence[str | None]) -> None:
     prep.departures = rp.departures
     rack_totals = rp.rack_totals
 
-    if not _exact_targets(prep, rack_of):
-        _deal_extras(prep, rack_of, kept, rack_totals, current)
+    _deal_extras(prep, rack_of, kept, rack_totals, current)
+    _exact_targets(prep, rack_of)
     if prep.options.topic_balance:
         prep.topic_lower_bound = max(prep.lower_bound, topic_lower_bound(
             holders, replicas, prep.global_target, balanced, prep.rack_note is None))
@@ -181,29 +181,66 @@ def _count_targets(prep: Prepared, rack_names: Sequence[str | None]) -> None:
         prep.topic_lower_bound = prep.lower_bound
 
 
-def _exact_targets(prep: Prepared, rack_of: Mapping[int, int]) -> bool:
+def _exact_targets(prep: Prepared, rack_of: Mapping[int, int]) -> None:
     """Small selections that can be balanced: the exact phase A (exact_racks.py) replaces the rack plan and the
-    dealing; whether it did."""
+    dealing, unless the greedy ones' plan is as good.
+
+    Both plans are made here (phases B and C without caps, cheap at this size) and compared by balance, moves,
+    preferred-leader changes, then bytes: the exact phase A takes the fewest moves, but among those it only
+    keeps the most leaders' replicas where they are, blind to the leadership balance (a replica that must move
+    may land on a broker that then leads too much), where the greedy plan can do better by chance."""
     ctx = prep.ctx
     if prep.rack_note or prep.rule_bound or (
             exact_racks.exact_work(len(prep.partitions), len(ctx.rack_index), len(prep.groups))
             > exact_racks.EXACT_WORK):
-        return False
+        return
     found = exact_racks.solve_exact(prep.partitions, prep.groups, ctx.rack_brokers, rack_of,
                                     prep.options.topic_balance)
     if found is None:
-        return False
-    rp = prep.rack_plan
+        return
+    greedy = (dict(prep.levels), dict(prep.extras), prep.departures, dict(prep.global_target),
+              replace(prep.rack_plan), prep.overdrawn)
+    greedy_score = _trial(prep)
+    _apply_exact(prep, found)
+    if _trial(prep) >= greedy_score:
+        prep.levels, prep.extras, prep.departures, prep.global_target, prep.rack_plan, prep.overdrawn = greedy
+
+
+def _trial(prep: Prepared) -> tuple[int, int, int, int]:
+    """(replicas left unbalanced, moves, preferred-leader changes, bytes moved) of the plan phase A leads to."""
+    parts = prep.partitions
+    new: dict[int, list[int]] = {}
+    unbalanced = 0
+    for g, idx in prep.groups.items():
+        reps, stats = run_group(prep, g)
+        new.update(zip(idx, reps))
+        unbalanced += stats.unbalanced
+    proposed = [new.get(i) or list(p.replicas) for i, p in enumerate(parts)]
+    _balance_leaders(prep, proposed)
+    moves = moved = changes = 0
+    for p, reps in zip(parts, proposed):
+        n = len(set(reps) - set(p.replicas))
+        moves += n
+        moved += n * (p.size_bytes or 0)
+        changes += reps[0] != p.replicas[0]
+    return unbalanced, moves, changes, moved
+
+
+def _apply_exact(prep: Prepared, found: exact_racks.ExactRacks) -> None:
+    ctx = prep.ctx
+    prep.overdrawn = 0
+    rp = prep.rack_plan = replace(prep.rack_plan)
     rp.totals, rp.departures = found.totals, found.departures
     rp.forced, rp.rack_fix, rp.extra = found.forced, found.rack_fix, found.extra
     rp.widened, rp.residue = [], 0
     rp.rack_totals = [sum(found.broker_totals[b] for b in bs) for bs in ctx.rack_brokers]
-    prep.departures = found.departures
-    prep.global_target.update(found.broker_totals)
+    # Phase B lands every replica the flow moves (not only those changing rack): the same partitions move.
+    prep.departures = found.moves
+    prep.global_target = {**prep.global_target, **found.broker_totals}
+    prep.levels, prep.extras = dict(prep.levels), dict(prep.extras)
     for g, counts in found.counts.items():
         levels = prep.levels[g] = [min((counts[b] for b in bs), default=0) for bs in ctx.rack_brokers]
         prep.extras[g] = sorted(b for b, c in counts.items() if c > levels[ctx.rack_index[b]])
-    return True
 
 
 def _deal_extras(prep: Prepared, rack_of: Mapping[int, int], kept: Mapping[str, Mapping[int, int]],
@@ -287,6 +324,18 @@ def _blocked(prep: Prepared, rack_of: Mapping[int, int]) -> dict[tuple[str, int]
     return blocked
 
 
+def _balance_leaders(prep: Prepared, proposed: list[list[int]]) -> LeaderResult | None:
+    """Phase C's leader stage on `proposed` (reordered in place), if the options ask for it."""
+    if not prep.options.leader_balance:
+        return None
+    parts = prep.partitions
+    topics: dict[str, list[int]] = {}
+    for i, p in enumerate(parts):
+        topics.setdefault(p.topic, []).append(i)
+    return balance_leaders(topics, proposed, [b.id for b in prep.brokers],
+                           {i: p.replicas[0] for i, p in enumerate(parts)}, prep.options.topic_balance)
+
+
 def run_group(prep: Prepared, group: str) -> tuple[list[list[int]], TopicStats]:
     """Phase B for one group, locally (the Spark job calls `plan_topic` with the same arguments)."""
     return plan_topic(prep.group_input(group), prep.levels[group], prep.extras[group], prep.ctx,
@@ -299,13 +348,7 @@ def finish(prep: Prepared, new_replicas: Mapping[int, list[int]], stats: Mapping
     # Phase B's lists are fresh (the leader pass reorders them in place); unplanned partitions are copied.
     proposed = [new_replicas.get(i) or list(p.replicas) for i, p in enumerate(parts)]
     capped = apply_caps(prep, proposed)
-    leaders = None
-    if prep.options.leader_balance:
-        topics: dict[str, list[int]] = {}
-        for i, p in enumerate(parts):
-            topics.setdefault(p.topic, []).append(i)
-        leaders = balance_leaders(topics, proposed, [b.id for b in prep.brokers],
-                                  {i: p.replicas[0] for i, p in enumerate(parts)}, prep.options.topic_balance)
+    leaders = _balance_leaders(prep, proposed)
     leader_cap = apply_leader_cap(prep, proposed)
     if leader_cap is not None and leader_cap.dropped and leaders is not None:
         leaders.bound = None  # the partial plan's own bound (the report computes it)

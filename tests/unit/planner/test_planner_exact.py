@@ -83,6 +83,10 @@ def _check_fewest(case) -> None:
         assert spread <= 1 and topic_spread <= 1
     again = plan_reassignment(snap, None, targets, broker_racks=new_racks)
     assert again.proposed == plan.proposed  # deterministic
+    with greedy_only():
+        greedy = plan_reassignment(snap, None, targets, broker_racks=new_racks).report
+    rep = plan.report
+    assert (rep.replicas_moved, rep.leader_changes) <= (greedy.replicas_moved, greedy.leader_changes)
 
 
 @ORACLE
