@@ -3,7 +3,8 @@
 Phases (the Spark job runs the same functions, fanning phase B out per topic):
   A. `prepare`: index the input; overall per-broker targets and the lower bounds (targets.py); each group's
      replicas per rack and the replicas that change rack (shifts.py); per rack, which brokers hold a group's
-     extra replica (dealing.py);
+     extra replica (dealing.py); small selections also solve all that exactly (exact_racks.py) and keep it where
+     its plan is better;
   B. `plan_topic` per group (topic): the moves that reach those targets (mover.py);
   C. `finish`: caps (--max-moves/--max-bytes), preferred leaders balanced with the fewest changes by reordering
      (leaders.py), the --leader-changes budget, report.

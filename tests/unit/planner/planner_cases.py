@@ -2,9 +2,12 @@
 from __future__ import annotations
 
 import random
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 from hypothesis import assume, strategies as st
 
+from pylog.planner import exact_racks
 from pylog.planner.assignment import assign_replicas_to_brokers
 from pylog.planner.model import Broker, Partition, Snapshot
 
@@ -20,6 +23,17 @@ def kafka_cluster(n_brokers: int, topics: dict[str, int], rf: int, seed: int = 0
         for p, reps in assign_replicas_to_brokers(meta, n, rf, rng=rng).items():
             parts.append(Partition(topic, p, reps, size_bytes=rng.randrange(1, 10_000) if sizes else None))
     return Snapshot(brokers, parts)
+
+
+@contextmanager
+def greedy_only() -> Iterator[None]:
+    """Plan as selections above the exact limit are planned (rack flow, greedy dealing: no exact phase A)."""
+    saved = exact_racks.EXACT_WORK
+    exact_racks.EXACT_WORK = -1
+    try:
+        yield
+    finally:
+        exact_racks.EXACT_WORK = saved
 
 
 def check_constraints(snapshot: Snapshot, plan, targets: list[int], racks: dict[int, str | None]) -> None:

@@ -7,29 +7,14 @@ above `EXACT_WORK`: it must stay valid and balanced on its own.
 """
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
-
 from hypothesis import HealthCheck, example, given, settings
 
-from pylog.planner import exact_racks
 from pylog.planner.model import Broker, Partition, PlanOptions, Snapshot
 from pylog.planner.oracle import balanced_bounds, optimum, topic_bounds
 from pylog.planner.plan import plan_reassignment
-from planner_cases import check_constraints, clusters, spreads
+from planner_cases import check_constraints, clusters, greedy_only, spreads
 
 ORACLE = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.filter_too_much])
-
-
-@contextmanager
-def greedy_only() -> Iterator[None]:
-    """Plan as selections above the exact limit are planned (rack flow, greedy dealing)."""
-    saved = exact_racks.EXACT_WORK
-    exact_racks.EXACT_WORK = -1
-    try:
-        yield
-    finally:
-        exact_racks.EXACT_WORK = saved
 
 
 def _case(racks: dict[int, str], targets: list[int], topics: dict[str, list[list[int]]]):
