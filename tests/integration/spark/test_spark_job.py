@@ -35,6 +35,21 @@ def test_spark_plan_equals_pure_core_plan(spark):
     assert any(pure.proposed[p.tp] != p.replicas for p in snap.partitions if 5 in p.replicas)
 
 
+def test_spark_plan_equals_pure_core_plan_on_a_small_selection_with_racks(spark):
+    # Small selections take the exact phase A (exact_racks.py): phase B on Spark must realise it the same way.
+    # Broker 5 (rack r2) leaves; r2 keeps only broker 2, which holds t0-1: the fewest moves are 2 (the greedy
+    # phase A takes 3).
+    from pylog.planner.model import Broker, Partition, Snapshot
+    from pylog.spark.job import plan_with_spark
+    snap = Snapshot([Broker(b, f"r{b % 3}") for b in range(8)],
+                    [Partition("t0", p, reps) for p, reps in enumerate([[1, 3], [2, 4], [3, 5]])])
+    targets = [0, 1, 2, 3, 4, 6, 7]
+    pure = plan_reassignment(snap, None, targets)
+    on_spark = plan_with_spark(spark, snap, None, targets)
+    assert on_spark.proposed == pure.proposed
+    assert on_spark.report.replicas_moved == pure.report.replicas_moved == 2
+
+
 def test_metrics_aggregation_latest_size_and_p95(spark):
     from pylog.spark.metrics import aggregate_load, apply_load, with_parsed_samples
     samples = []
