@@ -12,11 +12,13 @@ the whole placement instead, as the oracle does: a min-cost flow
 whose integral optimum is the fewest moves of any assignment balanced within one overall and per group under
 the rack rule. Lower bounds become supplies (arcs out of the source that must be used, at a large negative
 cost) and demands (arcs into the sink), so every other arc costs >= 0 as `CostFlow` needs. Among the fewest
-moves it keeps the most leaders' replicas, then moves the smallest partitions.
+moves it keeps the most leaders' replicas, then moves the smallest partitions (by powers of two: each distinct
+cost is one more phase of the flow).
 
-Only the flow's targets per (group, broker) and its rack changes (partition, source broker, destination rack)
-are kept: the per-group mover (phase B, also on Spark) realises them, and its moves are the flow's -- every
-rack change lands on a broker below target of its rack, and inside a rack each move takes one unit of excess.
+Only the flow's targets per (group, broker) and the replicas it moves (partition, source broker, destination
+rack) are kept: the per-group mover (phase B, also on Spark) lands each on a broker of that rack below its
+target, so the same partitions move and the moves are the flow's. plan.py keeps this phase A only where the
+resulting plan beats the greedy one's (the flow is blind to leadership balance).
 """
 from __future__ import annotations
 
@@ -60,7 +62,7 @@ def solve_exact(parts: Sequence[Partition], groups: Mapping[str, Sequence[int]],
 
     `rack_of` maps target brokers and removed brokers whose rack stays to their rack index."""
     targets = [b for bs in rack_brokers for b in bs]
-    n, m = len(targets), len(rack_brokers)
+    n = len(targets)
     total = sum(len(parts[i].replicas) for idx in groups.values() for i in idx)
     level, over = divmod(total, n)
     flow = _Builder(parts, n, total)
