@@ -120,9 +120,11 @@ class Target:
 
 
 @contextlib.contextmanager
-def mock_peer() -> Iterator[Target]:
-    """librdkafka's mock cluster (1 broker) in a helper process; stopped by pid on exit."""
-    proc = subprocess.Popen([sys.executable, "-m", "pylog.bench._harness", "mock-serve"], stdout=subprocess.PIPE,
+def mock_peer(topics: dict[str, int] | None = None) -> Iterator[Target]:
+    """librdkafka's mock cluster (1 broker) in a helper process, with `topics` ({name: partitions})
+    created in it; stopped by pid on exit."""
+    spec = [f"{name}:{n}" for name, n in (topics or {}).items()]
+    proc = subprocess.Popen([sys.executable, "-m", "pylog.bench._harness", "mock-serve", *spec], stdout=subprocess.PIPE,
                             stderr=subprocess.DEVNULL, stdin=subprocess.PIPE, text=True)
     try:
         line = proc.stdout.readline().strip()
@@ -139,11 +141,46 @@ def mock_peer() -> Iterator[Target]:
             proc.wait(10)
 
 
-def _mock_serve() -> None:
+def _mock_serve(topics: Sequence[str] = ()) -> None:
     """Run a one-broker mock cluster until stdin closes (the helper process's main)."""
+    if topics:
+        _mock_serve_with_topics(topics)
+        return
     p = ck.Producer({"test.mock.num.brokers": 1, "log_level": 0})
     b = next(iter(p.list_topics(timeout=10).brokers.values()))
     print(f"BOOTSTRAP {b.host}:{b.port}", flush=True)
+    sys.stdin.read()
+
+
+def _mock_serve_with_topics(topics: Sequence[str]) -> None:
+    """The same mock cluster, made through librdkafka's C API so topics get their partition count.
+
+    The mock answers CreateTopics only through a controller its Metadata does not name (the
+    admin client times out "waiting for controller"), and auto-creates topics with 4 partitions;
+    rd_kafka_mock_topic_create is the mock's own way to make one. confluent-kafka ships the
+    library it is built on, so this is the same librdkafka as the client's.
+    """
+    import ctypes
+    libs = Path(ck.__file__).parent.parent / "confluent_kafka.libs"
+    lib = ctypes.CDLL(str(next(libs.glob("librdkafka*.so*"))))
+    for fn in ("rd_kafka_conf_new", "rd_kafka_new", "rd_kafka_mock_cluster_new"):
+        getattr(lib, fn).restype = ctypes.c_void_p
+    lib.rd_kafka_new.argtypes = [ctypes.c_int, ctypes.c_void_p, ctypes.c_char_p, ctypes.c_size_t]
+    lib.rd_kafka_mock_cluster_new.argtypes = [ctypes.c_void_p, ctypes.c_int]
+    lib.rd_kafka_mock_cluster_bootstraps.argtypes = [ctypes.c_void_p]
+    lib.rd_kafka_mock_cluster_bootstraps.restype = ctypes.c_char_p
+    lib.rd_kafka_mock_topic_create.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_int, ctypes.c_int]
+    errstr = ctypes.create_string_buffer(512)
+    rk = lib.rd_kafka_new(0, lib.rd_kafka_conf_new(), errstr, len(errstr))  # 0: RD_KAFKA_PRODUCER
+    if not rk:
+        raise RuntimeError(f"rd_kafka_new: {errstr.value.decode()}")
+    mcluster = lib.rd_kafka_mock_cluster_new(rk, 1)
+    for spec in topics:
+        name, n = spec.rsplit(":", 1)
+        err = lib.rd_kafka_mock_topic_create(mcluster, name.encode(), int(n), 1)
+        if err:
+            raise RuntimeError(f"rd_kafka_mock_topic_create({name}, {n}): error {err}")
+    print(f"BOOTSTRAP {lib.rd_kafka_mock_cluster_bootstraps(mcluster).decode()}", flush=True)
     sys.stdin.read()
 
 
@@ -318,8 +355,9 @@ class _BatchStats:
 
 
 def produce(target: Target, topic: str, n: int, value_size: int = 100, conf: dict[str, Any] | None = None,
-            partition: int = 0) -> RunResult:
-    """Produce n records of value_size bytes to one partition; time from the first send to flush()."""
+            partition: int = 0, partitions: int = 1) -> RunResult:
+    """Produce n records of value_size bytes to one partition (or round-robin over partitions
+    0..partitions-1); time from the first send to flush()."""
     stats = _BatchStats(topic)
     errors: list[str] = []
 
@@ -336,12 +374,13 @@ def produce(target: Target, topic: str, n: int, value_size: int = 100, conf: dic
     send = p.produce
     c0 = target.cpu()
     t0 = time.perf_counter()
-    for _ in range(n):
+    for i in range(n):
+        part = partition if partitions == 1 else i % partitions
         try:
-            send(topic, value, partition=partition)
+            send(topic, value, partition=part)
         except BufferError:
             p.poll(0.005)
-            send(topic, value, partition=partition)
+            send(topic, value, partition=part)
     left = p.flush(300)
     elapsed = time.perf_counter() - t0
     c1 = target.cpu()
@@ -387,6 +426,29 @@ def consume(c: ck.Consumer, target: Target, topic: str, start: int, end: int, pa
     return RunResult((end - start) * passes, elapsed, c1[0] - c0[0], c1[1] - c0[1], value_size)
 
 
+def consume_partitions(c: ck.Consumer, target: Target, topic: str, ranges: dict[int, tuple[int, int]],
+                       passes: int = 1, value_size: int = 100) -> RunResult:
+    """Read offsets [start, end) of every partition in `ranges` `passes` times; time from the first
+    assign to the last record. Records are counted (a pass ends when every range's count was read)."""
+    want = sum(end - start for start, end in ranges.values())
+    c0 = target.cpu()
+    t0 = time.perf_counter()
+    for _ in range(passes):
+        c.assign([ck.TopicPartition(topic, part, start) for part, (start, _) in ranges.items()])
+        got = 0
+        while got < want:
+            msgs = c.consume(min(10000, want - got), 10.0)
+            if not msgs:
+                raise RuntimeError(f"{target.name}: no records for 10 s after {got} of {want}")
+            if msgs[-1].error() is not None:
+                raise RuntimeError(f"{target.name}: {msgs[-1].error()}")
+            got += len(msgs)
+        c.unassign()
+    elapsed = time.perf_counter() - t0
+    c1 = target.cpu()
+    return RunResult(want * passes, elapsed, c1[0] - c0[0], c1[1] - c0[1], value_size)
+
+
 def interleaved(reps: int, targets: Sequence[Target], run: Callable[[Target], RunResult]) -> dict[str, list[RunResult]]:
     """Run `run` reps times per target, alternating the order so drift on the shared machine hits both."""
     out: dict[str, list[RunResult]] = {t.name: [] for t in targets}
@@ -422,8 +484,8 @@ def summarize(results: list[RunResult]) -> Summary:
 
 
 if __name__ == "__main__":
-    if sys.argv[1:] == ["mock-serve"]:
-        _mock_serve()
+    if sys.argv[1:2] == ["mock-serve"]:
+        _mock_serve(sys.argv[2:])
     else:
-        print("usage: python -m pylog.bench._harness mock-serve", file=sys.stderr)
+        print("usage: python -m pylog.bench._harness mock-serve [topic:partitions ...]", file=sys.stderr)
         sys.exit(2)

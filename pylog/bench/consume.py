@@ -1,6 +1,6 @@
 """Consume throughput: confluent-kafka against one pylog broker and against librdkafka's mock cluster.
 
-100-byte records, one partition, RF 1, the same consumer (assign + consume(10000)) for both
+100-byte records (--value-size), one partition (--partitions: several, each holding its own window), RF 1, the same consumer (assign + consume(10000)) for both
 targets. The mock keeps at most 5 MB per partition, so the head-to-head ratio comes from a
 "window" run: both servers hold the same 40,000 records (fewer for bigger values, see window_for;
 written as ~1 MB batches) and the
@@ -47,52 +47,65 @@ def window_for(value_size: int) -> int:
     return window
 
 
-def _fill(target: h.Target, topic: str, n: int, value_size: int) -> tuple[int, int]:
-    h.produce(target, topic, n, value_size, h.SCENARIOS["1m"])
-    lo, hi = h.end_offset(target.bootstrap, topic)
-    if hi - lo != n:
-        raise BenchError(f"{target.name}: {topic} holds offsets {lo}..{hi}, expected {n} records")
-    return lo, hi
+def _fill(target: h.Target, topic: str, n: int, value_size: int, partitions: int = 1) -> dict[int, tuple[int, int]]:
+    """Write n records per partition (round-robin, ~1 MB batches); {partition: (low, high)}."""
+    h.produce(target, topic, n * partitions, value_size, h.SCENARIOS["1m"], partitions=partitions)
+    ranges = {}
+    for part in range(partitions):
+        lo, hi = ranges[part] = h.end_offset(target.bootstrap, topic, part)
+        if hi - lo != n:
+            raise BenchError(f"{target.name}: {topic} [{part}] holds offsets {lo}..{hi}, expected {n} records")
+    return ranges
+
+
+def _read(c, target: h.Target, topic: str, ranges: dict[int, tuple[int, int]], passes: int,
+          value_size: int) -> h.RunResult:
+    if len(ranges) == 1:  # one partition: the seek-per-pass reader the earlier figures were measured with
+        return h.consume(c, target, topic, *ranges[0], passes=passes, value_size=value_size)
+    return h.consume_partitions(c, target, topic, ranges, passes=passes, value_size=value_size)
 
 
 def run(records: int, reps: int, loops: list[str], value_size: int, with_mock: bool,
-        profile_dir: str | None = None, zk_connect: str | None = None, window: int = WINDOW) -> list[list]:
-    """Window runs (pylog vs mock) and full-log runs (pylog) per event loop; returns table rows."""
+        profile_dir: str | None = None, zk_connect: str | None = None, window: int = WINDOW,
+        partitions: int = 1) -> list[list]:
+    """Window runs (pylog vs mock) and full-log runs (pylog) per event loop; returns table rows.
+
+    With several partitions, each holds `window` records and a full-log run reads `records` in all."""
     rows: list[list] = []
-    passes = max(1, records // window)
-    label = f"window ({window:,} records, re-read)"
-    with h.mock_peer() as mock:
+    passes = max(1, records // (window * partitions))
+    label = f"window ({window:,} records{f' x {partitions} partitions' if partitions > 1 else ''}, re-read)"
+    with h.mock_peer({WINDOW_TOPIC: partitions} if partitions > 1 else None) as mock:
         if with_mock:
-            mock_window = _fill(mock, WINDOW_TOPIC, window, value_size)
+            mock_window = _fill(mock, WINDOW_TOPIC, window, value_size, partitions)
         for loop in loops:
             h.log(f"starting a pylog broker on the {loop} event loop")
             with h.pylog_cluster(1, event_loop=loop, profile_dir=profile_dir, zk_connect=zk_connect) as cluster:
                 target = h.pylog_target(cluster, f"pylog/{loop}")
-                h.create_topics(target.bootstrap, [WINDOW_TOPIC, FULL_TOPIC])
-                windows = {target.name: _fill(target, WINDOW_TOPIC, window, value_size)}
-                full = _fill(target, FULL_TOPIC, records, value_size)
+                h.create_topics(target.bootstrap, [WINDOW_TOPIC, FULL_TOPIC], partitions=partitions)
+                windows = {target.name: _fill(target, WINDOW_TOPIC, window, value_size, partitions)}
+                full = _fill(target, FULL_TOPIC, records // partitions, value_size, partitions)
                 targets = [target]
                 if with_mock:
                     windows[mock.name] = mock_window
                     targets.append(mock)
                 consumers = {t.name: h.consumer(t, {"fetch.wait.max.ms": 1}) for t in targets}
                 try:
-                    h.log(f"window: {window:,} records x {passes} passes; warm-up")
+                    h.log(f"window: {window:,} records x {partitions} partitions x {passes} passes; warm-up")
                     for t in targets:
-                        h.consume(consumers[t.name], t, WINDOW_TOPIC, *windows[t.name], passes=2,
-                                  value_size=value_size)
-                    res = h.interleaved(reps, targets, lambda t: h.consume(
-                        consumers[t.name], t, WINDOW_TOPIC, *windows[t.name], passes=passes, value_size=value_size))
+                        _read(consumers[t.name], t, WINDOW_TOPIC, windows[t.name], 2, value_size)
+                    res = h.interleaved(reps, targets, lambda t: _read(
+                        consumers[t.name], t, WINDOW_TOPIC, windows[t.name], passes, value_size))
                     base = h.summarize(res[target.name])
                     peer = h.summarize(res[mock.name]) if with_mock else None
                     rows.append([label, target.name, *_fmt(base),
                                  f"{base.rate / peer.rate:.2f}" if peer else "-"])
                     if peer and loop == loops[0]:
                         rows.append([label, "mock (C)", *_fmt(peer), "1.00"])
-                    h.log(f"full log: {records:,} records")
-                    res = h.interleaved(reps, [target], lambda t: h.consume(
-                        consumers[t.name], t, FULL_TOPIC, *full, value_size=value_size))
-                    rows.append([f"full log ({records:,} records)", target.name,
+                    n_full = records // partitions * partitions
+                    h.log(f"full log: {n_full:,} records")
+                    res = h.interleaved(reps, [target], lambda t: _read(
+                        consumers[t.name], t, FULL_TOPIC, full, 1, value_size))
+                    rows.append([f"full log ({n_full:,} records)", target.name,
                                  *_fmt(h.summarize(res[target.name])), "-"])
                 finally:
                     for c in consumers.values():
@@ -115,18 +128,21 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--reps", type=int, default=5, help="timed runs per target (the median is reported)")
     ap.add_argument("--loops", default="asyncio", help="broker event loops to measure: asyncio,uvloop")
     ap.add_argument("--value-size", type=int, default=100)
+    ap.add_argument("--partitions", type=int, default=1, help="partitions of both topics, written round-robin")
     ap.add_argument("--no-mock", action="store_true", help="skip the librdkafka mock peer")
     ap.add_argument("--profile", metavar="DIR", help="cProfile the broker's event loop into DIR (slows it down)")
     args = ap.parse_args(argv)
+    if args.partitions < 1:
+        ap.error(f"--partitions must be >= 1, got {args.partitions}")
     try:
         window = window_for(args.value_size) if not args.no_mock else WINDOW
         print(f"<!-- {h.machine_notes()} -->")
         rows = run(args.records, args.reps, args.loops.split(","), args.value_size, not args.no_mock,
-                   args.profile, window=window)
+                   args.profile, window=window, partitions=args.partitions)
     except BenchError as e:
         print(f"scripts/bench consume: {e}", file=sys.stderr)
         return 1
-    h.print_report(f"consume: {args.value_size} B records, 1 partition, RF 1, consume(10000) batches, "
+    h.print_report(f"consume: {args.value_size} B records, {args.partitions} partition(s), RF 1, consume(10000) batches, "
                    f"median of {args.reps}", HEADER, rows)
     return 0
 

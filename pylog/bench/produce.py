@@ -1,6 +1,6 @@
 """Produce throughput: confluent-kafka against one pylog broker and against librdkafka's mock cluster.
 
-100-byte records to one partition, RF 1, acks=1, in the same run and with the same client for
+100-byte records (--value-size) to one partition (--partitions: round-robin over several), RF 1, acks=1, in the same run and with the same client for
 both targets, per producer batching scenario (see _harness.SCENARIOS). Prints records/s, MB/s,
 the pylog/mock ratio and each server's CPU seconds per GB of record values ingested (utime+stime
 from /proc). Goals: ratio >= 1.0 (the broker must not be what limits the client) and <= 1
@@ -25,23 +25,27 @@ PRIME_MB = 1024
 
 def run(records: int, reps: int, scenarios: list[str], loops: list[str], value_size: int,
         with_mock: bool, profile_dir: str | None = None, prime_mb: int = PRIME_MB,
-        zk_connect: str | None = None) -> list[list]:
+        zk_connect: str | None = None, partitions: int = 1) -> list[list]:
     """Measure every (event loop, scenario); returns table rows."""
     rows: list[list] = []
-    with h.mock_peer() as mock:
+    topic = TOPIC if partitions == 1 else f"{TOPIC}-p{partitions}"
+    # The mock would auto-create the topic with its default partition count (4).
+    with h.mock_peer({topic: partitions} if partitions > 1 else None) as mock:
         for loop in loops:
             h.log(f"starting a pylog broker on the {loop} event loop")
             with h.pylog_cluster(1, BROKER_CONFIG, event_loop=loop, prime_mb=prime_mb,
                                  profile_dir=profile_dir, zk_connect=zk_connect) as cluster:
                 target = h.pylog_target(cluster, f"pylog/{loop}")
-                h.create_topics(target.bootstrap, [TOPIC], config=TOPIC_CONFIG)
+                h.create_topics(target.bootstrap, [topic], partitions=partitions, config=TOPIC_CONFIG)
                 targets = [target, mock] if with_mock else [target]
                 for name in scenarios:
                     conf = h.SCENARIOS[name]
                     h.log(f"scenario {name} {conf}: warm-up")
                     for t in targets:
-                        h.produce(t, TOPIC, max(records // 10, min(records, 10000)), value_size, conf)
-                    res = h.interleaved(reps, targets, lambda t: h.produce(t, TOPIC, records, value_size, conf))
+                        h.produce(t, topic, max(records // 10, min(records, 10000)), value_size, conf,
+                                  partitions=partitions)
+                    res = h.interleaved(reps, targets, lambda t: h.produce(t, topic, records, value_size, conf,
+                                                                           partitions=partitions))
                     base = h.summarize(res[target.name])
                     peer = h.summarize(res[mock.name]) if with_mock else None
                     rows.append([name, target.name, *_fmt(base), f"{base.rate / peer.rate:.2f}" if peer else "-"])
@@ -68,14 +72,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--scenarios", default="default,16k,1m", help=f"comma-separated, of {sorted(h.SCENARIOS)}")
     ap.add_argument("--loops", default="asyncio", help="broker event loops to measure: asyncio,uvloop")
     ap.add_argument("--value-size", type=int, default=100)
+    ap.add_argument("--partitions", type=int, default=1, help="partitions of the topic, written round-robin")
     ap.add_argument("--no-mock", action="store_true", help="skip the librdkafka mock peer")
     ap.add_argument("--profile", metavar="DIR", help="cProfile the broker's event loop into DIR (slows it down)")
     args = ap.parse_args(argv)
     scenarios = h.scenarios_arg(ap, args.scenarios)
+    if args.partitions < 1:
+        ap.error(f"--partitions must be >= 1, got {args.partitions}")
     print(f"<!-- {h.machine_notes()} -->")
     rows = run(args.records, args.reps, scenarios, args.loops.split(","), args.value_size, not args.no_mock,
-               args.profile)
-    h.print_report(f"produce: {args.records:,} x {args.value_size} B records per run, 1 partition, RF 1, acks=1, "
+               args.profile, partitions=args.partitions)
+    h.print_report(f"produce: {args.records:,} x {args.value_size} B records per run, {args.partitions} "
+                   f"partition{'s' if args.partitions > 1 else ''}, RF 1, acks=1, "
                    f"median of {args.reps}", HEADER, rows)
     return 0
 
