@@ -27,11 +27,13 @@ from dataclasses import dataclass
 from typing import Any, Sequence
 
 import confluent_kafka as ck
+from confluent_kafka.admin import AdminClient
 
 from pylog.bench import _harness as h
 
 BROKER_CONFIG = {"log.retention.check.interval.ms": "1000"}
 TOPIC_CONFIG = {"segment.bytes": str(64 * 1024 * 1024), "retention.bytes": str(256 * 1024 * 1024)}
+PRIME_MB = 1024  # page cache to recycle first (see _harness.prime_page_cache); topics are deleted after each rep
 PRODUCER_CONF = {"batch.size": 1048576, "linger.ms": 5, "acks": "all"}
 
 
@@ -171,16 +173,19 @@ def one_rep(target: h.Target, topic: str, partitions: int, rf: int, producers: i
     prod = _phase(target, "produce", [dict(base, index=i, records=records) for i in range(producers)], value_size)
     shares = [list(range(partitions))[i::consumers] for i in range(consumers)]
     cons = _phase(target, "consume", [dict(base, partitions=s) for s in shares if s], value_size)
+    if target.name != "mock":  # so that the next repetition's writes reuse this one's page cache
+        for f in AdminClient({"bootstrap.servers": target.bootstrap}).delete_topics([topic], 60).values():
+            f.result(60)
     return prod, cons
 
 
 def run(reps: int, partitions: int, producers: int, consumers: int, records: int, value_size: int,
-        with_mock: bool = True, zk_connect: str | None = None) -> list[list]:
+        with_mock: bool = True, zk_connect: str | None = None, prime_mb: int = PRIME_MB) -> list[list]:
     """Alternate reps over mock, pylog RF 1 (one broker) and pylog RF 3 (three brokers); returns table rows."""
     res: dict[str, list[tuple[Phase, Phase]]] = {}
     with h.mock_peer({f"bench-many-{i}": partitions for i in range(reps)}) as mock, \
-            h.pylog_cluster(1, BROKER_CONFIG, zk_connect=zk_connect) as one, \
-            h.pylog_cluster(3, BROKER_CONFIG, zk_connect=zk_connect) as three:
+            h.pylog_cluster(1, BROKER_CONFIG, zk_connect=zk_connect, prime_mb=prime_mb) as one, \
+            h.pylog_cluster(3, BROKER_CONFIG, zk_connect=zk_connect, prime_mb=prime_mb) as three:
         targets = [(h.pylog_target(one, "pylog RF 1"), 1), (h.pylog_target(three, "pylog RF 3"), 3)]
         if with_mock:
             targets.insert(0, (mock, 1))
