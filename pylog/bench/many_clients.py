@@ -174,7 +174,8 @@ def one_rep(target: h.Target, topic: str, partitions: int, rf: int, producers: i
     shares = [list(range(partitions))[i::consumers] for i in range(consumers)]
     cons = _phase(target, "consume", [dict(base, partitions=s) for s in shares if s], value_size)
     if target.name != "mock":  # so that the next repetition's writes reuse this one's page cache
-        for f in AdminClient({"bootstrap.servers": target.bootstrap}).delete_topics([topic], 60).values():
+        admin = AdminClient({"bootstrap.servers": target.bootstrap})  # referenced until the futures resolve
+        for f in admin.delete_topics([topic], operation_timeout=60, request_timeout=60).values():
             f.result(60)
     return prod, cons
 
