@@ -19,12 +19,11 @@ from __future__ import annotations
 
 import asyncio
 import collections
-import contextlib
 import logging
 import os
 import socket
 from dataclasses import dataclass
-from typing import Any, Iterator
+from typing import Any
 
 from pylog.broker.handlers import HANDLERS, Later, advertised_ranges, load_all
 from pylog.broker.services import BrokerServices
@@ -52,12 +51,6 @@ _MAX_QUEUED_BYTES = 64 * 1024 * 1024  # stop reading from a client that pipeline
 # producer 5.
 _MAX_OWED = 64
 _CLOSE = object()  # owed: close the connection once every response before it has been sent
-# File slices up to this size are read (pread) and sent with the bytes around them in one write;
-# larger ones go by sendfile. Each loop.sendfile costs several event-loop turns (drain the
-# transport, pause reading, the send, resume), ~60-80 us of broker CPU: a Fetch of 64 partitions
-# holding a few KB each paid that 64 times (BENCHMARKS.md, record-size: partition cost). Copying
-# 64 KiB costs a few microseconds.
-_INLINE_SLICE_BYTES = 64 * 1024
 # The controller's and the brokers' own requests: CLUSTER_ACTION on the cluster when ACLs are on.
 _CLUSTER_ACTION_APIS = frozenset((ApiKey.LeaderAndIsr, ApiKey.StopReplica, ApiKey.UpdateMetadata,
                                   ApiKey.ControlledShutdown))
@@ -342,7 +335,6 @@ class KafkaConnection(asyncio.BufferedProtocol):
                 transport.write(out)
         else:
             self._flush_held()
-            out = self.server.inline_small_slices(out)
             # Cork while a response goes out in pieces (header bytes, then sendfile): the client
             # then gets one segment train and one wake-up per response instead of a tiny header
             # segment first. Uncorking pushes whatever is still held.
@@ -395,68 +387,36 @@ class SocketServer:
         self.port = self.server.sockets[0].getsockname()[1]
         return self.port
 
-    def inline_small_slices(self, parts: list[Any]) -> list[Any]:
-        """The response's parts with every file slice up to _INLINE_SLICE_BYTES read into memory and
-        joined with the bytes around it: one write for them instead of a sendfile each."""
-        if all(isinstance(p, (bytes, bytearray)) or p.size > _INLINE_SLICE_BYTES for p in parts):
-            return parts
-        out: list[Any] = []
-        run: list[bytes] = []
-        for part in parts:
-            if isinstance(part, (bytes, bytearray)):
-                run.append(part)
-            elif part.size <= _INLINE_SLICE_BYTES:
-                run.append(self._read_chunk(part))
-            else:
-                if run:
-                    out.append(b"".join(run))
-                    run = []
-                out.append(part)
-        if run:
-            out.append(b"".join(run))
-        return out
-
-    def _read_chunk(self, chunk: Any) -> bytes:
-        """The bytes of a file slice, checked as send_file_chunk checks what it sends."""
-        with self._open_chunk(chunk) as f:
-            data = os.pread(f.fileno(), chunk.size, chunk.position)
-        if len(data) != chunk.size:
-            raise ConnectionError(f"{chunk.path} shrank while being sent")
-        return data
-
-    @contextlib.contextmanager
-    def _open_chunk(self, chunk: Any) -> Iterator[Any]:
-        """The slice's segment file, open; a file swapped by the log cleaner, or gone, drops the connection.
+    async def send_file_chunk(self, transport: asyncio.Transport, chunk: Any) -> None:
+        """Send part of a segment file: sendfile when the loop can, else read and write.
 
         If the file shrank since the read was planned (truncation, retention) or was swapped for a
         compacted one, the response can't be completed; the connection is dropped so the client
         never sees a short or wrong frame.
         """
+        loop = asyncio.get_running_loop()
         try:
             with open(chunk.path, "rb") as f:
                 if getattr(chunk, "inode", 0) and os.fstat(f.fileno()).st_ino != chunk.inode:
                     raise ConnectionError(f"{chunk.path} was replaced by the log cleaner while being sent")
-                yield f
+                if self._sendfile_ok:
+                    try:
+                        sent = await loop.sendfile(transport, f, chunk.position, chunk.size, fallback=False)
+                        if sent != chunk.size:
+                            raise ConnectionError(f"{chunk.path} shrank while being sent")
+                        return
+                    except (NotImplementedError, asyncio.SendfileNotAvailableError, RuntimeError):
+                        self._sendfile_ok = False  # e.g. uvloop: fall back for good
+                data = os.pread(f.fileno(), chunk.size, chunk.position)
         except FileNotFoundError as exc:
             raise ConnectionError(f"segment vanished while being sent: {exc}") from exc
         except OSError as exc:
             if exc.filename == chunk.path:  # opening the segment failed: the log dir is failing (KIP-112)
                 self.broker.storage_failed(chunk.path, exc)
             raise
-
-    async def send_file_chunk(self, transport: asyncio.Transport, chunk: Any) -> None:
-        """Send part of a segment file: sendfile when the loop can, else read and write."""
-        if self._sendfile_ok:
-            loop = asyncio.get_running_loop()
-            with self._open_chunk(chunk) as f:
-                try:
-                    sent = await loop.sendfile(transport, f, chunk.position, chunk.size, fallback=False)
-                    if sent != chunk.size:
-                        raise ConnectionError(f"{chunk.path} shrank while being sent")
-                    return
-                except (NotImplementedError, asyncio.SendfileNotAvailableError, RuntimeError):
-                    self._sendfile_ok = False  # e.g. uvloop: fall back for good
-        transport.write(self._read_chunk(chunk))
+        if len(data) != chunk.size:
+            raise ConnectionError(f"{chunk.path} shrank while being sent")
+        transport.write(data)
 
     async def stop(self) -> None:
         """Stop accepting and close every connection."""

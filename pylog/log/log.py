@@ -332,13 +332,16 @@ class Log:
 
     # --- reads --------------------------------------------------------------------------------
     def read(
-        self, start_offset: int, max_bytes: int, max_offset: int | None = None, min_one: bool = True
-    ) -> list[FileSlice]:
+        self, start_offset: int, max_bytes: int, max_offset: int | None = None, min_one: bool = True,
+        inline_bytes: int = 0,
+    ) -> list[FileSlice | bytes]:
         """Whole batches from the one containing `start_offset`, at most `max_bytes` of them.
 
         Batches reaching `max_offset` (exclusive; e.g. the high watermark) are left out. With
         `min_one` the first batch is returned even if larger than `max_bytes`. Reading at the LEO
-        returns []; outside [log start, LEO] raises OffsetOutOfRangeError.
+        returns []; outside [log start, LEO] raises OffsetOutOfRangeError. A segment's part of up
+        to `inline_bytes` comes back as its bytes, read now through the segment's open file: for
+        a small read, opening the file again to sendfile it costs more than the copy.
         """
         leo = self.next_offset
         if start_offset == leo:
@@ -352,13 +355,14 @@ class Log:
             return []
         segments = self.segments
         i = max(bisect_right(self._bases, start_offset) - 1, 0)
-        slices: list[FileSlice] = []
+        slices: list[FileSlice | bytes] = []
         remaining = max_bytes
         while i < len(segments):
             seg = segments[i]
             pos, size, limit_hit = seg.read(start_offset, remaining, max_offset, min_one and not slices)
             if size:
-                slices.append(FileSlice(seg.path, pos, size, seg.inode))
+                slices.append(seg.read_batch_bytes(pos, size) if size <= inline_bytes else
+                              FileSlice(seg.path, pos, size, seg.inode))
                 remaining -= size
             if limit_hit or remaining <= 0:
                 break

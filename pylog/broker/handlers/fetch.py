@@ -7,7 +7,7 @@ gets a null list, as Kafka sends. Followers (replica_id >= 0) read up to the log
 follower's fetch offset is its log end offset, which advances the leader's high watermark and
 may bring it back into the ISR. The request long-polls until min_bytes are available or
 max_wait_ms passed. Record bytes are never decoded: the response carries file slices that the
-server sends from the segment files.
+server sends from the segment files, or, for a partition's read of up to INLINE_BYTES, the bytes.
 Version notes: v7+ fetch sessions are answered with session id 0 (sessions unsupported, every
 fetch is a full fetch); v9+ carries current_leader_epoch, checked for fencing; v11 rack_id is
 ignored (no follower fetching).
@@ -25,6 +25,13 @@ from pylog.protocol.api import ApiKey
 from pylog.protocol.errors import ErrorCode
 from pylog.security.authorizer import allowed
 from pylog.protocol.fetch import READ_COMMITTED, FetchPartitionData, encode_fetch_response
+
+# A partition's records up to this size are read into the response (they leave with its other
+# bytes in one write) instead of going as a file slice: each slice costs the server an open of
+# the segment and a loop.sendfile (several event-loop turns), ~50 us of broker CPU, which a Fetch
+# of many partitions holding a few KB each paid per partition (BENCHMARKS.md, record size:
+# partition cost). Big reads keep sendfile.
+INLINE_BYTES = 64 * 1024
 
 
 def _read_all(ctx, req, follower: bool, first_pass: bool, denied: frozenset = frozenset()) -> tuple[list, int, list]:
@@ -69,7 +76,8 @@ def _read_all(ctx, req, follower: bool, first_pass: bool, denied: frozenset = fr
                 if follower:  # KIP-73: nothing for a throttled out-of-sync follower while the quota is used up
                     limit = ctx.broker.throttle.leader_read_limit(p, req.replica_id, limit)
                 try:
-                    slices = plog.read(fp.fetch_offset, limit, max_offset, min_one=total == 0) if limit > 0 else []
+                    slices = plog.read(fp.fetch_offset, limit, max_offset, min_one=total == 0,
+                                       inline_bytes=INLINE_BYTES) if limit > 0 else []
                     if read_committed and slices:
                         data.aborted_transactions = [(t.producer_id, t.first_offset)
                                                      for t in plog.collect_aborted_txns(fp.fetch_offset, max_offset)]
@@ -78,8 +86,8 @@ def _read_all(ctx, req, follower: bool, first_pass: bool, denied: frozenset = fr
                     data.error_code = int(ErrorCode.KAFKA_STORAGE_ERROR)
                     parts.append(data)
                     continue
-                size = sum(s.size for s in slices)
                 data.records = slices
+                size = data.records_size
                 remaining -= size
                 total += size
                 if size and not follower:

@@ -91,6 +91,19 @@ def test_segments_roll_by_size_and_reads_span_them(open_log):
     assert len(log.read(3, 10**6)) == 10  # one slice per segment
 
 
+def test_small_reads_come_back_as_bytes_and_large_ones_as_file_slices(open_log):
+    # The fetch path reads a segment's part of up to inline_bytes at once, through the open segment.
+    log = open_log(segment_bytes=1000)
+    for _ in range(20):
+        append(log, 2, value=b"x" * 150)
+    as_slices = log.read(3, 10**6)
+    assert as_slices[0].size < as_slices[1].size  # offset 3 starts in the first segment's second batch
+    mixed = log.read(3, 10**6, inline_bytes=as_slices[0].size)
+    assert [type(p) for p in mixed] == [bytes] + [FileSlice] * (len(as_slices) - 1)
+    assert b"".join(p if isinstance(p, bytes) else p.read() for p in mixed) == slice_bytes(as_slices)
+    assert offsets_in(b"".join(p if isinstance(p, bytes) else p.read() for p in mixed)) == list(range(2, 40))
+
+
 def test_roll_by_segment_ms_uses_record_timestamps(open_log):
     log = open_log(segment_ms=60_000)
     append(log, 1, ts=BASE_TS)
