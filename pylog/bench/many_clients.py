@@ -173,6 +173,8 @@ def one_rep(target: h.Target, topic: str, partitions: int, rf: int, producers: i
     prod = _phase(target, "produce", [dict(base, index=i, records=records) for i in range(producers)], value_size)
     shares = [list(range(partitions))[i::consumers] for i in range(consumers)]
     cons = _phase(target, "consume", [dict(base, partitions=s) for s in shares if s], value_size)
+    if target.name != "mock" and cons.records != prod.records:  # the mock keeps only 5 MB per partition
+        raise RuntimeError(f"{target.name}: read {cons.records:,} records of the {prod.records:,} written")
     if target.name != "mock":  # so that the next repetition's writes reuse this one's page cache
         admin = AdminClient({"bootstrap.servers": target.bootstrap})  # referenced until the futures resolve
         for f in admin.delete_topics([topic], operation_timeout=60, request_timeout=60).values():
@@ -185,8 +187,8 @@ def run(reps: int, partitions: int, producers: int, consumers: int, records: int
     """Alternate reps over mock, pylog RF 1 (one broker) and pylog RF 3 (three brokers); returns table rows."""
     res: dict[str, list[tuple[Phase, Phase]]] = {}
     with h.mock_peer({f"bench-many-{i}": partitions for i in range(reps)}) as mock, \
-            h.pylog_cluster(1, BROKER_CONFIG, zk_connect=zk_connect, prime_mb=prime_mb) as one, \
-            h.pylog_cluster(3, BROKER_CONFIG, zk_connect=zk_connect, prime_mb=prime_mb) as three:
+            h.pylog_cluster(1, BROKER_CONFIG, zk_connect=_chroot(zk_connect, "rf1"), prime_mb=prime_mb) as one, \
+            h.pylog_cluster(3, BROKER_CONFIG, zk_connect=_chroot(zk_connect, "rf3"), prime_mb=prime_mb) as three:
         targets = [(h.pylog_target(one, "pylog RF 1"), 1), (h.pylog_target(three, "pylog RF 3"), 3)]
         if with_mock:
             targets.insert(0, (mock, 1))
@@ -198,6 +200,11 @@ def run(reps: int, partitions: int, producers: int, consumers: int, records: int
                       f"{prod.sys:.2f}s sys), consume {cons.mb_per_s:.1f} MB/s ({cons.user:.2f}s + {cons.sys:.2f}s), "
                       f"{cons.records:,} of {prod.records:,} records read")
     return _rows(res)
+
+
+def _chroot(zk_connect: str | None, name: str) -> str | None:
+    """A chroot of its own for each cluster sharing a given ZooKeeper (both have a broker 0)."""
+    return None if zk_connect is None else f"{zk_connect.rstrip('/')}/{name}"
 
 
 def _rows(res: dict[str, list[tuple[Phase, Phase]]]) -> list[list]:

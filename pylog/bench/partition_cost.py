@@ -51,10 +51,11 @@ def _fetch(client: KafkaClient, n: int) -> None:
         raise RuntimeError(f"fetch from {n} partitions: records from {got}")
 
 
-def run(sizes: list[int], rounds: int, partition_ops: int, profile_dir: str | None = None) -> list[list]:
+def run(sizes: list[int], rounds: int, partition_ops: int, profile_dir: str | None = None,
+        zk_connect: str | None = None) -> list[list]:
     """Per-partition broker CPU and wall time for Produce and Fetch at each N; returns table rows."""
     results: dict[tuple[str, int], list[tuple[float, float]]] = {}
-    with h.pylog_cluster(1, profile_dir=profile_dir) as cluster:
+    with h.pylog_cluster(1, profile_dir=profile_dir, zk_connect=zk_connect) as cluster:
         target = h.pylog_target(cluster)
         h.create_topics(cluster.bootstrap, [TOPIC], partitions=max(sizes))
         with KafkaClient(cluster.bootstrap) as client:

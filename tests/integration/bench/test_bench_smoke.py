@@ -37,3 +37,29 @@ def test_idempotence_bench_compares_both_producers_on_one_broker(zk_connect):
                                       for mode in ("plain", "plain-1", "idempotent")]
     assert all(v > 0 for r in rows for v in _cells(r)[:2])
     assert rows[0][-2] == "1.00" and rows[1][-1] == "1.00" and float(rows[2][-1]) > 0
+
+
+def test_consume_bench_reads_every_partition_of_a_multi_partition_window(zk_connect):
+    rows = consume.run(records=2000, reps=1, loops=["asyncio"], value_size=100, with_mock=True,
+                       zk_connect=zk_connect, window=500, partitions=2)
+    assert [(r[0], r[1]) for r in rows] == [("window (500 records x 2 partitions, re-read)", "pylog/asyncio"),
+                                            ("window (500 records x 2 partitions, re-read)", "mock (C)"),
+                                            ("full log (2,000 records)", "pylog/asyncio")]
+    assert all(_cells(r)[0] > 0 for r in rows)
+
+
+def test_many_clients_bench_moves_every_record_through_each_target(zk_connect):
+    from pylog.bench import many_clients
+    rows = many_clients.run(reps=1, partitions=4, producers=2, consumers=2, records=300, value_size=100,
+                            zk_connect=zk_connect, prime_mb=0)
+    assert [r[:2] for r in rows] == [[phase, server] for phase in ("produce", "consume")
+                                     for server in ("mock", "pylog RF 1", "pylog RF 3")]
+    assert all(r[2] > 0 for r in rows)
+    assert [r[4] for r in rows if r[1] == "mock"] == ["1.00", "1.00"] and float(rows[2][5]) > 0
+
+
+def test_partition_cost_bench_serves_each_size(zk_connect):
+    from pylog.bench import partition_cost
+    rows = partition_cost.run([1, 4], rounds=1, partition_ops=40, zk_connect=zk_connect)
+    assert [r[:2] for r in rows] == [["fetch", 1], ["fetch", 4], ["produce", 1], ["produce", 4]]
+    assert all(r[4] > 0 for r in rows)
