@@ -140,8 +140,6 @@ class TransactionCoordinator:
         for meta in [m for m in self.txns.values() if self.partition_of(m.transactional_id) == p]:
             if meta.state in (S.PREPARE_COMMIT, S.PREPARE_ABORT):
                 self._spawn(self._complete(meta.transactional_id))
-            elif meta.state is S.PREPARE_EPOCH_FENCE:  # the previous coordinator fenced it but died before aborting
-                self._spawn(self._abort_fenced(meta.transactional_id))
 
     def unload(self, p: int) -> None:
         """Forget partition `p`'s ids (another broker coordinates them now)."""
@@ -219,19 +217,12 @@ class TransactionCoordinator:
             err = await self._write(meta, d.write)
             if err != E.NONE:
                 return InitResult(err)
-        if d.write is not None and d.write.state is S.PREPARE_EPOCH_FENCE:
-            self._spawn(self._abort_fenced(tid))  # the zombie's transaction; the client retries meanwhile
+        if d.write is not None and d.write.state is S.PREPARE_ABORT:
+            self._spawn(self._complete(tid))  # the fenced zombie's transaction; the client retries meanwhile
         if d.error != E.NONE:
             return InitResult(d.error)
         now = self.txns[tid]
         return InitResult(E.NONE, now.producer_id, now.producer_epoch)
-
-    async def _abort_fenced(self, tid: str) -> None:
-        meta = self.txns.get(tid)
-        if meta is not None and meta.state is S.PREPARE_EPOCH_FENCE:
-            target = replace(meta, state=transition(meta.state, S.PREPARE_ABORT), update_ms=self.now_ms())
-            if await self._write(meta, target) == E.NONE:
-                await self._complete(tid)
 
     async def _owned(self, tid: str) -> tuple[ErrorCode, TxnMetadata | None]:
         """The id's metadata if this broker coordinates it and knows it, else the error to answer."""
@@ -279,10 +270,8 @@ class TransactionCoordinator:
         for meta in list(self.txns.values()):
             if meta.state is not S.ONGOING or meta.pending is not None or now - meta.start_ms < meta.timeout_ms:
                 continue
-            fenced = replace(meta, state=transition(meta.state, S.PREPARE_EPOCH_FENCE), last_producer_epoch=meta.producer_epoch,
-                             producer_epoch=meta.producer_epoch + 1, update_ms=now)
-            if await self._write(meta, fenced) == E.NONE:
-                self._spawn(self._abort_fenced(meta.transactional_id))
+            if await self._write(meta, decisions.fence_and_abort(meta, now)) == E.NONE:
+                self._spawn(self._complete(meta.transactional_id))
                 started += 1
         return started
 

@@ -88,6 +88,19 @@ def end_txn(meta: TxnMetadata, producer_id: int, epoch: int, commit: bool, now_m
     return Decision(_END_RETRY.get((meta.state, commit), E.INVALID_TXN_STATE))
 
 
+def fence_and_abort(meta: TxnMetadata, now_ms: int) -> TxnMetadata:
+    """An Ongoing transaction fenced (a new InitProducerId, or its timeout) and aborted with the bumped epoch.
+
+    PrepareEpochFence is Kafka's in-memory step only (TransactionMetadata.prepareFenceProducerEpoch
+    then endTransaction): what is written is this PrepareAbort, whose epoch no producer holds, so
+    the zombie is fenced and its markers outrank its late batches. No producer may re-init as a
+    retry of this bump, hence no last epoch (Kafka's NO_PRODUCER_EPOCH).
+    """
+    fencing = transition(meta.state, S.PREPARE_EPOCH_FENCE)
+    return replace(meta, state=transition(fencing, S.PREPARE_ABORT), producer_epoch=meta.producer_epoch + 1,
+                   last_producer_epoch=NO_PRODUCER_EPOCH, update_ms=now_ms)
+
+
 def complete(meta: TxnMetadata, now_ms: int) -> TxnMetadata:
     """Every marker is written: PrepareCommit/PrepareAbort become Complete*, with no partitions left."""
     target = S.COMPLETE_COMMIT if meta.state is S.PREPARE_COMMIT else S.COMPLETE_ABORT
@@ -107,8 +120,8 @@ def init_producer_id(meta: TxnMetadata, producer_id: int, epoch: int, timeout_ms
                      new_producer_id: int, now_ms: int) -> Decision:
     """InitProducerId with a transactional id: bump the epoch (fencing older producers) or fence first.
 
-    `new_producer_id` is used only when the epoch is exhausted. An Ongoing transaction is moved to
-    PrepareEpochFence with a bumped epoch (the caller then aborts it) and the client is told
+    `new_producer_id` is used only when the epoch is exhausted. An Ongoing transaction is fenced and
+    aborted (`fence_and_abort`; the caller writes its markers) and the client is told
     CONCURRENT_TRANSACTIONS, so its retry gets a second bump once the abort is complete.
     """
     if meta.pending is not None or meta.state in PREPARING:
@@ -116,9 +129,7 @@ def init_producer_id(meta: TxnMetadata, producer_id: int, epoch: int, timeout_ms
     if not _valid_kip360(meta, producer_id, epoch):
         return Decision(E.PRODUCER_FENCED)
     if meta.state is S.ONGOING:
-        return Decision(E.CONCURRENT_TRANSACTIONS, replace(
-            meta, state=transition(meta.state, S.PREPARE_EPOCH_FENCE),
-            last_producer_epoch=meta.producer_epoch, producer_epoch=meta.producer_epoch + 1, update_ms=now_ms))
+        return Decision(E.CONCURRENT_TRANSACTIONS, fence_and_abort(meta, now_ms))
     if producer_id == meta.producer_id and epoch == meta.last_producer_epoch and epoch != NO_PRODUCER_EPOCH:
         return Decision(E.NONE)  # a retry of the bump already written: answer the current epoch again
     if is_epoch_exhausted(meta.producer_epoch):

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from pylog.coordinator.transaction.records import TxnLogValue
-from pylog.coordinator.transaction.state import TxnState, from_id
+from pylog.coordinator.transaction.state import TxnState, from_id, transition
 
 NO_PRODUCER_ID = -1
 NO_PRODUCER_EPOCH = -1
@@ -28,9 +28,13 @@ class TxnMetadata:
     pending: TxnState | None = None  # a transition written but not yet durable
 
 
-
 def to_log_value(meta: TxnMetadata) -> TxnLogValue:
-    """The TransactionLogValue to write; partitions are null in Empty, as Kafka writes them."""
+    """The TransactionLogValue to write; partitions are null in Empty, as Kafka writes them.
+
+    PrepareEpochFence is never written (Kafka keeps it in memory): ValueError, a coordinator bug.
+    """
+    if meta.state is TxnState.PREPARE_EPOCH_FENCE:
+        raise ValueError(f"transactional id {meta.transactional_id!r}: PrepareEpochFence is never written")
     parts: dict[str, list[int]] = {}
     for topic, p in sorted(meta.partitions):
         parts.setdefault(topic, []).append(p)
@@ -41,9 +45,17 @@ def to_log_value(meta: TxnMetadata) -> TxnLogValue:
 
 
 def from_log_value(transactional_id: str, v: TxnLogValue) -> TxnMetadata:
-    """The metadata a loaded TransactionLogValue stands for (ValueError for an unknown status)."""
+    """The metadata a loaded TransactionLogValue stands for (ValueError for an unknown status).
+
+    Older pylog versions wrote PrepareEpochFence (status 7) with the bumped epoch before writing
+    the abort; such a record stands for an abort in progress at that epoch, so it loads as
+    PrepareAbort and the loader finishes it (its markers, then CompleteAbort).
+    """
     partitions = frozenset((t, p) for t, ps in (v.partitions or {}).items() for p in ps)
+    state = from_id(v.status)
+    if state is TxnState.PREPARE_EPOCH_FENCE:
+        state = transition(state, TxnState.PREPARE_ABORT)
     return TxnMetadata(transactional_id, v.producer_id, producer_epoch=v.producer_epoch,
                        previous_producer_id=v.previous_producer_id, timeout_ms=v.timeout_ms,
-                       state=from_id(v.status), partitions=partitions, start_ms=v.start_ms,
+                       state=state, partitions=partitions, start_ms=v.start_ms,
                        update_ms=v.last_update_ms)

@@ -11,7 +11,9 @@
   Empty/Complete*      -> Dead               the transactional id expired (then a tombstone)
 
 The numeric value is the `TransactionStatus` int8 of TransactionLogValue; the name is what
-DescribeTransactions and ListTransactions report.
+DescribeTransactions and ListTransactions report. PrepareEpochFence is a step taken in memory on
+the way to PrepareAbort, never written to `__transaction_state` (as in Kafka); a status 7 read
+from an older log loads as PrepareAbort (metadata.from_log_value).
 """
 
 from __future__ import annotations

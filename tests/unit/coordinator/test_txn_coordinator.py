@@ -7,7 +7,7 @@ import pytest
 from pylog.common.errors import ErrorCode as E
 from pylog.coordinator.transaction.coordinator import TransactionCoordinator, TxnConfig
 from pylog.coordinator.transaction.metadata import TxnMetadata, to_log_value
-from pylog.coordinator.transaction.records import decode_key, decode_value, encode_key, encode_value
+from pylog.coordinator.transaction.records import TxnLogValue, decode_key, decode_value, encode_key, encode_value
 from pylog.coordinator.transaction.state import TxnState as S
 
 
@@ -96,7 +96,9 @@ def test_second_producer_fences_the_first_and_aborts_its_transaction():
         r = await c.init_producer_id("tx", 60000)
         assert (r.error, r.producer_id, r.producer_epoch) == (E.NONE, 1000, 2)
         assert await c.add_partitions("tx", 1000, 0, frozenset({("t", 0)})) == E.PRODUCER_FENCED
-        assert log.states("tx")[-4:] == [S.PREPARE_EPOCH_FENCE, S.PREPARE_ABORT, S.COMPLETE_ABORT, S.EMPTY]
+        # Kafka's PrepareEpochFence stays in memory: the log holds the abort at the bumped epoch.
+        assert log.states("tx") == [S.EMPTY, S.ONGOING, S.PREPARE_ABORT, S.COMPLETE_ABORT, S.EMPTY]
+        assert [decode_value(v).producer_epoch for k, v in log.records[1]] == [0, 0, 1, 1, 2]
     asyncio.run(run())
 
 
@@ -134,7 +136,11 @@ def test_timed_out_transaction_is_fenced_and_aborted():
         assert await c.abort_timed_out() == 1
         await settle(c)
         assert c.txns["tx"].state is S.COMPLETE_ABORT
+        assert log.states("tx") == [S.EMPTY, S.ONGOING, S.PREPARE_ABORT, S.COMPLETE_ABORT]
+        assert markers.calls == [(1000, 1, 5, False, frozenset({("t", 0)}))]
         assert await c.end_txn("tx", 1000, 0, commit=True) == E.PRODUCER_FENCED
+        r = await c.init_producer_id("tx", 1000, producer_id=1000, producer_epoch=0)
+        assert r.error == E.PRODUCER_FENCED  # the timed-out producer cannot re-init as a retry of the bump
     asyncio.run(run())
 
 
@@ -211,19 +217,27 @@ def test_idle_transactional_ids_expire_with_a_tombstone():
     asyncio.run(run())
 
 
-def test_loading_a_partition_resumes_a_fence_its_previous_coordinator_left_half_done():
+def test_loading_an_older_log_with_prepare_epoch_fence_finishes_the_abort():
     async def run():
         log = Log()
-        fenced = TxnMetadata("tx", 1000, producer_epoch=1, state=S.PREPARE_EPOCH_FENCE,
-                             partitions=frozenset({("t", 0)}), start_ms=50, update_ms=90)
-        log.records[1] = [(encode_key("tx"), encode_value(to_log_value(fenced)))]
+        # Written by an older pylog (status 7, the bumped epoch): the fence its coordinator left half done.
+        fenced = TxnLogValue(1000, 1, 60000, S.PREPARE_EPOCH_FENCE.id, {"t": (0,)}, 90, 50)
+        log.records[1] = [(encode_key("tx"), encode_value(fenced))]
         markers = Markers()
         new = make(log, markers)
         assert await new.ensure_loaded(1) == E.NONE  # what the broker does on becoming leader
+        assert new.txns["tx"].state in (S.PREPARE_ABORT, S.COMPLETE_ABORT)
         await settle(new)
-        assert log.states("tx") == [S.PREPARE_EPOCH_FENCE, S.PREPARE_ABORT, S.COMPLETE_ABORT]
+        assert log.states("tx") == [S.PREPARE_EPOCH_FENCE, S.COMPLETE_ABORT]  # nothing new at status 7
         assert markers.calls == [(1000, 1, 5, False, frozenset({("t", 0)}))]  # aborted with the bumped epoch
+        assert (await new.init_producer_id("tx", 60000)).producer_epoch == 2
     asyncio.run(run())
+
+
+def test_prepare_epoch_fence_is_never_encoded():
+    meta = TxnMetadata("tx", 1000, producer_epoch=1, state=S.PREPARE_EPOCH_FENCE, partitions=frozenset({("t", 0)}))
+    with pytest.raises(ValueError, match="PrepareEpochFence is never written"):
+        to_log_value(meta)
 
 
 def test_verify_only_reports_which_partitions_are_in_the_transaction():

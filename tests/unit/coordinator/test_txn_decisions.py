@@ -99,7 +99,9 @@ def test_init_of_a_new_id_starts_at_epoch_zero():
 def test_init_with_an_open_transaction_fences_it_first():
     d = init_producer_id(meta(S.ONGOING, epoch=3, partitions=P1), -1, -1, 60000, 2000, 1)
     assert d.error == E.CONCURRENT_TRANSACTIONS
-    assert (d.write.state, d.write.producer_epoch, d.write.partitions) == (S.PREPARE_EPOCH_FENCE, 4, P1)
+    # Kafka's PrepareEpochFence is in memory only: what is written is the abort at the bumped epoch.
+    assert (d.write.state, d.write.producer_epoch, d.write.partitions) == (S.PREPARE_ABORT, 4, P1)
+    assert d.write.last_producer_epoch == -1
 
 
 @pytest.mark.parametrize("state", [S.PREPARE_COMMIT, S.PREPARE_ABORT, S.PREPARE_EPOCH_FENCE])
