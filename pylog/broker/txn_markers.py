@@ -3,8 +3,12 @@
 One attempt per call (the coordinator retries what is not written): partitions are grouped by
 their leader in the metadata cache and each leader gets one WriteTxnMarkers v1 over a connection
 kept per broker. A partition without a known leader, or whose leader cannot be reached, is
-NOT_LEADER_OR_FOLLOWER (retried); a topic that no longer exists is UNKNOWN_TOPIC_OR_PARTITION,
-which the coordinator takes as done, as Kafka does for deleted topics. Its connections also carry a
+NOT_LEADER_OR_FOLLOWER (retried); a partition this broker's metadata cache no longer has is
+UNKNOWN_TOPIC_OR_PARTITION, which the coordinator takes as done, as Kafka does for deleted topics
+(TransactionMarkerChannelManager). A leader answering UNKNOWN_TOPIC_OR_PARTITION is only behind
+(a restarted broker before its LeaderAndIsr), so that answer is retried, as Kafka's
+TransactionMarkerRequestCompletionHandler does; taking it as done would drop an acknowledged
+commit's marker and leave the partition's transaction hanging. Its connections also carry a
 partition leader's verification questions to coordinators (pylog/broker/txn_verify.py).
 """
 
@@ -21,6 +25,8 @@ from pylog.protocol.errors import ErrorCode
 log = logging.getLogger("pylog.coordinator.transaction")
 TP = tuple[str, int]
 VERSION = 1
+# The leader does not host the partition yet: retried, unlike a partition gone from our own metadata.
+_RETRY_AS = {ErrorCode.UNKNOWN_TOPIC_OR_PARTITION: ErrorCode.NOT_LEADER_OR_FOLLOWER}
 REQUEST_TIMEOUT_S = 35.0  # a little above the leader's own wait for its ISR (handlers/write_txn_markers.py)
 
 
@@ -36,12 +42,10 @@ class TxnMarkerChannel:
         by_leader: dict[int, list[TP]] = {}
         errors: dict[TP, ErrorCode] = {}
         for topic, idx in sorted(partitions):
-            parts = self.metadata.topics.get(topic)
-            if parts is None:
+            info = self.metadata.topics.get(topic, {}).get(idx)
+            if info is None:
                 errors[(topic, idx)] = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
-                continue
-            info = parts.get(idx)
-            if info is None or info.leader < 0 or info.leader not in self.metadata.brokers:
+            elif info.leader < 0 or info.leader not in self.metadata.brokers:
                 errors[(topic, idx)] = ErrorCode.NOT_LEADER_OR_FOLLOWER
             else:
                 by_leader.setdefault(info.leader, []).append((topic, idx))
@@ -75,7 +79,8 @@ class TxnMarkerChannel:
         for m in resp.markers:
             for t in m.topics:
                 for p in t.partitions:
-                    out[(t.name, p.partition_index)] = ErrorCode(p.error_code)
+                    err = ErrorCode(p.error_code)
+                    out[(t.name, p.partition_index)] = _RETRY_AS.get(err, err)
         return out
 
     async def write(self, producer_id: int, producer_epoch: int, coordinator_epoch: int, commit: bool,

@@ -17,7 +17,8 @@ from cli_helpers import script
 from pylog.client.sync import KafkaClient
 from pylog.protocol.api import ApiKey
 from pylog.protocol.records import build_batch
-from support.clients import create_topic
+from support.clients import create_topic, wait_for
+from support.txn import coordinator_of, read_all
 
 pytestmark = pytest.mark.integration
 
@@ -156,3 +157,47 @@ def test_describe_and_list_a_confluent_transactional_producer(cluster_factory):
     assert r.stderr.strip() == (
         "Failed to describe transaction state of transactional-id `nope`: DescribeTransactions request for "
         "transactionalId `nope` failed because the ID could not be found. Enable debug logging for additional detail.")
+
+
+def _create_on(bootstrap: str, topic: str, broker: int) -> None:
+    """A one-partition topic whose only replica is `broker`."""
+    with KafkaClient(bootstrap) as k:
+        resp = k.call(ApiKey.CreateTopics, lambda cls, v: cls(
+            topics=[cls.CreatableTopic(name=topic, num_partitions=-1, replication_factor=-1, configs=[],
+                                       assignments=[cls.CreatableTopic.CreatableReplicaAssignment(
+                                           partition_index=0, broker_ids=[broker])])],
+            timeout_ms=30000, validate_only=False))
+    assert resp.topics[0].error_code == 0, resp.topics[0].error_message
+
+
+def test_describe_lists_the_partitions_until_the_markers_are_written(cluster_factory):
+    """Kafka keeps topicPartitions through PrepareCommit/PrepareAbort and clears them at Complete*: while
+    the only leader of the transaction's partition is down its markers wait, and describe shows them."""
+    ck = pytest.importorskip("confluent_kafka")
+    # One replica of __transaction_state (a broker setting) keeps the coordinator writing with the other broker down.
+    cluster = cluster_factory(2, overrides={**TXN, "transaction.state.log.replication.factor": "1"})
+    b = cluster.bootstrap
+    p = ck.Producer({"bootstrap.servers": b, "transactional.id": "pending-1"})
+    p.init_transactions(60)
+    coordinator = coordinator_of(b, "pending-1")
+    other = 1 - coordinator
+    _create_on(b, "far", other)
+    p.begin_transaction()
+    p.produce("far", value=b"x", partition=0)
+    assert p.flush(30) == 0
+    cluster.brokers[other].kill()
+    p.commit_transaction(60)  # answered once PrepareCommit is durable; the marker waits for "far"'s leader
+
+    def describe() -> list[str]:
+        r = _tool(cluster.brokers[coordinator].address, "describe", "--transactional-id", "pending-1")
+        assert r.returncode == 0, r.stderr
+        (row,) = _rows(r.stdout)
+        return row
+    row = describe()
+    assert [row[0], row[1], row[4], row[8]] == [str(coordinator), "pending-1", "PrepareCommit", "far-0"]
+    cluster.restart(other)
+    wait_for(lambda: describe()[4] == "CompleteCommit", timeout=60, what="the commit marker to be written")
+    assert describe()[8:] == [""]  # Complete*: no partitions left
+    # The restarted leader may be asked before it hosts "far" again: that answer is retried, not taken
+    # as a deleted topic, so the marker is there and read_committed sees the record.
+    assert read_all(b, {"far": 1}, "read_committed", 1, timeout=60) == [b"x"]
