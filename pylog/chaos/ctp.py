@@ -7,7 +7,8 @@ transaction that also commits the consumed offsets (send_offsets_to_transaction)
 group's coordinator and the controller, the faults kill the workers' transaction coordinators and
 partition leaders. After the input is drained (the group's committed offsets reach its high
 watermarks), a read_committed consumer reads the output, and the named checks below judge it
-against the input topic as it was written (read back in full, not only what was acknowledged).
+against the input topic as it was written (read back in full, not only what was acknowledged), and
+the in-sync replicas of both topics are compared batch for batch up to their high watermarks.
 """
 
 from __future__ import annotations
@@ -16,12 +17,12 @@ import subprocess
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterable
+from typing import Any, Iterable
 
 from pylog.chaos import txn as txn_chaos
 from pylog.chaos.ctp_worker import transactional_id
 from pylog.chaos.run import TOPIC
-from pylog.chaos.verify import read_back
+from pylog.chaos.verify import divergences, read_back, replica_checks
 from pylog.coordinator.group.hashing import partition_for
 
 OUT_TOPIC = "chaos-out"
@@ -42,6 +43,7 @@ class CtpVerdict:
     committed_txns: int = 0  # commit_transaction returned
     aborted_txns: int = 0  # abort_transaction returned
     worker_errors: Counter = field(default_factory=Counter)
+    replica_batches: dict[str, int] = field(default_factory=dict)  # topic -> batches compared across its ISRs
 
     @property
     def ok(self) -> bool:
@@ -138,3 +140,11 @@ def verify(bootstrap: str, partitions: int, worker_logs: Iterable[str], final: d
     v.findings += check_ctp(inputs, output, final, aborted)
     v.findings += [f"hanging: find-hanging reports {row}" for row in find_hanging(bootstrap)]
     return v
+
+
+def check_replicas(v: CtpVerdict, bootstrap: str, cluster: Any, zk: Any, partitions: int) -> None:
+    """replicas-diverged: the in-sync replicas of the input and output topics differ below the high watermark."""
+    for topic in (TOPIC, OUT_TOPIC):
+        checks = replica_checks(bootstrap, cluster, zk, topic, partitions)
+        v.replica_batches[topic] = sum(c.batches for c in checks.values())
+        v.findings += divergences(topic, checks)

@@ -26,6 +26,7 @@ from pylog.chaos import ctp
 from pylog.chaos import faults as fl
 from pylog.chaos.group_verify import GroupVerdict, check_group, parse_member
 from pylog.chaos.run import TOPIC, broker_overrides, check_brokers, create_topic, stop_cluster
+from pylog.chaos.verify import high_watermarks
 from pylog.chaos.workload import Acked, Workload
 from pylog.localcluster import LocalCluster
 from pylog.zk.client import ZkClient
@@ -108,6 +109,9 @@ class GroupReport:
             lines.append(f"consume-transform-produce: {c.inputs} input records, {c.outputs} read_committed output "
                          f"records, {c.committed_txns} transactions committed, {c.aborted_txns} aborted, "
                          f"restarts after an exit or kill {self.restarts}, worker errors {dict(c.worker_errors)}")
+            if c.replica_batches:
+                lines.append("in-sync replicas compared up to the high watermark: " + ", ".join(
+                    f"{t} {n} batches" for t, n in c.replica_batches.items()))
             lines += [f"FINDING: {f}" for f in c.findings]
         for bid, errs in sorted(self.broker_errors.items()):
             lines.append(f"broker {bid} logged {len(errs)} ERROR lines, first: {errs[0][:300]}")
@@ -301,6 +305,9 @@ def run_groups(cfg: GroupChaosConfig, base_dir: str | Path, zk_connect: str | No
         say(f"faults done; producer stopped ({report.acked.count} acked); waiting for the members to drain")
         _finish(cfg, members, sampler, report, say)
         sampler = None
+        if report.ctp is not None:
+            say("comparing the in-sync replicas of the input and output topics up to their high watermarks")
+            ctp.check_replicas(report.ctp, bootstrap, cluster, zk, cfg.partitions)
     except fl.Hang as exc:
         report.findings.append(f"hang: {exc}")
     except Exception as exc:
@@ -355,8 +362,7 @@ def _finish(cfg: GroupChaosConfig, members: Members, sampler: CommitSampler,
     probe = ck.Consumer({"bootstrap.servers": sampler.bootstrap, "group.id": "pylog-chaos-hw",
                          "log_level": 3})
     try:
-        hws = {p: probe.get_watermark_offsets(ck.TopicPartition(TOPIC, p), timeout=30)[1]
-               for p in range(cfg.partitions)}
+        hws = high_watermarks(probe, TOPIC, cfg.partitions)
     finally:
         probe.close()
     deadline = time.monotonic() + cfg.drain_timeout

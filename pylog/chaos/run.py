@@ -128,8 +128,9 @@ class Report:
             lines.append(f"read along: {sum(c.read_along for c in self.checks.values())} records served during "
                          f"the faults, {self.phantoms} of them not in the final log (above the high watermark)")
         for p, c in sorted(self.checks.items()):
-            lines.append(f"  partition {p}: hw {c.high_watermark}, acked {c.acked}, lost {len(c.lost)}, "
-                         f"duplicates {c.duplicates}, inversions {c.inversions}, replicas {c.replicas} "
+            acks = "" if self.txn is not None else (f"acked {c.acked}, lost {len(c.lost)}, duplicates {c.duplicates}, "
+                                                    f"inversions {c.inversions}, ")
+            lines.append(f"  partition {p}: hw {c.high_watermark}, {acks}replicas {c.replicas} "
                          f"identical over {c.batches} batches" + (f" -- DIVERGED: {c.divergence}" if c.divergence
                                                                   else ""))
             if c.lost:
@@ -222,6 +223,8 @@ def run(cfg: ChaosConfig, base_dir: str | os.PathLike[str], zk_connect: str | No
             driver.wait_healthy("the last fault")
             say("reading every partition back as read_committed")
             report.findings += txn_chaos.check(report.txn, txn_chaos.read_committed(bootstrap, TOPIC, cfg.partitions))
+            say("comparing the in-sync replicas' segments (control batches too) up to the high watermark")
+            report.checks = verify.replica_checks(bootstrap, cluster, driver.zk, TOPIC, cfg.partitions)
             return report
         workload = Workload(bootstrap, TOPIC, cfg.partitions, cfg.rate).start()
         reader = Reader(bootstrap, TOPIC, cfg.partitions).start()
@@ -301,14 +304,8 @@ def _verify(cfg: ChaosConfig, cluster: LocalCluster, driver: fl.FaultDriver, boo
     say("reading every partition back")
     logs = verify.read_back(bootstrap, TOPIC, cfg.partitions)
     report.checks = verify.check_records(report.acked, logs, served)
-    # Followers learn the final high watermark on their next fetch: wait until every replica's
-    # log ends at the same offset before comparing files.
-    time.sleep(1.0)
-    states = driver.states()
     say("comparing the in-sync replicas' segments with pylog-dump-log --output json")
-    for p, chk in sorted(report.checks.items()):
-        dirs = {bid: cluster.brokers[bid].data_dir / "logs" / f"{TOPIC}-{p}" for bid in states[p].isr}
-        verify.compare_replicas(chk, dirs)
+    verify.compare_isr(cluster, driver.zk, TOPIC, report.checks)
     for p, chk in sorted(report.checks.items()):
         if chk.acked == 0:
             report.findings.append(f"partition {p}: nothing was acknowledged (the workload never got through)")

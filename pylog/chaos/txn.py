@@ -23,6 +23,8 @@ from typing import Any, Callable
 
 import confluent_kafka as ck
 
+from pylog.chaos.verify import high_watermarks
+
 TRANSACTIONAL_ID = "pylog-chaos-txn"
 
 
@@ -135,8 +137,7 @@ def read_committed(bootstrap: str, topic: str, partitions: int, timeout: float =
         tps = [ck.TopicPartition(topic, p) for p in range(partitions)]
         deadline = time.monotonic() + timeout
         while True:
-            lso = {tp.partition: c.get_watermark_offsets(tp, timeout=30, cached=False)[1] for tp in tps}
-            hw = {tp.partition: raw.get_watermark_offsets(tp, timeout=30, cached=False)[1] for tp in tps}
+            lso, hw = high_watermarks(c, topic, partitions), high_watermarks(raw, topic, partitions)
             if lso == hw:
                 break
             if time.monotonic() > deadline:

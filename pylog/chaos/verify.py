@@ -1,5 +1,8 @@
 """After the faults: read every partition back and compare the in-sync replicas' segment files.
 
+Used by every chaos mode: the no-loss run checks acknowledged records and replicas; --transactions
+and --ctp compare their topics' replicas here (replica_checks) besides their exactly-once checks.
+
 The checks are the correctness contract's: every acknowledged record is at the offset it was
 acknowledged with (so it is present, and the acknowledged offsets of a partition rise in
 acknowledgement order); records written twice by a retried batch are counted as duplicates,
@@ -16,6 +19,7 @@ import time
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import confluent_kafka as ck
 
@@ -39,13 +43,31 @@ class PartitionCheck:
     phantoms: list[tuple[int, int]] = field(default_factory=list)  # (offset, seq) served, not in the final log
 
 
+def _consumer(bootstrap: str, **extra: str) -> ck.Consumer:
+    return ck.Consumer({"bootstrap.servers": bootstrap, "group.id": "pylog-chaos-verify", "enable.auto.commit": False,
+                        "enable.partition.eof": False, "log_level": 3, **extra})
+
+
+def high_watermarks(c: ck.Consumer, topic: str, partitions: int, timeout: float = 60) -> dict[int, int]:
+    """Each partition's end offset as the consumer's isolation level sees it (HW, or LSO for read_committed),
+    asking again while the client's metadata still names a leader that moved (NOT_LEADER) after the faults."""
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            return {p: c.get_watermark_offsets(ck.TopicPartition(topic, p), timeout=30, cached=False)[1]
+                    for p in range(partitions)}
+        except ck.KafkaException:
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.5)
+
+
 def read_back(bootstrap: str, topic: str, partitions: int,
               timeout: float = 120) -> dict[int, tuple[int, dict[int, int]]]:
     """Every record of every partition up to its high watermark: {partition: (hw, {offset: seq})}."""
-    c = ck.Consumer({"bootstrap.servers": bootstrap, "group.id": "pylog-chaos-verify", "enable.auto.commit": False,
-                     "enable.partition.eof": False, "log_level": 3})
+    c = _consumer(bootstrap)
     try:
-        hws = {p: c.get_watermark_offsets(ck.TopicPartition(topic, p), timeout=30)[1] for p in range(partitions)}
+        hws = high_watermarks(c, topic, partitions)
         c.assign([ck.TopicPartition(topic, p, ck.OFFSET_BEGINNING) for p in range(partitions)])
         out: dict[int, dict[int, int]] = {p: {} for p in range(partitions)}
         pos = {p: 0 for p in range(partitions)}
@@ -146,6 +168,40 @@ def compare_replicas(check: PartitionCheck, dirs: dict[int, Path]) -> None:
             problems.append(f"broker {bid} differs from broker {ref_id} at batch {i}: "
                             f"{_fmt(mine)} vs {_fmt(theirs)}")
     check.divergence = "; ".join(problems)
+
+
+def compare_isr(cluster: Any, zk: Any, topic: str, checks: dict[int, PartitionCheck], settle_s: float = 30) -> None:
+    """Diff each partition's in-sync replicas (ISR from ZooKeeper) below its check's high watermark, looking
+    again for up to `settle_s` while they differ: a follower learns the final high watermark, and fetches
+    what lies below it, on its next fetch after the leader moved it."""
+    deadline = time.monotonic() + settle_s
+    while True:
+        got = zk.get_partition_states((topic, p) for p in checks)
+        isr = {tp.partition: st.isr for tp, st in got.items() if st is not None}
+        for p, chk in sorted(checks.items()):
+            if not isr.get(p):
+                chk.divergence = "no partition state or an empty ISR in ZooKeeper"
+                continue
+            compare_replicas(chk, {bid: cluster.brokers[bid].data_dir / "logs" / f"{topic}-{p}" for bid in isr[p]})
+        if all(not c.divergence for c in checks.values()) or time.monotonic() > deadline:
+            return
+        time.sleep(1.0)
+
+
+def replica_checks(bootstrap: str, cluster: Any, zk: Any, topic: str, partitions: int) -> dict[int, PartitionCheck]:
+    """The in-sync replicas of every partition of `topic` compared up to its current high watermark."""
+    c = _consumer(bootstrap, **{"isolation.level": "read_uncommitted"})  # the high watermark, not the LSO
+    try:
+        checks = {p: PartitionCheck(p, hw) for p, hw in high_watermarks(c, topic, partitions).items()}
+    finally:
+        c.close()
+    compare_isr(cluster, zk, topic, checks)
+    return checks
+
+
+def divergences(topic: str, checks: dict[int, PartitionCheck]) -> list[str]:
+    """A finding for each partition whose replicas differ below the high watermark."""
+    return [f"replicas-diverged: {topic}-{p}: {c.divergence}" for p, c in sorted(checks.items()) if c.divergence]
 
 
 def _fmt(row: tuple | None) -> str:
