@@ -1,9 +1,12 @@
 """EndTxn: v0-3 (Kafka 3.7's range; flexible from v3).
 
-Behavior: commit or abort the producer's open transaction. The answer comes once PrepareCommit /
+Behavior: commit or abort the producer's open transaction. The outcome is decided once PrepareCommit /
 PrepareAbort is written to `__transaction_state`; the coordinator then writes the COMMIT/ABORT
-markers to every partition of the transaction in the background (retrying until each leader has
-its marker) and records CompleteCommit / CompleteAbort. A retried EndTxn of a transaction that is
+markers to every partition of the transaction (retrying until each leader has its marker) and
+records CompleteCommit / CompleteAbort. The answer comes when that is done, or 50 ms after the
+decision while it goes on in the background (Kafka answers at the decision; waiting for a quick
+completion spares the client's next AddPartitionsToTxn a CONCURRENT_TRANSACTIONS and its 20 ms
+retry backoff). A retried EndTxn of a transaction that is
 already ending gets CONCURRENT_TRANSACTIONS, of one that ended the same way NONE, otherwise
 INVALID_TXN_STATE. WRITE on the transactional id is needed (TRANSACTIONAL_ID_AUTHORIZATION_FAILED).
 Version notes: PRODUCER_FENCED is INVALID_PRODUCER_EPOCH before v2.

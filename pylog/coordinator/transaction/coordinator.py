@@ -63,6 +63,8 @@ class TxnConfig:
 
     max_timeout_ms: int = 900000
     marker_retry_backoff_ms: int = 100
+    # How long EndTxn waits for the markers and Complete* before answering anyway (pylog's own, see end_txn).
+    end_txn_complete_wait_ms: int = 50
 
 
 @dataclass(frozen=True)
@@ -165,10 +167,11 @@ class TransactionCoordinator:
         self.txns[tid] = replace(target, pending=None)
         return E.NONE
 
-    def _spawn(self, coro) -> None:
+    def _spawn(self, coro) -> asyncio.Task:
         task = asyncio.ensure_future(coro)
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
+        return task
 
     async def _complete(self, tid: str) -> None:
         """Write the markers of a Prepare* transaction until all are in, then Complete*."""
@@ -252,7 +255,14 @@ class TransactionCoordinator:
         return decisions.verify_partitions(meta, producer_id, producer_epoch, partitions)
 
     async def end_txn(self, tid: str, producer_id: int, producer_epoch: int, commit: bool) -> ErrorCode:
-        """EndTxn: answered once Prepare* is durable; the markers follow in the background."""
+        """EndTxn: decided once Prepare* is durable; answered when the markers and Complete* are in too, or
+        after `end_txn_complete_wait_ms` while they go on in the background.
+
+        Kafka answers at Prepare*; the client's next AddPartitionsToTxn then usually finds the markers still
+        going out and gets CONCURRENT_TRANSACTIONS, which librdkafka and the Java client retry only after
+        20 ms -- most of the time between two small transactions. Waiting a little for the completion (a
+        few milliseconds) costs the committer that, and the next transaction starts at once.
+        """
         err, meta = await self._owned(tid)
         if meta is None:
             return err
@@ -261,7 +271,8 @@ class TransactionCoordinator:
             return d.error
         err = await self._write(meta, d.write)
         if err == E.NONE:
-            self._spawn(self._complete(tid))
+            done = self._spawn(self._complete(tid))
+            await asyncio.wait((done,), timeout=self.config.end_txn_complete_wait_ms / 1000)  # never cancels it
         return err
 
     async def abort_timed_out(self) -> int:
