@@ -15,6 +15,7 @@ import logging
 from typing import TYPE_CHECKING
 
 from pylog.broker.internal_topic import InternalTopicHost
+from pylog.broker.txn_marker_append import MarkerSet, append_markers
 from pylog.broker.txn_markers import TxnMarkerChannel
 from pylog.coordinator.group.hashing import partition_for
 from pylog.coordinator.transaction.coordinator import TransactionCoordinator, TxnConfig
@@ -38,9 +39,13 @@ class TxnHost(InternalTopicHost):
 
     def __init__(self, broker: BrokerServices) -> None:
         super().__init__(broker, partition_for)  # Kafka hashes transactional ids as it hashes group ids
-        self.markers = TxnMarkerChannel(broker.broker_id, broker.metadata)
+        self.markers = TxnMarkerChannel(broker.broker_id, broker.metadata, self._append_own_markers)
         cfg = TxnConfig(max_timeout_ms=int(self.config.get("transaction.max.timeout.ms")))
         self.coordinator = TransactionCoordinator(self, self.markers, self._new_producer_id, partition_for, cfg)
+
+    async def _append_own_markers(self, markers: MarkerSet) -> dict[tuple[str, int], ErrorCode]:
+        (result,) = await append_markers(self.broker, [markers])
+        return result
 
     async def _new_producer_id(self) -> int:
         assert self.broker.producer_ids is not None, "producer ids exist before the coordinator serves"

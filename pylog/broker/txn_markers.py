@@ -2,7 +2,8 @@
 
 One attempt per call (the coordinator retries what is not written): partitions are grouped by
 their leader in the metadata cache and each leader gets one WriteTxnMarkers v1 over a connection
-kept per broker. A partition without a known leader, or whose leader cannot be reached, is
+kept per broker -- except this broker's own partitions, appended in process through `local`
+(txn_marker_append.py; the leader's answers and fencing are the same). A partition without a known leader, or whose leader cannot be reached, is
 NOT_LEADER_OR_FOLLOWER (retried); a partition this broker's metadata cache no longer has is
 UNKNOWN_TOPIC_OR_PARTITION, which the coordinator takes as done, as Kafka does for deleted topics
 (TransactionMarkerChannelManager). A leader answering UNKNOWN_TOPIC_OR_PARTITION is only behind
@@ -16,14 +17,16 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from typing import Any
+from typing import Any, Awaitable, Callable
 
+from pylog.broker.txn_marker_append import MarkerSet
 from pylog.client.aio import AsyncBrokerConnection
 from pylog.protocol.api import ApiKey, request_class
 from pylog.protocol.errors import ErrorCode
 
 log = logging.getLogger("pylog.coordinator.transaction")
 TP = tuple[str, int]
+LocalAppend = Callable[[MarkerSet], Awaitable[dict[TP, ErrorCode]]]
 VERSION = 1
 # The leader does not host the partition yet: retried, unlike a partition gone from our own metadata.
 _RETRY_AS = {ErrorCode.UNKNOWN_TOPIC_OR_PARTITION: ErrorCode.NOT_LEADER_OR_FOLLOWER}
@@ -33,9 +36,10 @@ REQUEST_TIMEOUT_S = 35.0  # a little above the leader's own wait for its ISR (ha
 class TxnMarkerChannel:
     """Sends markers from this broker to partition leaders (including itself, over loopback)."""
 
-    def __init__(self, broker_id: int, metadata: Any) -> None:
+    def __init__(self, broker_id: int, metadata: Any, local: LocalAppend | None = None) -> None:
         self.broker_id = broker_id
         self.metadata = metadata  # MetadataCache: topics -> partitions -> leader, brokers -> endpoints
+        self.local = local  # appends this broker's own partitions' markers without a request to itself
         self._conns: dict[int, AsyncBrokerConnection] = {}
 
     def _leaders(self, partitions: frozenset[TP]) -> tuple[dict[int, list[TP]], dict[TP, ErrorCode]]:
@@ -58,6 +62,16 @@ class TxnMarkerChannel:
         if conn is None or (conn.host, conn.port) != (ep.host, ep.port):
             conn = self._conns[leader] = AsyncBrokerConnection(ep.host, ep.port, f"broker-{self.broker_id}-txn-markers")
         return conn
+
+    async def _here(self, markers: MarkerSet) -> dict[TP, ErrorCode]:
+        """This broker's own partitions, in process; a failure is retried as a failed request would be."""
+        assert self.local is not None
+        try:
+            got = await self.local(markers)
+        except Exception:
+            log.exception("Appending markers of producer %d here failed; retrying later", markers.producer_id)
+            return dict.fromkeys(markers.partitions, ErrorCode.NOT_LEADER_OR_FOLLOWER)
+        return {tp: _RETRY_AS.get(err, err) for tp, err in got.items()}
 
     async def _send(self, leader: int, tps: list[TP], producer_id: int, producer_epoch: int,
                     coordinator_epoch: int, commit: bool) -> dict[TP, ErrorCode]:
@@ -88,6 +102,8 @@ class TxnMarkerChannel:
         """One attempt at every partition's marker; the error of each (NONE where written)."""
         by_leader, errors = self._leaders(partitions)
         results = await asyncio.gather(*(
+            self._here(MarkerSet(producer_id, producer_epoch, coordinator_epoch, commit, tps))
+            if leader == self.broker_id and self.local is not None else
             self._send(leader, tps, producer_id, producer_epoch, coordinator_epoch, commit)
             for leader, tps in by_leader.items()))
         for r in results:
