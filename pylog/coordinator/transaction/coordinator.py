@@ -31,6 +31,7 @@ log = logging.getLogger("pylog.coordinator.transaction")
 S = TxnState
 E = ErrorCode
 TP = tuple[str, int]
+_PARTITION_CACHE_MAX = 100_000
 
 
 class TxnLog(Protocol):
@@ -89,12 +90,19 @@ class TransactionCoordinator:
         self.loaded: dict[int, int] = {}  # partition -> coordinator (leader) epoch it was loaded at
         self._tasks: set[asyncio.Task] = set()
         self._loading: dict[int, tuple[int, asyncio.Future]] = {}
+        self._partitions_of: tuple[int, dict[str, int]] = (-1, {})  # (partition count, id -> partition)
 
     # -- ownership and loading ------------------------------------------------------------------
 
     def partition_of(self, transactional_id: str) -> int:
         """The `__transaction_state` partition of a transactional id."""
-        return self.partition_for(transactional_id, self.store.num_partitions())
+        n = self.store.num_partitions()
+        if n != self._partitions_of[0] or len(self._partitions_of[1]) > _PARTITION_CACHE_MAX:
+            self._partitions_of = (n, {})  # another partition count hashes anew; ids come and go
+        p = self._partitions_of[1].get(transactional_id)
+        if p is None:  # Java's String.hashCode over the id, every request of a transaction otherwise
+            p = self._partitions_of[1][transactional_id] = self.partition_for(transactional_id, n)
+        return p
 
     async def check(self, transactional_id: str) -> ErrorCode:
         """NONE when this broker coordinates the id now (loading its partition first if needed)."""
@@ -155,7 +163,9 @@ class TransactionCoordinator:
         """Persist `target` with `meta` pending meanwhile; apply it once durable."""
         tid = meta.transactional_id
         self.txns[tid] = replace(meta, pending=target.state)
-        value = encode_value(to_log_value(replace(target, pending=None)))
+        if target.pending is not None:
+            target = replace(target, pending=None)
+        value = encode_value(to_log_value(target))
         try:
             err = await self.store.append(self.partition_of(tid), [(encode_key(tid), value)])
         except Exception:
@@ -164,7 +174,7 @@ class TransactionCoordinator:
         if err != E.NONE:
             self.txns[tid] = meta  # nothing changed: the client retries
             return E.NOT_COORDINATOR if err == E.NOT_LEADER_OR_FOLLOWER else E.COORDINATOR_NOT_AVAILABLE
-        self.txns[tid] = replace(target, pending=None)
+        self.txns[tid] = target
         return E.NONE
 
     def _spawn(self, coro) -> asyncio.Task:
