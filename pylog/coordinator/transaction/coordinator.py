@@ -2,9 +2,10 @@
 
 Every change is written (acks=all) to the id's `__transaction_state` partition before it is
 applied and answered; while the write is in flight the id carries a pending state, so a
-concurrent request gets CONCURRENT_TRANSACTIONS. After PrepareCommit/PrepareAbort is durable the
-client is answered and the markers are written in the background, retried until every partition
-leader has them, then Complete* is written. A broker that becomes leader of a partition replays
+concurrent request gets CONCURRENT_TRANSACTIONS. Once PrepareCommit/PrepareAbort is durable the
+outcome is decided and the markers are written in a task of their own, retried until every
+partition leader has them, then Complete* is written; EndTxn is answered when that is done or
+after a short wait (see end_txn), whichever comes first. A broker that becomes leader of a partition replays
 it and finishes the half-done commits and aborts it finds there.
 
 The coordinator never touches partitions or sockets: `TxnLog` (the broker over the topic),
