@@ -88,8 +88,9 @@ class CostFlow:
             length = pot[t] - pot[s]
             if length >= 0:
                 return total
-            far = [d > d_t for d in dist]
-            pushed = self._blocking(s, t, pot, far) or self._augment(s, t, pred)
+            # Every zero-reduced-cost path is a shortest one under the new potentials, also through nodes the
+            # search stopped short of (they sit at t's distance): pruning those left one path per phase.
+            pushed = self._blocking(s, t, pot, [False] * len(dist)) or self._augment(s, t, pred)
             total += pushed * length
 
     def _start_potentials(self, s: int, t: int) -> list[int]:
@@ -144,8 +145,8 @@ class CostFlow:
         return bottleneck
 
     def _blocking(self, s: int, t: int, pot: list[int], dead: list[bool]) -> int:
-        """Push unit paths over zero-reduced-cost arcs avoiding `dead` nodes (at first those labelled farther
-        than t: a shortest path visits none; the list is used up) until none is left; returns the units pushed."""
+        """Push unit paths over zero-reduced-cost arcs avoiding `dead` nodes (those found to lead nowhere; the
+        list is used up) until none is left; returns the units pushed."""
         head, cap, cost, out = self.head, self.cap, self.cost, self.out
         it = [0] * len(out)
         pushed = 0

@@ -6,7 +6,11 @@ index entries and the group counts at a and c, all of which change only when a o
 leadership. So each pair's first usable partition is kept per broker row and rescanned only for the brokers
 whose counts changed since (`LeaderStage.touched`, a log of them): at 1M partitions most brokers keep their rows
 from one path to the next, where scanning every pair again took most of the stage's time. The answer is the
-same partition the plain scan finds, so plans do not change.
+same partition the plain scan finds, so the cache does not change plans.
+
+Each visited broker first looks at the sinks next to it (with 1000 brokers most paths are one step, and a row
+has a cell per broker): the path is as short as any, and among those sinks it takes one reached through a
+partition whose leader changed already (no further change), then the sink furthest below its count.
 """
 from __future__ import annotations
 
@@ -48,12 +52,27 @@ class PathSearch:
         self.rows: dict[bool, dict[int, _Row]] = {True: {}, False: {}}
         stage.touched.clear()
 
-    def overall_path(self, sources: Sequence[int], sinks: set[int]) -> list[tuple[int, int]] | None:
+    def overall_path(self, sources: Sequence[int], sinks: Sequence[int]) -> list[tuple[int, int]] | None:
         """Steps (partition, new leader) moving one leadership from a source broker to a sink, groups kept valid.
 
         First through partitions whose leader already changed (no more changes), within FREE_SEARCH brokers,
-        then through any partition."""
+        then through any partition (preferring, next to a sink, one whose leader changed already)."""
         return self._bfs(sources, sinks, True) or self._bfs(sources, sinks, False)
+
+    def _cell(self, a: int, c: int, free_only: bool, cells: dict[int, object], used: Set[str]) -> int | None:
+        """The partition a leads that c replicates (one whose leader changed, if free_only) a path reaching a
+        through groups `used` may shift to c, or None."""
+        j = cells.get(c)
+        if j is None:
+            return None
+        index = (self.stage.changed_pairs if free_only else self.stage.pairs)[a]
+        if j is UNKNOWN:  # scanned once, without `used`: the first partition any path may take
+            j = cells[c] = self._scan(a, c, index[c], NO_GROUPS)
+            if j is None:
+                return None
+        if used and self.stage.group_of[j] in used:
+            return self._scan(a, c, index[c], used)
+        return j
 
     def _scan(self, a: int, c: int, led: Mapping[int, None], used: Set[str]) -> int | None:
         state, group_of = self.stage.state, self.stage.group_of
@@ -81,10 +100,12 @@ class PathSearch:
         row.stamp = len(log)
         return cells
 
-    def _bfs(self, sources: Sequence[int], sinks: set[int], free_only: bool) -> list[tuple[int, int]] | None:
+    def _bfs(self, sources: Sequence[int], sinks: Sequence[int], free_only: bool) -> list[tuple[int, int]] | None:
         stage = self.stage
         group_of = stage.group_of
         parent: dict[int, tuple[int, int] | None] = {b: None for b in sources}
+        sink_set = set(sinks)
+        overall = stage.overall
         queue = deque(parent)
         # free_only walks the partitions whose leader changed already: moving them on changes no more leaders
         budget = FREE_SEARCH if free_only else len(stage.brokers) + 1
@@ -96,23 +117,30 @@ class PathSearch:
             while parent[node] is not None:
                 used.add(group_of[parent[node][0]])
                 node = parent[node][1]
-            index = (stage.changed_pairs if free_only else stage.pairs)[a]
-            cells = self._row(a, free_only)
-            for c, j in cells.items():
-                if j is None or c in parent:
+            free = self._row(a, True)
+            cells = free if free_only else self._row(a, False)
+            # A sink next to a ends the search (the path is as short as any): check those cells first, through a
+            # partition whose leader changed already if there is one (no further change).
+            step = None
+            for c in (sinks if len(sinks) < len(cells) else cells):
+                if c in sink_set:
+                    j = self._cell(a, c, True, free, used)
+                    rank = (1, -overall[c])
+                    if j is None and not free_only:
+                        j = self._cell(a, c, False, cells, used)
+                        rank = (0, -overall[c])
+                    if j is not None and (step is None or rank > step[0]):
+                        step = (rank, c, j)
+            if step is not None:
+                parent[step[1]] = (step[2], a)
+                return _steps_back(parent, step[1])
+            for c in cells:
+                if c in parent or c in sink_set:
                     continue
-                if j is UNKNOWN:  # scanned once, without `used`: the first partition any path may take
-                    j = cells[c] = self._scan(a, c, index[c], NO_GROUPS)
-                    if j is None:
-                        continue
-                if used and group_of[j] in used:
-                    j = self._scan(a, c, index[c], used)
-                    if j is None:
-                        continue
-                parent[c] = (j, a)
-                if c in sinks:
-                    return _steps_back(parent, c)
-                queue.append(c)
+                j = self._cell(a, c, free_only, cells, used)
+                if j is not None:
+                    parent[c] = (j, a)
+                    queue.append(c)
         return None
 
 

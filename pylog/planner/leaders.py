@@ -225,9 +225,9 @@ class LeaderStage:
             while True:
                 if phase == 0:
                     sources = [b for b in brokers if overall[b] > cap]
-                    sinks = {b for b in brokers if overall[b] < cap}
+                    sinks = [b for b in brokers if overall[b] < cap]
                 else:
-                    sinks = {b for b in brokers if overall[b] < floor}
+                    sinks = [b for b in brokers if overall[b] < floor]
                     sources = [b for b in brokers if overall[b] >= cap and overall[b] > floor] if sinks else []
                 if not sources or not sinks:
                     break
