@@ -52,12 +52,15 @@ class PathSearch:
         self.rows: dict[bool, dict[int, _Row]] = {True: {}, False: {}}
         stage.touched.clear()
 
-    def overall_path(self, sources: Sequence[int], sinks: Sequence[int]) -> list[tuple[int, int]] | None:
+    def overall_path(self, sources: Sequence[int], source_set: Set[int], sinks: Sequence[tuple[int, int]],
+                     sink_set: Set[int]) -> list[tuple[int, int]] | None:
         """Steps (partition, new leader) moving one leadership from a source broker to a sink, groups kept valid.
 
-        First through partitions whose leader already changed (no more changes), within FREE_SEARCH brokers,
-        then through any partition (preferring, next to a sink, one whose leader changed already)."""
-        return self._bfs(sources, sinks, True) or self._bfs(sources, sinks, False)
+        `sinks` are (leaderships, broker), fewest first. First through partitions whose leader already changed (no
+        more changes), within FREE_SEARCH brokers, then through any partition (preferring, next to a sink, one whose
+        leader changed already)."""
+        return (self._bfs(sources, source_set, sinks, sink_set, True)
+                or self._bfs(sources, source_set, sinks, sink_set, False))
 
     def _cell(self, a: int, c: int, free_only: bool, cells: dict[int, object], used: Set[str]) -> int | None:
         """The partition a leads that c replicates (one whose leader changed, if free_only) a path reaching a
@@ -100,54 +103,66 @@ class PathSearch:
         row.stamp = len(log)
         return cells
 
-    def _bfs(self, sources: Sequence[int], sinks: Sequence[int], free_only: bool) -> list[tuple[int, int]] | None:
-        stage = self.stage
-        group_of = stage.group_of
-        parent: dict[int, tuple[int, int] | None] = {b: None for b in sources}
-        sink_set = set(sinks)
-        overall = stage.overall
-        queue = deque(parent)
+    def _bfs(self, sources: Sequence[int], source_set: Set[int], sinks: Sequence[tuple[int, int]],
+             sink_set: Set[int], free_only: bool) -> list[tuple[int, int]] | None:
+        group_of = self.stage.group_of
+        parent: dict[int, tuple[int, int]] = {}  # broker reached -> (partition, broker it came from); not sources
+        pending: deque[int] = deque()
+        starts = iter(sources)
         # free_only walks the partitions whose leader changed already: moving them on changes no more leaders
-        budget = FREE_SEARCH if free_only else len(stage.brokers) + 1
-        while queue and budget:
+        budget = FREE_SEARCH if free_only else len(self.stage.brokers) + 1
+        while budget:
             budget -= 1
-            a = queue.popleft()
+            a = next(starts, None)
+            if a is None:
+                if not pending:
+                    break
+                a = pending.popleft()
             used = set()  # groups already shifted on the way to a: a second shift would see stale counts
             node = a
-            while parent[node] is not None:
-                used.add(group_of[parent[node][0]])
-                node = parent[node][1]
+            while node in parent:
+                j, node = parent[node]
+                used.add(group_of[j])
             free = self._row(a, True)
             cells = free if free_only else self._row(a, False)
-            # A sink next to a ends the search (the path is as short as any): check those cells first, through a
-            # partition whose leader changed already if there is one (no further change).
-            step = None
-            for c in (sinks if len(sinks) < len(cells) else cells):
-                if c in sink_set:
-                    j = self._cell(a, c, True, free, used)
-                    rank = (1, -overall[c])
-                    if j is None and not free_only:
-                        j = self._cell(a, c, False, cells, used)
-                        rank = (0, -overall[c])
-                    if j is not None and (step is None or rank > step[0]):
-                        step = (rank, c, j)
+            step = self._sink_step(a, free, None if free_only else cells, sinks, sink_set, used)
             if step is not None:
-                parent[step[1]] = (step[2], a)
-                return _steps_back(parent, step[1])
+                parent[step[0]] = (step[1], a)
+                return _steps_back(parent, step[0])
             for c in cells:
-                if c in parent or c in sink_set:
+                if c in parent or c in source_set or c in sink_set:
                     continue
                 j = self._cell(a, c, free_only, cells, used)
                 if j is not None:
                     parent[c] = (j, a)
-                    queue.append(c)
+                    pending.append(c)
+        return None
+
+    def _sink_step(self, a: int, free: dict[int, object], cells: dict[int, object] | None,
+                   sinks: Sequence[tuple[int, int]], sink_set: Set[int], used: Set[str]) -> tuple[int, int] | None:
+        """(sink, partition) for a step from a straight to a sink (a path as short as any): through a partition
+        whose leader changed already if one serves (no further change), else (with `cells`, all of a's pairs)
+        through any; the sink with the fewest leaderships among those."""
+        overall = self.stage.overall
+        best = None
+        for c in free:
+            if c in sink_set:
+                j = self._cell(a, c, True, free, used)
+                if j is not None and (best is None or (overall[c], c) < (overall[best[0]], best[0])):
+                    best = (c, j)
+        if best is not None or cells is None:
+            return best
+        for _, c in sinks:
+            j = self._cell(a, c, False, cells, used)
+            if j is not None:
+                return c, j
         return None
 
 
-def _steps_back(parent: Mapping[int, tuple[int, int] | None], end: int) -> list[tuple[int, int]]:
+def _steps_back(parent: Mapping[int, tuple[int, int]], end: int) -> list[tuple[int, int]]:
     steps = []
     node = end
-    while parent[node] is not None:
+    while node in parent:
         j, prev = parent[node]
         steps.append((j, node))
         node = prev

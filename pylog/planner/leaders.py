@@ -21,6 +21,7 @@ the exact optimum, which the steps can miss when groups are small against the br
 """
 from __future__ import annotations
 
+import bisect
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
@@ -60,6 +61,10 @@ class _Topic:
     def add(self, b: int, delta: int) -> None:
         """Count delta more leaderships on b."""
         self.cnt[b] = self.cnt.get(b, 0) + delta
+
+    def within(self, counts: Mapping[int, int], n: int) -> bool:
+        """Are all n target brokers within [lo, hi], given `counts` keyed by target brokers (absent: 0)?"""
+        return (not self.lo or len(counts) == n) and all(self.lo <= c <= self.hi for c in counts.values())
 
     def may_shift(self, a: int, c: int) -> bool:
         """May one leadership move from a to c keeping the topic within one (or not wider, when loose)?"""
@@ -141,6 +146,8 @@ class LeaderStage:
         if not self.topic_balance:
             return dict(kept)
         ts = self.state[g]
+        if not ts.lo:  # brokers keeping nothing count 0: only the others need an entry
+            return {b: min(c, ts.hi) for b, c in kept.items()}
         return {b: min(max(kept.get(b, 0), ts.lo), ts.hi) for b in self.brokers}
 
     def order(self) -> list[str]:
@@ -208,35 +215,49 @@ class LeaderStage:
         self.expected = others
         for b, c in ts.cnt.items():
             self.expected[b] = self.expected.get(b, 0) + c
-        ts.loose = not ts.free and any(not ts.lo <= ts.cnt.get(b, 0) <= ts.hi for b in self.brokers)
+        ts.loose = not ts.free and not ts.within(ts.cnt, self.n)
 
     def _settled(self, group: str) -> bool:
         """Does every partition of the group keep its leader, with every broker's count within the group's bounds?"""
         idx, ts, kept = self.groups[group], self.state[group], self.kept[group]
         if sum(kept.values()) != len(idx):
             return False
-        return ts.free or all(ts.lo <= kept.get(b, 0) <= ts.hi for b in self.brokers)
+        return ts.free or ts.within(kept, self.n)
 
     def repair_overall(self) -> None:
         """Step 2: brokers above the overall ceil give leaderships away, then brokers below the floor take some."""
-        brokers, overall, floor, cap = self.brokers, self.overall, self.floor, self.cap
+        overall, floor, cap = self.overall, self.floor, self.cap
         search = PathSearch(self)
-        for phase in (0, 1):
-            while True:
-                if phase == 0:
-                    sources = [b for b in brokers if overall[b] > cap]
-                    sinks = [b for b in brokers if overall[b] < cap]
-                else:
-                    sinks = [b for b in brokers if overall[b] < floor]
-                    sources = [b for b in brokers if overall[b] >= cap and overall[b] > floor] if sinks else []
-                if not sources or not sinks:
-                    break
-                path = search.overall_path(sources, sinks)
+        phases = ((lambda b: overall[b] > cap, lambda b: overall[b] < cap),
+                  (lambda b: overall[b] >= cap and overall[b] > floor, lambda b: overall[b] < floor))
+        for is_source, is_sink in phases:
+            # A path changes the counts of its two ends only: the lists are kept up to date, not rebuilt.
+            sources = [b for b in self.brokers if is_source(b)]
+            source_set = set(sources)
+            sinks = sorted((overall[b], b) for b in self.brokers if is_sink(b))
+            sink_set = {b for _, b in sinks}
+            while sources and sinks:
+                path = search.overall_path(sources, source_set, sinks, sink_set)
                 if path is None:
                     break
+                ends = {self.replicas[path[-1][0]][0], path[0][1]}
+                for b in ends:
+                    if b in sink_set:
+                        sinks.pop(bisect.bisect_left(sinks, (overall[b], b)))
+                        sink_set.discard(b)
                 for j, b in path:
                     self.unlead(j)
                     self.lead(j, b)
+                for b in ends:
+                    if b in source_set and not is_source(b):
+                        sources.remove(b)
+                        source_set.discard(b)
+                    elif b not in source_set and is_source(b):
+                        bisect.insort(sources, b)
+                        source_set.add(b)
+                    if is_sink(b):
+                        bisect.insort(sinks, (overall[b], b))
+                        sink_set.add(b)
 
     def restore(self) -> None:
         """Step 3: give a partition its old leader back where the counts allow it, directly or by swapping with a
@@ -279,7 +300,7 @@ class LeaderStage:
         res.overall_left = sum(max(0, c - self.cap, self.floor - c) for c in self.overall.values())
         res.topics_unbalanced = sorted(  # judged on the final counts: the repair may have moved a loose group's
             g for g, ts in self.state.items()  # leaderships back within one, or not
-            if not ts.free and any(not ts.lo <= ts.cnt.get(b, 0) <= ts.hi for b in self.brokers))
+            if not ts.free and not ts.within(ts.cnt, self.n))
         res.changes = sum(1 for i, b in self.old.items() if self.replicas[i][0] != b)
         loose = set(res.topics_unbalanced) if self.topic_balance else set(self.groups)
         res.bound = leader_bound(self.groups, self.kept, self.n, loose, not res.overall_left)
