@@ -23,7 +23,7 @@ if TYPE_CHECKING:
 
 __all__ = ["FREE_SEARCH", "PathSearch"]
 
-FREE_SEARCH = 64  # brokers the search through changed leaders visits before it gives up (it rarely succeeds late)
+FREE_SEARCH = 128  # brokers the search through changed leaders visits before it gives up (it rarely succeeds late)
 
 
 UNKNOWN = object()  # a cell not scanned since its brokers' counts last changed
@@ -109,6 +109,7 @@ class PathSearch:
         parent: dict[int, tuple[int, int]] = {}  # broker reached -> (partition, broker it came from); not sources
         pending: deque[int] = deque()
         starts = iter(sources)
+        unvisited = len(sources)  # sources not visited yet (they come first)
         # free_only walks the partitions whose leader changed already: moving them on changes no more leaders
         budget = FREE_SEARCH if free_only else len(self.stage.brokers) + 1
         while budget:
@@ -118,6 +119,8 @@ class PathSearch:
                 if not pending:
                     break
                 a = pending.popleft()
+            else:
+                unvisited -= 1
             used = set()  # groups already shifted on the way to a: a second shift would see stale counts
             node = a
             while node in parent:
@@ -129,6 +132,8 @@ class PathSearch:
             if step is not None:
                 parent[step[0]] = (step[1], a)
                 return _steps_back(parent, step[0])
+            if budget <= unvisited:
+                continue  # the budget ends among the sources: brokers found from here would never be visited
             for c in cells:
                 if c in parent or c in source_set or c in sink_set:
                     continue

@@ -373,18 +373,24 @@ class _LeaderFlow:
         g_lo, g_hi, g_unit = ts.lo, ts.hi, self.group_unit
         unit, floor, cap = self.overall_unit, stage.floor, stage.cap
         src, sink = self.src, self.sink
+        # The arcs depend on (kept, other) only, which most brokers share (with 1000 brokers a group's counts are
+        # 0 or 1 and the others' near the floor): each pair's steps are worked out once.
+        memo: dict[tuple[int, int], tuple[list[tuple[int, int]], list[tuple[int, int]]]] = {}
         for b, v in sorted(self.node.items()):
-            kept = kept_g.get(b, 0)
-            other = others.get(b, 0)
+            key = (kept_g.get(b, 0), others.get(b, 0))
+            steps = memo.get(key)
+            if steps is None:
+                kept, other = key
 
-            def both(x: int, other: int = other) -> int:
-                return ((-g_unit if x < g_lo else (g_unit if x >= g_hi else 0))
-                        + (-unit if other + x < floor else (unit if other + x >= cap else 0)))
-            cuts = (g_lo, g_hi, floor - other, cap - other)
-            if kept:
-                for n, cost in _steps(kept, size, False, both, cuts):
-                    f.arc(src, v, n, cost)
-            for n, cost in _steps(kept, size, True, both, cuts):
+                def both(x: int, other: int = other) -> int:
+                    return ((-g_unit if x < g_lo else (g_unit if x >= g_hi else 0))
+                            + (-unit if other + x < floor else (unit if other + x >= cap else 0)))
+                cuts = (g_lo, g_hi, floor - other, cap - other)
+                steps = memo[key] = (_steps(kept, size, False, both, cuts) if kept else [],
+                                     _steps(kept, size, True, both, cuts))
+            for n, cost in steps[0]:
+                f.arc(src, v, n, cost)
+            for n, cost in steps[1]:
                 f.arc(v, sink, n, cost)
 
     def solve(self) -> dict[int, int]:
