@@ -50,6 +50,9 @@ class PathSearch:
     def __init__(self, stage: LeaderStage) -> None:
         self.stage = stage
         self.rows: dict[bool, dict[int, _Row]] = {True: {}, False: {}}
+        # broker -> position in `stage.touched` when it last had no sink next to it through a partition whose
+        # leader changed (the repair's sinks only shrink, so that holds until a or a broker in its row changes)
+        self.no_free_sink: dict[int, int] = {}
         stage.touched.clear()
 
     def overall_path(self, sources: Sequence[int], source_set: Set[int], sinks: Sequence[tuple[int, int]],
@@ -121,6 +124,8 @@ class PathSearch:
                 a = pending.popleft()
             else:
                 unvisited -= 1
+                if free_only and budget <= unvisited and self._known_no_free_sink(a):
+                    continue  # nothing to find at a, and what a reaches would never be visited
             used = set()  # groups already shifted on the way to a: a second shift would see stale counts
             node = a
             while node in parent:
@@ -143,6 +148,21 @@ class PathSearch:
                     pending.append(c)
         return None
 
+    def _known_no_free_sink(self, a: int) -> bool:
+        """Did a's last look find no sink through a partition whose leader changed, with nothing it depends on
+        changed since (a's counts, or those of a broker in its row: sinks are only ever dropped)?"""
+        stamp = self.no_free_sink.get(a)
+        if stamp is None:
+            return False
+        stage = self.stage
+        row = stage.changed_pairs[a]
+        for c in stage.touched[stamp:]:
+            if c == a or c in row:
+                del self.no_free_sink[a]
+                return False
+        self.no_free_sink[a] = len(stage.touched)
+        return True
+
     def _sink_step(self, a: int, free: dict[int, object], cells: dict[int, object] | None,
                    sinks: Sequence[tuple[int, int]], sink_set: Set[int], used: Set[str]) -> tuple[int, int] | None:
         """(sink, partition) for a step from a straight to a sink (a path as short as any): through a partition
@@ -150,11 +170,14 @@ class PathSearch:
         through any; the sink with the fewest leaderships among those."""
         overall = self.stage.overall
         best = None
-        for c in free:
-            if c in sink_set:
-                j = self._cell(a, c, True, free, used)
-                if j is not None and (best is None or (overall[c], c) < (overall[best[0]], best[0])):
-                    best = (c, j)
+        if used or not self._known_no_free_sink(a):
+            for c in free:
+                if c in sink_set:
+                    j = self._cell(a, c, True, free, used)
+                    if j is not None and (best is None or (overall[c], c) < (overall[best[0]], best[0])):
+                        best = (c, j)
+            if best is None and not used:
+                self.no_free_sink[a] = len(self.stage.touched)
         if best is not None or cells is None:
             return best
         for _, c in sinks:
