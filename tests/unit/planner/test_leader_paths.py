@@ -50,3 +50,33 @@ def test_cached_search_plans_exactly_as_the_plain_scan(n_parts, n_brokers, name,
     assert fast.proposed == plain.proposed
     assert fast.report.leader_changes == plain.report.leader_changes
     assert 0 < fast_scans < plain_scans  # the repair ran, and the cache saved scans
+
+
+class _VisitEverySource(leader_paths.PathSearch):
+    """The search before the shortcuts through changed leaders: every source visited, nothing remembered."""
+
+    def overall_path(self, sources, source_set, sinks, sink_set):
+        return (self._bfs(sources, source_set, sinks, sink_set, True)
+                or self._bfs(sources, source_set, sinks, sink_set, False))
+
+    def _known_no_free_sink(self, a):
+        return False
+
+
+def test_sources_known_to_have_no_free_sink_are_skipped_without_changing_the_plan(monkeypatch):
+    snap = synthetic_snapshot(20000, 1000, rf=3, n_racks=4, seed=5)
+    targets, racks = scenario(snap, "add-10%", 4)
+    calls = []
+    real = leader_paths.PathSearch._free_sources
+
+    def counting(self, *args):
+        calls.append(real(self, *args))
+        return calls[-1]
+
+    monkeypatch.setattr(leader_paths.PathSearch, "_free_sources", counting)
+    fast, _ = _plan(snap, targets, racks, PlanOptions(), leader_paths.PathSearch, monkeypatch)
+    # more sources than FREE_SEARCH: the tight loop ran hundreds of times and found some paths
+    assert len(calls) > 100 and any(calls)
+    plain, _ = _plan(snap, targets, racks, PlanOptions(), _VisitEverySource, monkeypatch)
+    assert fast.proposed == plain.proposed
+    assert fast.report.leader_changes == plain.report.leader_changes
