@@ -144,6 +144,9 @@ class LeaderEpochCache:
 
         Exclusive like Kafka's: truncate_from_start(6) keeps an entry that starts at 6.
         """
+        if self._entries and self._entries[0].start_offset == start_offset and (
+                len(self._entries) == 1 or self._entries[1].start_offset > start_offset):
+            return  # the first entry already starts there: rewriting the same file is a needless fsync
         removed: EpochEntry | None = None
         while self._entries and self._entries[0].start_offset <= start_offset:
             removed = self._entries.pop(0)

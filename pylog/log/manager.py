@@ -17,6 +17,7 @@ import os
 import shutil
 import time
 import uuid
+from concurrent.futures import ThreadPoolExecutor
 from typing import Callable, Mapping
 
 from pylog.log.checkpoint import (
@@ -35,6 +36,7 @@ from pylog.log.log import Log, parse_partition_dir
 log = logging.getLogger("pylog.log")
 
 CLEAN_SHUTDOWN_FILE = ".kafka_cleanshutdown"
+_SHUTDOWN_THREADS = 16
 DELETE_DIR_SUFFIX = "-delete"
 FUTURE_DIR_SUFFIX = "-future"
 
@@ -413,13 +415,15 @@ class LogManager:
             return
         self._shut_down = True
         self.failure_listener = self._mark_offline  # nobody acts on failures any more: just skip those dirs
-        for plog in list(self._logs.values()):
-            self._guarded(plog, lambda p: p.flush(), None)
-        self.checkpoint_recovery_points()
-        self.checkpoint_log_start_offsets()
-        self.checkpoint_high_watermarks()
-        for plog in [*self._logs.values(), *self._futures.values()]:
-            self._guarded(plog, lambda p: p.close(), None)
+        # Each log's fsyncs are independent: from several threads the journal commits them together
+        # (one after the other, 10,000 partitions took minutes to shut down; BENCHMARKS.md, latency-scale).
+        with ThreadPoolExecutor(_SHUTDOWN_THREADS, thread_name_prefix="log-shutdown") as pool:
+            list(pool.map(lambda plog: self._guarded(plog, lambda p: p.flush(), None), list(self._logs.values())))
+            self.checkpoint_recovery_points()
+            self.checkpoint_log_start_offsets()
+            self.checkpoint_high_watermarks()
+            list(pool.map(lambda plog: self._guarded(plog, lambda p: p.close(), None),
+                          [*self._logs.values(), *self._futures.values()]))
         for root in self.online_dirs:  # an offline dir gets no clean shutdown marker: it recovers
             try:
                 open(os.path.join(root, CLEAN_SHUTDOWN_FILE), "ab").close()
