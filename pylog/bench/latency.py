@@ -19,6 +19,7 @@ import argparse
 import contextlib
 import json
 import math
+import os
 import struct
 import subprocess
 import sys
@@ -81,19 +82,24 @@ def producer_main(bootstrap: str, topic: str, rate: int, seconds: float, value_s
     total = int(rate * seconds)
     interval = 1e9 / rate
     t0 = time.monotonic_ns()
-    i = 0
+    i = full = 0
     while i < total:
         now = time.monotonic_ns()
         due = min(total, int((now - t0) / interval) + 1)
         while i < due:  # every record whose slot has come (a late loop catches up, as a real source would)
-            p.produce(topic, _HEAD.pack(time.monotonic_ns(), i) + pad, partition=0)
+            try:
+                p.produce(topic, _HEAD.pack(time.monotonic_ns(), i) + pad, partition=0)
+            except BufferError:  # 100,000 records wait for acks: the server is behind; wait as an app would
+                full += 1
+                p.poll(0.001)
+                continue
             i += 1
         p.poll(0)
         wait = t0 + i * interval - time.monotonic_ns()
         if wait > 0:
             time.sleep(wait / 1e9)
     left = p.flush(60)
-    return {"sent": total, "undelivered": left, "errors": len(errors), "first_error": errors[:1],
+    return {"sent": total, "queue_full_waits": full, "undelivered": left, "errors": len(errors), "first_error": errors[:1],
             "ack": summary_ms(acked), "send_seconds": (time.monotonic_ns() - t0) / 1e9}
 
 
@@ -186,10 +192,11 @@ def _create(bootstrap: str, rf: int) -> None:
 def run_setup(setup: str, rate: int, seconds: float, value_size: int, warmup: float, loop: str = "asyncio",
               zk_connect: str | None = None, profile_dir: str | None = None) -> dict[str, Any]:
     """Measure one setup (mock, rf1 or rf3) on a fresh server; returns the merged result with its label."""
+    load = os.getloadavg()[0]  # the machine is shared: each row says how busy it was
     if setup == "mock":
         with h.mock_peer() as mock:
             res = measure(mock.bootstrap, TOPIC, rate, seconds, value_size, "1", warmup, MOCK_CONSUMER, True)
-        return {"label": "librdkafka mock (C), RF 1, acks=1, consumer fetch.wait.max.ms 1", **res}
+        return {"label": "librdkafka mock (C), RF 1, acks=1, consumer fetch.wait.max.ms 1", "load": load, **res}
     rf = 1 if setup == "rf1" else 3
     with h.pylog_cluster(rf, BROKER_CONFIG, event_loop=loop, zk_connect=zk_connect,
                          profile_dir=profile_dir) as cluster:
@@ -200,7 +207,7 @@ def run_setup(setup: str, rate: int, seconds: float, value_size: int, warmup: fl
         c1 = target.cpu()
     busy = (c1[0] - c0[0] + c1[1] - c0[1]) / res["send_seconds"]
     label = f"pylog/{loop}, RF 1, acks=1" if rf == 1 else f"pylog/{loop}, RF 3, acks=all, min.isr 2"
-    return {"label": label, "busy": busy, **res}
+    return {"label": label, "busy": busy, "load": load, **res}
 
 
 def row(res: dict[str, Any]) -> list:
@@ -208,13 +215,15 @@ def row(res: dict[str, Any]) -> list:
     e, a = res["e2e"], res["ack"]
     busy = f"{res['busy']:.0%}" if "busy" in res else "-"
     got = f"{res['seen']:,}" if res["seen"] == res["sent"] else f"**{res['seen']:,} of {res['sent']:,}**"
+    if res.get("queue_full_waits"):
+        got += " (producer queue full: the server fell behind)"
     return [res["label"], f"{e['p50']:.2f}", f"{e['p99']:.2f}", f"{e['p999']:.2f}", f"{e['max']:.1f}",
-            f"{a['p50']:.2f}", f"{a['p99']:.2f}", busy, got]
+            f"{a['p50']:.2f}", f"{a['p99']:.2f}", busy, got, f"{res['load']:.1f}"]
 
 
 HEADER = ["server", "e2e p50 ms", "e2e p99 ms", "e2e p99.9 ms", "e2e max ms", "ack p50 ms", "ack p99 ms",
-          "brokers' CPU (of 1 core)", "records consumed"]
-KAFKA_ROW = ["Kafka 0.8.1 (Kreps 2014, 3 machines, published)", "2", "3", "14", "-", "-", "-", "-", "-"]
+          "brokers' CPU (of 1 core)", "records consumed", "load avg at start"]
+KAFKA_ROW = ["Kafka 0.8.1 (Kreps 2014, 3 machines, published)", "2", "3", "14", "-", "-", "-", "-", "-", "-"]
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -243,7 +252,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     for s in setups:
         h.log(f"setup {s}: {args.rate} records/s x {args.value_size} B for {args.seconds:.0f}s")
         res = run_setup(s, args.rate, args.seconds, args.value_size, args.warmup, args.loop, profile_dir=args.profile)
-        h.log(f"  {res['label']}: e2e {res['e2e']}, ack {res['ack']}")
+        h.log(f"  {res['label']}: e2e {res['e2e']}, ack {res['ack']}, servers' CPU {res.get('busy', 0):.0%}, "
+              f"producer queue full {res.get('queue_full_waits', 0)} times")
         rows.append(row(res))
     rows.append(KAFKA_ROW)
     h.print_report(f"latency: {args.rate:,} records/s x {args.value_size} B, linger.ms 0, 1 partition, "
