@@ -99,7 +99,8 @@ def producer_main(bootstrap: str, topic: str, rate: int, seconds: float, value_s
         if wait > 0:
             time.sleep(wait / 1e9)
     left = p.flush(60)
-    return {"sent": total, "queue_full_waits": full, "undelivered": left, "errors": len(errors), "first_error": errors[:1],
+    return {"sent": total, "queue_full_waits": full, "undelivered": left, "errors": len(errors),
+            "first_error": errors[:1],
             "ack": summary_ms(acked), "send_seconds": (time.monotonic_ns() - t0) / 1e9}
 
 

@@ -75,7 +75,8 @@ class ReplicaPreparer:
         jobs = []
         for t, p, tid, epoch in create:
             cfg = await rm.topic_configs.log_config(t)
-            jobs.append(loop.run_in_executor(pool, _create, rm.logs, roots[(t, p)], t, p, cfg, topic_id_str(tid), epoch))
+            jobs.append(loop.run_in_executor(pool, _create, rm.logs, roots[(t, p)], t, p, cfg, topic_id_str(tid),
+                                             epoch))
         synced = []
         for t, p, _, epoch in new:
             plog = rm.logs.get(t, p)
