@@ -10,6 +10,7 @@ import logging
 from typing import Callable, NamedTuple, Sequence
 
 from pylog.broker.partition import Partition
+from pylog.broker.replica_prepare import ReplicaPreparer
 from pylog.broker.services import BrokerServices
 from pylog.common.clock import now_ms
 from pylog.log.errors import KafkaStorageError, RecordValidationError
@@ -48,6 +49,7 @@ class ReplicaManager:
         self.controller_epoch = -1
         self.leader_endpoints: dict[int, tuple[str, int]] = {}  # from LeaderAndIsr's live leaders
         self.on_leadership_change: list[Callable[[Partition], None]] = []
+        self.preparer = ReplicaPreparer(self)
 
     def get(self, topic: str, partition: int) -> Partition | None:
         """The local replica of a partition, if hosted here."""
@@ -81,6 +83,7 @@ class ReplicaManager:
             self.leader_endpoints[ll.broker_id] = (ll.host_name, ll.port)
         results: list[tuple[str, int, int]] = []
         stale: list[str] = []
+        await self.preparer.prepare(req, _topic_id_str)
         t = now_ms()
         for ts in req.topic_states:
             for ps in ts.partition_states:
@@ -317,6 +320,7 @@ class ReplicaManager:
 
     async def shutdown(self) -> None:
         """Stop fetching and fail waiters."""
+        self.preparer.close()
         for p in self.partitions.values():
             p.fail_produce_waiters(ErrorCode.NOT_LEADER_OR_FOLLOWER)
             p.notify_fetchers()

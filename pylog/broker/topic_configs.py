@@ -32,6 +32,7 @@ class TopicConfigs:
         self.dynamic_default: dict[str, str] = {}
         self._last_seq = -1
         self._merged: Any = None  # static config + dynamic layers, rebuilt when a layer changes
+        self._log_configs: dict[str, tuple[Any, Any, LogConfig]] = {}  # see log_config_now
         self._loop: asyncio.AbstractEventLoop | None = None
         self._lock = asyncio.Lock()
 
@@ -129,8 +130,19 @@ class TopicConfigs:
             self.overrides[topic] = await self._zk(self.broker.zk.get_entity_config, "topics", topic)
 
     def log_config_now(self, topic: str) -> LogConfig:
-        """The LogConfig for a topic from what is cached."""
-        return LogConfig.from_props(self.effective(topic))
+        """The LogConfig for a topic from what is cached.
+
+        Kept per topic until its overrides or the broker's layers are replaced (both are swapped
+        for new objects on every change, never edited): building one costs ~0.5 ms, and a
+        LeaderAndIsr for thousands of partitions asked once per partition.
+        """
+        overrides, merged = self.overrides.get(topic), self.broker_config()
+        hit = self._log_configs.get(topic)
+        if hit is not None and hit[0] is overrides and hit[1] is merged:
+            return hit[2]
+        cfg = LogConfig.from_props(self.effective(topic))
+        self._log_configs[topic] = (overrides, merged, cfg)
+        return cfg
 
     async def log_config(self, topic: str) -> LogConfig:
         """The LogConfig for a topic (loading its overrides on first use)."""

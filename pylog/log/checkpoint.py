@@ -36,6 +36,16 @@ def fsync_dir(path: str) -> None:
         os.close(fd)
 
 
+def sync_file(path: str) -> None:
+    """Make a file replaced by write_atomic(sync=False) durable: fsync it, then its directory (the rename)."""
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+    fsync_dir(os.path.dirname(os.path.abspath(path)))
+
+
 _write_locks: dict[str, threading.Lock] = {}
 _write_locks_guard = threading.Lock()
 

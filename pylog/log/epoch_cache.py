@@ -87,18 +87,26 @@ class LeaderEpochCache:
         return self._entries[higher - 1].epoch, self._entries[higher].start_offset
 
     # --- updates -------------------------------------------------------------------------
-    def assign(self, epoch: int, start_offset: int) -> None:
-        """Record that `epoch` starts at `start_offset`, persisting the change.
+    def assign(self, epoch: int, start_offset: int, sync: bool = True) -> bool:
+        """Record that `epoch` starts at `start_offset`, persisting the change; True if the file was written.
 
         A repeat of the latest epoch at the same or a later offset is ignored. Otherwise entries
         that would break monotonicity (epoch >= new epoch or start >= new start) are removed
-        from the end first, as Kafka does.
+        from the end first, as Kafka does. With `sync` false the file is replaced but not fsynced:
+        the caller must make it durable (checkpoint.sync_file) before relying on the entry.
         """
         last = self._entries[-1] if self._entries else None
         if last is not None and epoch == last.epoch and start_offset >= last.start_offset:
-            return  # the common case on every append: nothing to do
+            return False  # the common case on every append: nothing to do
         if self._assign(EpochEntry(epoch, start_offset)):
-            self._flush()
+            self._flush(sync)
+            return True
+        return False
+
+    @property
+    def path(self) -> str:
+        """The checkpoint file."""
+        return self._checkpoint.path
 
     def _assign(self, entry: EpochEntry) -> bool:
         if entry.epoch < 0 or entry.start_offset < 0:
@@ -136,6 +144,9 @@ class LeaderEpochCache:
 
         Exclusive like Kafka's: truncate_from_start(6) keeps an entry that starts at 6.
         """
+        if self._entries and self._entries[0].start_offset == start_offset and (
+                len(self._entries) == 1 or self._entries[1].start_offset > start_offset):
+            return  # the first entry already starts there: rewriting the same file is a needless fsync
         removed: EpochEntry | None = None
         while self._entries and self._entries[0].start_offset <= start_offset:
             removed = self._entries.pop(0)
@@ -151,5 +162,5 @@ class LeaderEpochCache:
         self._epochs.clear()
         self._flush()
 
-    def _flush(self) -> None:
-        self._checkpoint.write(self._entries)
+    def _flush(self, sync: bool = True) -> None:
+        self._checkpoint.write(self._entries, sync)

@@ -17,6 +17,7 @@ import os
 import shutil
 import time
 import uuid
+from concurrent.futures import ThreadPoolExecutor
 from typing import Callable, Mapping
 
 from pylog.log.checkpoint import (
@@ -35,6 +36,7 @@ from pylog.log.log import Log, parse_partition_dir
 log = logging.getLogger("pylog.log")
 
 CLEAN_SHUTDOWN_FILE = ".kafka_cleanshutdown"
+_SHUTDOWN_THREADS = 16
 DELETE_DIR_SUFFIX = "-delete"
 FUTURE_DIR_SUFFIX = "-future"
 
@@ -208,30 +210,57 @@ class LogManager:
     def get_or_create(
         self, topic: str, partition: int, config: LogConfig | None = None, topic_id: str | None = None
     ) -> Log:
-        """Return the log, creating it if needed: in the dir AlterReplicaLogDirs asked for, else in the log dir
-        with the fewest partitions (ties: the first configured), as Kafka's nextLogDirs does."""
+        """Return the log, creating it if needed (in the dir choose_dirs picks)."""
         existing = self._logs.get((topic, partition))
         if existing is not None:
             if topic_id is not None and existing.topic_id is None:
                 existing.set_topic_id(topic_id)
             return existing
+        root = self.choose_dirs([(topic, partition)])[(topic, partition)]
+        plog = self.open_new(root, topic, partition, config or self.config_for(topic), topic_id)
+        fsync_dir(root)
+        return self.register(topic, partition, plog, config)
+
+    def choose_dirs(self, tps: list[TopicPartition]) -> dict[TopicPartition, str]:
+        """Where new replicas go: the dir AlterReplicaLogDirs asked for, else the log dir with the fewest
+        partitions (ties: the first configured), as Kafka's nextLogDirs does.
+
+        The partitions are counted once per call (not once per new replica: that was quadratic in the
+        partitions a broker hosts, seconds per replica at 10,000) and only when there is a choice.
+        """
         online = self.online_dirs
         if not online:
-            raise KafkaStorageError(f"No online log dir to create {topic}-{partition} in")
+            raise KafkaStorageError(f"No online log dir to create {tps[0][0]}-{tps[0][1]} in")
         counts = {d: 0 for d in online}
-        for plog in self._logs.values():
-            counts[self.log_dir_of(plog)] = counts.get(self.log_dir_of(plog), 0) + 1
-        preferred = self.preferred_dirs.pop((topic, partition), None)
-        root = preferred if preferred in counts else min(online, key=lambda d: counts[d])
-        cfg = config or self.config_for(topic)
+        if len(online) > 1:
+            for plog in self._logs.values():
+                root = self.log_dir_of(plog)
+                counts[root] = counts.get(root, 0) + 1
+        chosen = {}
+        for tp in tps:
+            preferred = self.preferred_dirs.pop(tp, None)
+            root = preferred if preferred in counts else min(online, key=lambda d: counts[d])
+            counts[root] += 1
+            chosen[tp] = root
+        return chosen
+
+    @staticmethod
+    def open_new(root: str, topic: str, partition: int, config: LogConfig, topic_id: str | None) -> Log:
+        """Create a partition dir under `root` with its files made durable (all but the root's own entry).
+
+        Touches nothing but that dir, so it may run in a worker thread; register() makes it known.
+        """
+        plog = Log.open(os.path.join(root, f"{topic}-{partition}"), config, topic_id=topic_id)
+        plog.flush()
+        return plog
+
+    def register(self, topic: str, partition: int, plog: Log, config: LogConfig | None = None) -> Log:
+        """Make a log opened by open_new (its root fsynced since) one of this manager's."""
         if config is not None:
             self.topic_configs[topic] = config
-        plog = Log.open(os.path.join(root, f"{topic}-{partition}"), cfg, topic_id=topic_id)
-        plog.flush()
-        fsync_dir(root)
         plog.recovery_point_listener = self._recovery_point_lowered
         self._logs[(topic, partition)] = plog
-        log.info("Created log for partition %s-%d in %s", topic, partition, root)
+        log.info("Created log for partition %s-%d in %s", topic, partition, self.log_dir_of(plog))
         return plog
 
     def delete(self, topic: str, partition: int) -> bool:
@@ -386,13 +415,15 @@ class LogManager:
             return
         self._shut_down = True
         self.failure_listener = self._mark_offline  # nobody acts on failures any more: just skip those dirs
-        for plog in list(self._logs.values()):
-            self._guarded(plog, lambda p: p.flush(), None)
-        self.checkpoint_recovery_points()
-        self.checkpoint_log_start_offsets()
-        self.checkpoint_high_watermarks()
-        for plog in [*self._logs.values(), *self._futures.values()]:
-            self._guarded(plog, lambda p: p.close(), None)
+        # Each log's fsyncs are independent: from several threads the journal commits them together
+        # (one after the other, 10,000 partitions took minutes to shut down; BENCHMARKS.md, latency-scale).
+        with ThreadPoolExecutor(_SHUTDOWN_THREADS, thread_name_prefix="log-shutdown") as pool:
+            list(pool.map(lambda plog: self._guarded(plog, lambda p: p.flush(), None), list(self._logs.values())))
+            self.checkpoint_recovery_points()
+            self.checkpoint_log_start_offsets()
+            self.checkpoint_high_watermarks()
+            list(pool.map(lambda plog: self._guarded(plog, lambda p: p.close(), None),
+                          [*self._logs.values(), *self._futures.values()]))
         for root in self.online_dirs:  # an offline dir gets no clean shutdown marker: it recovers
             try:
                 open(os.path.join(root, CLEAN_SHUTDOWN_FILE), "ab").close()

@@ -63,3 +63,22 @@ def test_partition_cost_bench_serves_each_size(zk_connect):
     rows = partition_cost.run([1, 4], rounds=1, partition_ops=40, zk_connect=zk_connect)
     assert [r[:2] for r in rows] == [["fetch", 1], ["fetch", 4], ["produce", 1], ["produce", 4]]
     assert all(r[4] > 0 for r in rows)
+
+
+def test_latency_bench_times_every_record_end_to_end(zk_connect):
+    from pylog.bench import latency
+    res = latency.run_setup("rf1", rate=300, seconds=3, value_size=1024, warmup=1, zk_connect=zk_connect)
+    assert res["seen"] == res["sent"] == 900 and res["e2e"]["n"] == res["ack"]["n"] == 600  # after 1 s warm-up
+    e = res["e2e"]
+    assert 0 < e["p50"] <= e["p99"] <= e["p999"] <= e["max"]
+    row = latency.row(res)
+    assert row[0] == "pylog/asyncio, RF 1, acks=1" and row[-2] == "900"
+
+
+def test_partitions_scale_bench_restarts_the_broker_both_ways(zk_connect):
+    from pylog.bench import partitions_scale
+    r = partitions_scale.run_count(30, per_topic=10, batch=2, timeout=120, zk_connect=zk_connect)
+    assert r["loaded"]["fds"] >= 30  # at least one segment file open per partition
+    assert r["loaded"]["rss"] > r["base"]["rss"] > 0
+    assert all(r[k] > 0 for k in ("create_s", "metadata_s", "shutdown_s", "start_clean_s", "start_kill_s"))
+    assert partitions_scale.row(r)[0] == 30

@@ -108,3 +108,27 @@ def test_clear(cache, tmp_path):
     cache.clear_and_flush()
     assert cache.entries == [] and cache.latest_epoch is None
     assert (tmp_path / "leader-epoch-checkpoint").read_text() == "0\n0\n"
+
+
+def test_truncate_from_start_where_the_first_epoch_starts_leaves_the_file_alone(cache, tmp_path):
+    # Every log load asks for this with the log start offset; rewriting an unchanged file cost two
+    # fsyncs per partition at start-up.
+    cache.assign(0, 0)
+    cache.assign(2, 10)
+    path = tmp_path / "leader-epoch-checkpoint"
+    inode = path.stat().st_ino
+    cache.truncate_from_start(0)
+    assert path.stat().st_ino == inode  # not replaced
+    assert entries(cache) == [(0, 0), (2, 10)]
+    cache.truncate_from_start(10)  # a real change still rewrites it
+    assert entries(cache) == [(2, 10)]
+    assert path.read_text() == "0\n1\n2 10\n"
+
+
+def test_assign_without_sync_writes_the_file_and_says_so(cache, tmp_path):
+    from pylog.log.checkpoint import sync_file
+    assert cache.assign(3, 7, sync=False) is True
+    assert (tmp_path / "leader-epoch-checkpoint").read_text() == "0\n1\n3 7\n"
+    assert cache.assign(3, 9, sync=False) is False  # nothing new: nothing written
+    sync_file(cache.path)  # what the caller does next; the file stays as it is
+    assert (tmp_path / "leader-epoch-checkpoint").read_text() == "0\n1\n3 7\n"

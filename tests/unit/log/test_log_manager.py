@@ -147,3 +147,16 @@ def test_flush_due_honours_flush_ms(dirs, manager):
     assert mgr.flush_due(BASE_TS + 1000) == 1
     assert log.recovery_point == 1
     mgr.shutdown()
+
+
+def test_choose_dirs_counts_once_and_spreads_a_batch(dirs, manager):
+    mgr = manager()
+    mgr.get_or_create("foo", 0)  # d1 has one partition
+    mgr.preferred_dirs[("bar", 3)] = dirs[0]
+    chosen = mgr.choose_dirs([("bar", 0), ("bar", 1), ("bar", 2), ("bar", 3)])
+    # fewest first, counting the batch's own choices; an AlterReplicaLogDirs preference wins
+    assert chosen == {("bar", 0): dirs[1], ("bar", 1): dirs[0], ("bar", 2): dirs[1], ("bar", 3): dirs[0]}
+    assert ("bar", 3) not in mgr.preferred_dirs
+    plog = mgr.register("bar", 0, LogManager.open_new(chosen[("bar", 0)], "bar", 0, LogConfig(), None))
+    assert mgr.get("bar", 0) is plog and os.path.dirname(plog.dir) == dirs[1]
+    mgr.shutdown()
