@@ -32,6 +32,9 @@ SHARED_WORKER = {"integration/spark": "spark"}
 _TESTS_DIR = Path(__file__).parent
 
 
+# tryfirst: pytest-xdist's own hook turns the marker into the @group suffix it schedules by; after it,
+# the marker would be added too late and the Spark tests would land on both workers.
+@pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Tag the tests of SHARED_WORKER directories with their xdist_group (a no-op without xdist)."""
     for item in items:

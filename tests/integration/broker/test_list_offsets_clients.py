@@ -9,14 +9,14 @@ from __future__ import annotations
 import time
 
 import pytest
-from confluent_kafka import Consumer, Producer
+from confluent_kafka import Consumer, KafkaError, KafkaException, Producer
 from confluent_kafka import TopicPartition as CkTopicPartition
 from confluent_kafka.admin import AdminClient, OffsetSpec
 from kafka import KafkaConsumer, TopicPartition
 from kafka.admin import KafkaAdminClient
 from kafka.admin import OffsetSpec as KpOffsetSpec
 
-from support.clients import create_topic
+from support.clients import create_topic, wait_for
 
 pytestmark = pytest.mark.integration
 
@@ -89,4 +89,18 @@ def test_max_timestamp_offset_across_segments_codecs_and_restart(cluster, codec)
     check()
     cluster.stop([0])
     cluster.restart(0)
+    # Metadata names the restarted broker leader (its state in ZooKeeper) a moment before its own
+    # LeaderAndIsr has made it one again; confluent-kafka's list_offsets does not retry
+    # NOT_LEADER_FOR_PARTITION (Kafka has the same window), so wait until the partition is served.
+    wait_for(lambda: _led_again(cluster.bootstrap, topic), 30, "the restarted broker to lead the partition")
     check()
+
+
+def _led_again(bootstrap: str, topic: str) -> bool:
+    try:
+        _confluent_max(bootstrap, topic)
+    except KafkaException as e:
+        if e.args[0].code() == KafkaError.NOT_LEADER_FOR_PARTITION:
+            return False
+        raise
+    return True
