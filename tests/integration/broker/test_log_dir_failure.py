@@ -71,15 +71,19 @@ class _Writer:
         assert self._producer.flush(60) == 0
 
 
-def _read_all(bootstrap: str, partition: int, n: int) -> list[bytes]:
+def _read_all(bootstrap: str, partition: int) -> list[bytes]:
+    """Every record of the partition up to its end offset now."""
     c = KafkaConsumer(bootstrap_servers=bootstrap, auto_offset_reset="earliest", consumer_timeout_ms=15000)
     try:
-        c.assign([TopicPartition(TOPIC, partition)])
+        tp = TopicPartition(TOPIC, partition)
+        c.assign([tp])
+        end = c.end_offsets([tp])[tp]
         out = []
         for m in c:
             out.append(m.value)
-            if len(out) >= n:
+            if m.offset + 1 >= end:
                 break
+        assert len(out) == end, f"partition {partition}: read {len(out)} of {end}"
         return out
     finally:
         c.close()
@@ -127,9 +131,13 @@ def test_a_failed_log_dir_takes_only_its_replicas_offline(cluster_factory, tmp_p
             wait_for(lambda: zk.get_children("/log_dir_event_notification") == [], 10, "notification handled")
         finally:
             zk.close()
-        for p, values in writer.acked.items():  # every acknowledged write is there, in order
-            got = _read_all(c.bootstrap, p, len(values))
-            assert got[:len(values)] == values, f"partition {p}: {len(got)} read, {len(values)} acknowledged"
+        # Every acknowledged write is there. Not necessarily in acknowledgement order, nor once: librdkafka's
+        # default producer is not idempotent, so a batch whose leader failed under it is retried behind later
+        # ones (and may land twice).
+        for p, values in writer.acked.items():
+            got = set(_read_all(c.bootstrap, p))
+            missing = [v for v in values if v not in got]
+            assert not missing, f"partition {p}: {len(missing)} of {len(values)} acknowledged writes missing"
         # Restarted with the dir still broken, broker 0 serves its healthy dir and nothing of the broken one
         # (no empty replica created elsewhere in its place).
         c.brokers[0].kill()
@@ -177,4 +185,4 @@ def test_a_move_interrupted_by_kill_9_resumes_after_the_restart(cluster_factory,
         admin.close()
     assert not os.path.exists(os.path.join(src, f"{TOPIC}-0")) and not os.path.exists(os.path.join(dst, future[0]))
     assert f"Resuming the move of {TOPIC}-0" in c.brokers[0].log_path.read_text()
-    assert _read_all(c.bootstrap, 0, len(values)) == values
+    assert _read_all(c.bootstrap, 0) == values  # the whole log, nothing more
