@@ -1,23 +1,26 @@
 """Many partitions and clients: 8 producer processes x 64 partitions with keys, then 8 consumers.
 
-Three targets in the same run, repetitions alternated: librdkafka's mock cluster (one broker, C,
-in memory), one pylog broker (RF 1) and three pylog brokers (RF 3, min.insync.replicas 2), all
-written with acks=all (librdkafka's default; on RF 1 it is acks=1). Each repetition writes a
-fresh topic: every producer process sends --records keyed records (the key spreads them over the
-partitions with librdkafka's default partitioner) and the consumer processes then each read
-their share of the partitions (assign(), partitions dealt round-robin) from the low to the high
-watermark. Aggregate MB/s is the record values moved from the moment all processes were told
-to start until the last one finished. Processes connect and fetch metadata before the clock starts.
+Targets in the same run (--setups), repetitions alternated: librdkafka's mock cluster (one broker,
+C, in memory), one pylog broker (RF 1), two pylog brokers on this host (RF 1, each leading half the
+partitions: "a broker per core", not in the defaults) and three pylog brokers (RF 3,
+min.insync.replicas 2), all written with acks=all (librdkafka's default; on RF 1 it is acks=1).
+Each repetition writes a fresh topic: every producer process sends --records keyed records (the key
+spreads them over the partitions with librdkafka's default partitioner) and the consumer processes
+then each read their share of the partitions (assign(), partitions dealt round-robin) from the low
+to the high watermark. Aggregate MB/s is the record values moved from the moment all processes
+were told to start until the last one finished. Processes connect and fetch metadata before the clock starts.
 
 The mock keeps at most 5 MB per partition, so the defaults (8 x 32,000 x 1 KB over 64
 partitions, ~4.1 MB each) fit it; the consumers read what each server holds, which is all of
-it unless the sizes are raised. Prints MB/s, the ratio to the mock and RF 3 / RF 1, and the
-servers' CPU seconds per GB (user and system apart; three brokers' summed for RF 3).
+it unless the sizes are raised; every pylog setup must return every record written. Prints MB/s, the
+ratio to the mock and to one pylog broker (RF 1), and the servers' CPU seconds per GB (user and system
+apart; all brokers' summed for a multi-broker setup).
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import subprocess
@@ -35,6 +38,12 @@ BROKER_CONFIG = {"log.retention.check.interval.ms": "1000"}
 TOPIC_CONFIG = {"segment.bytes": str(64 * 1024 * 1024), "retention.bytes": str(256 * 1024 * 1024)}
 PRIME_MB = 1024  # page cache to recycle first (see _harness.prime_page_cache); topics are deleted after each rep
 PRODUCER_CONF = {"batch.size": 1048576, "linger.ms": 5, "acks": "all"}
+# name -> (row label, brokers, replication factor). rf1x2 is "a broker per core": two broker processes on
+# this host, each leading half of the partitions (RF 1), the cheapest way past one event loop per broker.
+SETUPS = {"mock": ("mock", 1, 1), "rf1": ("pylog RF 1", 1, 1), "rf1x2": ("pylog RF 1, 2 brokers", 2, 1),
+          "rf3": ("pylog RF 3", 3, 3)}
+DEFAULT_SETUPS = ("mock", "rf1", "rf3")
+RF1 = SETUPS["rf1"][0]
 
 
 @dataclass
@@ -169,6 +178,8 @@ def one_rep(target: h.Target, topic: str, partitions: int, rf: int, producers: i
         h.create_topics(target.bootstrap, [topic], partitions=partitions, rf=rf, config=cfg)
     if rf > 1:
         h.wait_leaders(target.bootstrap, [topic], partitions, isr=rf)
+    if target.name != "mock" and rf == 1:
+        _check_leaders_spread(target, topic)
     base = {"bootstrap": target.bootstrap, "topic": topic, "value_size": value_size}
     prod = _phase(target, "produce", [dict(base, index=i, records=records) for i in range(producers)], value_size)
     shares = [list(range(partitions))[i::consumers] for i in range(consumers)]
@@ -183,15 +194,20 @@ def one_rep(target: h.Target, topic: str, partitions: int, rf: int, producers: i
 
 
 def run(reps: int, partitions: int, producers: int, consumers: int, records: int, value_size: int,
-        with_mock: bool = True, zk_connect: str | None = None, prime_mb: int = PRIME_MB) -> list[list]:
-    """Alternate reps over mock, pylog RF 1 (one broker) and pylog RF 3 (three brokers); returns table rows."""
+        setups: Sequence[str] = DEFAULT_SETUPS, zk_connect: str | None = None, prime_mb: int = PRIME_MB) -> list[list]:
+    """Alternate reps over the chosen setups (of SETUPS), each server started once; returns table rows."""
     res: dict[str, list[tuple[Phase, Phase]]] = {}
-    with h.mock_peer({f"bench-many-{i}": partitions for i in range(reps)}) as mock, \
-            h.pylog_cluster(1, BROKER_CONFIG, zk_connect=_chroot(zk_connect, "rf1"), prime_mb=prime_mb) as one, \
-            h.pylog_cluster(3, BROKER_CONFIG, zk_connect=_chroot(zk_connect, "rf3"), prime_mb=prime_mb) as three:
-        targets = [(h.pylog_target(one, "pylog RF 1"), 1), (h.pylog_target(three, "pylog RF 3"), 3)]
-        if with_mock:
-            targets.insert(0, (mock, 1))
+    with contextlib.ExitStack() as stack:
+        targets = []
+        for name in setups:
+            label, n_brokers, rf = SETUPS[name]
+            if name == "mock":
+                t = stack.enter_context(h.mock_peer({f"bench-many-{i}": partitions for i in range(reps)}))
+            else:
+                cluster = stack.enter_context(h.pylog_cluster(n_brokers, BROKER_CONFIG, prime_mb=prime_mb,
+                                                              zk_connect=_chroot(zk_connect, name)))
+                t = h.pylog_target(cluster, label)
+            targets.append((t, rf))
         for i in range(reps):
             for t, rf in (targets if i % 2 == 0 else targets[::-1]):
                 prod, cons = one_rep(t, f"bench-many-{i}", partitions, rf, producers, consumers, records, value_size)
@@ -202,12 +218,21 @@ def run(reps: int, partitions: int, producers: int, consumers: int, records: int
     return _rows(res)
 
 
+def _check_leaders_spread(target: h.Target, topic: str) -> None:
+    """Fail unless every broker of the target leads some of the topic's partitions (else it measures one loop)."""
+    md = AdminClient({"bootstrap.servers": target.bootstrap}).list_topics(topic, timeout=30)
+    leaders = {p.leader for p in md.topics[topic].partitions.values()}
+    if len(leaders) < min(len(target.pids), len(md.topics[topic].partitions)):
+        raise RuntimeError(f"{target.name}: {topic}'s partitions are led by brokers {sorted(leaders)} only")
+
+
 def _chroot(zk_connect: str | None, name: str) -> str | None:
     """A chroot of its own for each cluster sharing a given ZooKeeper (both have a broker 0)."""
     return None if zk_connect is None else f"{zk_connect.rstrip('/')}/{name}"
 
 
 def _rows(res: dict[str, list[tuple[Phase, Phase]]]) -> list[list]:
+    rf3 = SETUPS["rf3"][0]
     rows = []
     for kind, idx in (("produce", 0), ("consume", 1)):
         mb = {name: h.median([r[idx].mb_per_s for r in runs]) for name, runs in res.items()}
@@ -215,14 +240,15 @@ def _rows(res: dict[str, list[tuple[Phase, Phase]]]) -> list[list]:
             phases = [r[idx] for r in runs]
             user = h.median([p.per_gb(p.user) for p in phases])
             sys_ = h.median([p.per_gb(p.sys) for p in phases])
-            vs_mock = f"{mb[name] / mb['mock']:.2f}" if "mock" in mb else "-"
-            vs_rf1 = f"{mb[name] / mb['pylog RF 1']:.2f}" if name == "pylog RF 3" else "-"
-            rows.append([kind, name, mb[name], f"{user:.2f} / {sys_:.2f}", vs_mock if name != "pylog RF 3" else "-",
-                         vs_rf1])
+            # RF 3 writes acks=all to three replicas: comparable to RF 1 on pylog, not to the one-broker mock
+            vs_mock = f"{mb[name] / mb['mock']:.2f}" if "mock" in mb and name != rf3 else "-"
+            vs_rf1 = f"{mb[name] / mb[RF1]:.2f}" if RF1 in mb and name not in (RF1, "mock") else "-"
+            rows.append([kind, name, mb[name], f"{user:.2f} / {sys_:.2f}", vs_mock, vs_rf1])
     return rows
 
 
-HEADER = ["phase", "server", "MB/s (all clients)", "server CPU-s/GB user / sys", "ratio vs mock", "RF 3 / RF 1"]
+HEADER = ["phase", "server", "MB/s (all clients)", "server CPU-s/GB user / sys", "ratio vs mock",
+          "ratio vs pylog RF 1 (one broker)"]
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -235,14 +261,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--consumers", type=int, default=8, help="consumer processes")
     ap.add_argument("--records", type=int, default=32_000, help="records per producer process per repetition")
     ap.add_argument("--value-size", type=int, default=1000)
+    ap.add_argument("--setups", default=",".join(DEFAULT_SETUPS),
+                    help=f"comma-separated, of {list(SETUPS)} (rf1x2: two brokers, RF 1, a broker per core)")
     ap.add_argument("--no-mock", action="store_true", help="skip the librdkafka mock peer")
     args = ap.parse_args(argv)
+    setups = [s for s in args.setups.split(",") if not (args.no_mock and s == "mock")]
+    if not setups or any(s not in SETUPS for s in setups) or len(set(setups)) != len(setups):
+        ap.error(f"--setups {args.setups!r} (without mock if --no-mock): expected one or more distinct names "
+                 f"among {list(SETUPS)}")
     for name in ("reps", "partitions", "producers", "consumers", "records", "value_size"):
         if getattr(args, name) < 1:
             ap.error(f"--{name.replace('_', '-')} must be >= 1, got {getattr(args, name)}")
     print(f"<!-- {h.machine_notes()} -->")
     rows = run(args.reps, args.partitions, args.producers, args.consumers, args.records, args.value_size,
-               not args.no_mock)
+               setups)
     h.print_report(f"many clients: {args.producers} producer processes x {args.records:,} keyed {args.value_size} B "
                    f"records into {args.partitions} partitions, then {args.consumers} consumer processes; acks=all; "
                    f"median of {args.reps}", HEADER, rows)

@@ -51,11 +51,12 @@ def test_consume_bench_reads_every_partition_of_a_multi_partition_window(zk_conn
 def test_many_clients_bench_moves_every_record_through_each_target(zk_connect):
     from pylog.bench import many_clients
     rows = many_clients.run(reps=1, partitions=4, producers=2, consumers=2, records=300, value_size=100,
-                            zk_connect=zk_connect, prime_mb=0)
+                            setups=("mock", "rf1", "rf1x2", "rf3"), zk_connect=zk_connect, prime_mb=0)
     assert [r[:2] for r in rows] == [[phase, server] for phase in ("produce", "consume")
-                                     for server in ("mock", "pylog RF 1", "pylog RF 3")]
+                                     for server in ("mock", "pylog RF 1", "pylog RF 1, 2 brokers", "pylog RF 3")]
     assert all(r[2] > 0 for r in rows)
-    assert [r[4] for r in rows if r[1] == "mock"] == ["1.00", "1.00"] and float(rows[2][5]) > 0
+    assert [r[4] for r in rows if r[1] == "mock"] == ["1.00", "1.00"]
+    assert all(float(r[5]) > 0 for r in rows if r[1] in ("pylog RF 1, 2 brokers", "pylog RF 3"))
 
 
 def test_partition_cost_bench_serves_each_size(zk_connect):
