@@ -61,6 +61,11 @@ class Phase:
         """MiB of record values per second, all processes together."""
         return self.records * self.value_size / self.seconds / h.MB
 
+    @property
+    def cores(self) -> float:
+        """The servers' CPU (user + system) over the phase's wall time: how many cores they kept busy."""
+        return (self.user + self.sys) / self.seconds
+
     def per_gb(self, cpu: float) -> float:
         """Server CPU seconds per 10^9 bytes of record values."""
         return cpu / (self.records * self.value_size / h.GB)
@@ -212,9 +217,10 @@ def run(reps: int, partitions: int, producers: int, consumers: int, records: int
             for t, rf in (targets if i % 2 == 0 else targets[::-1]):
                 prod, cons = one_rep(t, f"bench-many-{i}", partitions, rf, producers, consumers, records, value_size)
                 res.setdefault(t.name, []).append((prod, cons))
-                h.log(f"  {t.name} rep {i + 1}: produce {prod.mb_per_s:.1f} MB/s ({prod.user:.2f}s user + "
-                      f"{prod.sys:.2f}s sys), consume {cons.mb_per_s:.1f} MB/s ({cons.user:.2f}s + {cons.sys:.2f}s), "
-                      f"{cons.records:,} of {prod.records:,} records read")
+                h.log(f"  {t.name} rep {i + 1}: produce {prod.mb_per_s:.1f} MB/s in {prod.seconds:.2f}s "
+                      f"({prod.user:.2f}s user + {prod.sys:.2f}s sys: {prod.cores:.2f} cores), consume "
+                      f"{cons.mb_per_s:.1f} MB/s in {cons.seconds:.2f}s ({cons.user:.2f}s + {cons.sys:.2f}s: "
+                      f"{cons.cores:.2f} cores), {cons.records:,} of {prod.records:,} records read")
     return _rows(res)
 
 
@@ -243,12 +249,13 @@ def _rows(res: dict[str, list[tuple[Phase, Phase]]]) -> list[list]:
             # RF 3 writes acks=all to three replicas: comparable to RF 1 on pylog, not to the one-broker mock
             vs_mock = f"{mb[name] / mb['mock']:.2f}" if "mock" in mb and name != rf3 else "-"
             vs_rf1 = f"{mb[name] / mb[RF1]:.2f}" if RF1 in mb and name not in (RF1, "mock") else "-"
-            rows.append([kind, name, mb[name], f"{user:.2f} / {sys_:.2f}", vs_mock, vs_rf1])
+            cores = h.median([p.cores for p in phases])
+            rows.append([kind, name, mb[name], f"{user:.2f} / {sys_:.2f}", vs_mock, vs_rf1, f"{cores:.2f}"])
     return rows
 
 
 HEADER = ["phase", "server", "MB/s (all clients)", "server CPU-s/GB user / sys", "ratio vs mock",
-          "ratio vs pylog RF 1 (one broker)"]
+          "ratio vs pylog RF 1 (one broker)", "server cores busy"]
 
 
 def main(argv: Sequence[str] | None = None) -> int:

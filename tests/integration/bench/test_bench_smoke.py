@@ -57,6 +57,7 @@ def test_many_clients_bench_moves_every_record_through_each_target(zk_connect):
     assert all(r[2] > 0 for r in rows)
     assert [r[4] for r in rows if r[1] == "mock"] == ["1.00", "1.00"]
     assert all(float(r[5]) > 0 for r in rows if r[1] in ("pylog RF 1, 2 brokers", "pylog RF 3"))
+    assert all(float(r[6]) >= 0 for r in rows)  # servers' cores busy: CPU ticks may round to 0 at these sizes
 
 
 def test_partition_cost_bench_serves_each_size(zk_connect):
