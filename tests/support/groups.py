@@ -47,3 +47,14 @@ def committed(bootstrap: str, group: str) -> dict[tuple[str, int], int]:
     admin = AdminClient({"bootstrap.servers": bootstrap})  # kept alive until the future completes
     res = admin.list_consumer_group_offsets([ConsumerGroupTopicPartitions(group)])[group].result(30)
     return {(tp.topic, tp.partition): tp.offset for tp in res.topic_partitions}
+
+
+def run_group_chaos(cfg, base_dir, zk_connect: str, fault_kinds: list[str]):
+    """One bounded group chaos run (pylog.chaos.groups): it must pass with exactly the given fault kinds."""
+    from pylog.chaos.groups import run_groups
+
+    report = run_groups(cfg, base_dir, zk_connect=zk_connect)
+    print(report.text())
+    assert report.ok, report.text()
+    assert sorted(f.split()[1] for f in report.faults) == fault_kinds, report.faults
+    return report

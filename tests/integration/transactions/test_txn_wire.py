@@ -60,13 +60,20 @@ def wired(cluster_factory):
         yield (cluster, k, node, *_init(k, node))
 
 
-def test_a_late_batch_of_an_ended_transaction_is_refused(wired):
+def _one_transaction(wired, value: bytes, commit: bool) -> None:
+    """AddPartitions, one batch at sequence 0 and EndTxn; returns once the marker after it is stable (offset 2)."""
     cluster, k, node, pid, epoch = wired
     assert _add(k, node, pid, epoch) == 0
-    assert _produce(k, pid, epoch, 0, b"in-transaction") == 0
-    assert _end(k, node, pid, epoch, commit=True) == 0
-    # The markers follow the answer: once in-transaction (0) and its COMMIT (1) are stable, nothing is open.
-    wait_for(lambda: stable_end(cluster.bootstrap, "t") == 2, timeout=30, what="the COMMIT marker")
+    assert _produce(k, pid, epoch, 0, value) == 0
+    assert _end(k, node, pid, epoch, commit=commit) == 0
+    # The markers follow the answer: once the batch (0) and its marker (1) are stable, nothing is open.
+    wait_for(lambda: stable_end(cluster.bootstrap, "t") == 2, timeout=30,
+             what="the COMMIT marker" if commit else "the ABORT marker")
+
+
+def test_a_late_batch_of_an_ended_transaction_is_refused(wired):
+    cluster, k, node, pid, epoch = wired
+    _one_transaction(wired, b"in-transaction", commit=True)
     assert _produce(k, pid, epoch, 1, b"late") == E.INVALID_TXN_STATE
     assert _end(k, node, pid, epoch - 1, commit=True) in (E.PRODUCER_FENCED, E.INVALID_PRODUCER_EPOCH)
     assert stable_end(cluster.bootstrap, "t") == 2  # the late batch was not appended
@@ -77,10 +84,7 @@ def test_a_transaction_with_a_group_s_offsets_partition_ends(wired):
     offsets = k.call(ApiKey.AddOffsetsToTxn, lambda cls, v: cls(
         transactional_id="wire", producer_id=pid, producer_epoch=epoch, group_id="readers"), node=node)
     assert offsets.error_code == 0
-    assert _add(k, node, pid, epoch) == 0
-    assert _produce(k, pid, epoch, 0, b"dropped") == 0
-    assert _end(k, node, pid, epoch, commit=False) == 0
-    wait_for(lambda: stable_end(cluster.bootstrap, "t") == 2, timeout=30, what="the ABORT marker")
+    _one_transaction(wired, b"dropped", commit=False)
     # The next transaction starts once every marker, the offsets partition's too, is written.
     wait_for(lambda: _add(k, node, pid, epoch) == 0, timeout=30, what="the abort to complete")
 
@@ -96,10 +100,7 @@ def _marker(k: KafkaClient, pid: int, epoch: int, coordinator_epoch: int) -> int
 
 def test_a_marker_from_an_older_coordinator_is_fenced(wired):
     cluster, k, node, pid, epoch = wired
-    assert _add(k, node, pid, epoch) == 0
-    assert _produce(k, pid, epoch, 0, b"kept") == 0
-    assert _end(k, node, pid, epoch, commit=True) == 0
-    wait_for(lambda: stable_end(cluster.bootstrap, "t") == 2, timeout=30, what="the COMMIT marker")
+    _one_transaction(wired, b"kept", commit=True)
     # A coordinator at epoch 9 wrote this producer's marker; one still at epoch 3 is fenced and writes nothing.
     assert _marker(k, pid, epoch, 9) == 0
     end = stable_end(cluster.bootstrap, "t")
