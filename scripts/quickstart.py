@@ -1,6 +1,7 @@
 """The quickstart behind ./scripts/quickstart (run with the repo's .venv python).
 
-secure: the same with a SASL_SSL listener (also the inter-broker one), a generated CA and a SCRAM user.
+secure: the same with a SASL_SSL listener (also the inter-broker one, PLAIN as admin), a generated CA, the ACL
+authorizer with admin as super user, and a SCRAM user alice granted producer and consumer ACLs.
 start: stop a previous quickstart cluster if one runs, start ZooKeeper and three brokers (on
 2181 and 9092-9094 when free), create a topic with replication factor 3 and
 min.insync.replicas=2, produce and consume with kcat, describe the topic, and leave it running.
@@ -118,7 +119,10 @@ def secure() -> None:
                  "ssl.keystore.location": str(keystore.path), "ssl.truststore.type": "PEM",
                  "ssl.truststore.location": str(ca.cert), "sasl.enabled.mechanisms": "SCRAM-SHA-512,PLAIN",
                  "inter.broker.listener.name": "SASL_SSL", "sasl.mechanism.inter.broker.protocol": "PLAIN",
-                 "listener.name.sasl_ssl.plain.sasl.jaas.config": jaas}
+                 "listener.name.sasl_ssl.plain.sasl.jaas.config": jaas,
+                 # ACLs on, as an operator's secure cluster has them: the brokers and the admin tools log in as
+                 # admin (PLAIN), the one super user; alice gets only what pylog-acls.sh grants her below.
+                 "authorizer.class.name": "kafka.security.authorizer.AclAuthorizer", "super.users": "User:admin"}
     cluster = LocalCluster(STATE, 3, zk_port=_port(2181), broker_ports={i: _port(9092 + i) for i in range(3)},
                            overrides=overrides, extra_listeners={"SASL_SSL": "SASL_SSL"})
     cluster.start()
@@ -134,16 +138,22 @@ def secure() -> None:
                "--entity-type", "users", "--entity-name", "alice"), end="")
     print(_run(str(bin_ / "pylog-topics.sh"), "--bootstrap-server", secure_bs, "--command-config", str(admin),
                "--create", "--topic", TOPIC, "--partitions", "3", "--replication-factor", "3"), end="")
+    acls = [str(bin_ / "pylog-acls.sh"), "--bootstrap-server", secure_bs, "--command-config", str(admin), "--add",
+            "--allow-principal", "User:alice", "--topic", TOPIC]
+    print(_run(*acls, "--producer"), end="")
+    print(_run(*acls, "--consumer", "--group", "quickstart"), end="")
     kcat = ["kcat", "-b", secure_bs, "-X", "security.protocol=SASL_SSL", "-X", "sasl.mechanisms=SCRAM-SHA-512",
             "-X", "sasl.username=alice", "-X", "sasl.password=alice-secret", "-X", f"ssl.ca.location={ca.cert}"]
     wait_until(lambda: subprocess.run([*kcat, "-L", "-t", TOPIC], capture_output=True, timeout=60).returncode == 0,
                60, "alice's SCRAM login")
     _run(*kcat, "-P", "-t", TOPIC, "-X", "acks=all", stdin="".join(f"secure hello {i}\n" for i in range(3)))
-    print("Produced 3 records over SASL_SSL as alice (SCRAM-SHA-512). Consume them with:")
+    print("Produced 3 records over SASL_SSL as alice (SCRAM-SHA-512; ACLs granted with pylog-acls.sh above). "
+          "Consume them with:")
     print("  " + " ".join(kcat) + f" -C -t {TOPIC} -o beginning -e")
     print(_run(*kcat, "-C", "-t", TOPIC, "-o", "beginning", "-e", "-q"), end="")
     print(f"\nSASL_SSL listeners: {secure_bs} (brokers talk to each other there too); CA certificate {ca.cert}; "
-          f"admin client properties {admin}.\nPLAINTEXT stays on 127.0.0.1 only ({cluster.bootstrap}). "
+          f"admin client properties {admin} (the super user: try bin/pylog-acls.sh --list with it).\n"
+          f"PLAINTEXT stays on 127.0.0.1 only ({cluster.bootstrap}; ANONYMOUS there has no ACLs). "
           "Stop it with: ./scripts/quickstart stop")
 
 
