@@ -13,6 +13,7 @@ import asyncio
 import logging
 from typing import TYPE_CHECKING, Any, AsyncIterator, Callable
 
+from pylog.broker.delayed_produce import Append
 from pylog.common.clock import now_ms
 from pylog.protocol import records
 from pylog.protocol.batch_rewrite import build_keyed_batch
@@ -147,17 +148,12 @@ class InternalTopicHost:
             return err, -1
         pid, epoch = producer if producer is not None else (-1, -1)
         buf, header = build_keyed_batch(recs, now_ms(), pid, epoch, producer is not None)
-        out = rm.append(p, buf, -1, from_coordinator=True, headers=[header])  # keyed, built here: no second parse
-        if out.error != ErrorCode.NONE:
-            return out.error, -1
-        err = p.check_enough_replicas(out.last_offset + 1)
-        if err is None:  # followers to wait for (an ISR of this broker alone needs no future, loop turn or timer)
-            waiter = p.add_produce_waiter(out.last_offset + 1)
-            try:
-                err = ErrorCode(await asyncio.wait_for(waiter, int(self.config.get(self.append_timeout_key)) / 1000))
-            except asyncio.TimeoutError:
-                err = ErrorCode.REQUEST_TIMED_OUT
-        return err, out.base_offset if err == ErrorCode.NONE else -1
+        # Keyed and built here: the headers go along, so the batch is not parsed a second time.
+        delayed = rm.append_records([Append(partition, p, buf, [header])], -1,
+                                    int(self.config.get(self.append_timeout_key)), from_coordinator=True)
+        await delayed.wait()
+        out = delayed.result(partition)
+        return out.error, out.base_offset
 
     async def read(self, partition: int) -> AsyncIterator[tuple[bytes, bytes | None]]:
         """Every record from the log start to the log end offset (what Kafka's loaders read)."""

@@ -7,8 +7,9 @@ executor so a slow ZooKeeper never stalls produce and fetch traffic.
 from __future__ import annotations
 
 import logging
-from typing import Callable, NamedTuple, Sequence
+from typing import Callable, Iterable, Sequence
 
+from pylog.broker.delayed_produce import Append, AppendOutcome, DelayedProduce
 from pylog.broker.partition import Partition
 from pylog.broker.replica_prepare import ReplicaPreparer
 from pylog.broker.services import BrokerServices
@@ -19,17 +20,6 @@ from pylog.protocol import records
 
 log = logging.getLogger("pylog.replica")
 state_log = logging.getLogger("pylog.state.change")
-
-
-class AppendOutcome(NamedTuple):
-    """A leader append's result for the Produce response."""
-
-    error: ErrorCode
-    base_offset: int = -1
-    last_offset: int = -1
-    record_errors: Sequence[tuple[int, str]] = ()  # (index in batch, message), INVALID_RECORD only
-    message: str | None = None
-    duplicate: bool = False  # an idempotent producer's retry answered with the original offsets
 
 
 class ReplicaManager:
@@ -132,7 +122,6 @@ class ReplicaManager:
             if self.logs.future_log(topic, ps.partition_index) is not None:
                 self.broker.log_dir_mover.resume(topic, ps.partition_index)
         p.topic_id = topic_id
-        p.min_insync_replicas = await self.topic_configs.min_insync_replicas(topic)
         was_leader = p.is_leader
         p.apply_state(ps.leader, ps.leader_epoch, list(ps.isr), list(ps.replicas), ps.partition_epoch,
                       ps.controller_epoch, list(ps.adding_replicas or []), list(ps.removing_replicas or []))
@@ -186,6 +175,15 @@ class ReplicaManager:
 
     # -- produce --------------------------------------------------------------------------
 
+    def append_records(self, appends: Iterable[Append], acks: int, timeout_ms: int,
+                       from_coordinator: bool = False) -> DelayedProduce:
+        """Append each partition's records as leader (see `append`); the acks=all ones wait in the
+        DelayedProduce returned, which answers them within `timeout_ms` of now."""
+        delayed = DelayedProduce(timeout_ms)
+        for a in appends:
+            delayed.add(a.key, a.partition, self.append(a.partition, a.records, acks, from_coordinator, a.headers), acks)
+        return delayed
+
     def append(self, p: Partition, buf: bytearray, acks: int, from_coordinator: bool = False,
                headers: list[records.BatchHeader] | None = None) -> AppendOutcome:
         """Validate and append one partition's records as leader; only a coordinator may write markers, and
@@ -209,7 +207,7 @@ class ReplicaManager:
         max_bytes = p.log.config.max_message_bytes
         if any(h.size > max_bytes for h in headers):
             return AppendOutcome(ErrorCode.MESSAGE_TOO_LARGE)
-        if acks == -1 and len(p.isr) < p.min_insync_replicas:
+        if acks == -1 and p.below_min_isr():
             return AppendOutcome(ErrorCode.NOT_ENOUGH_REPLICAS)
         try:
             info = p.log.append_as_leader(buf, headers, p.leader_epoch, now_ms(), keys_known=from_coordinator,
@@ -258,17 +256,7 @@ class ReplicaManager:
         lag = int(self.config.get("replica.lag.time.max.ms"))
         t = now_ms()
         for p in list(self.partitions.values()):
-            if not p.is_leader or p.fenced or p.isr_update_pending:
-                continue
-            out = p.out_of_sync_replicas(t, lag)
-            new_isr = [r for r in p.isr if r not in out]
-            new_isr += [r for r in p.caught_up_replicas() if r not in new_isr]
-            if sorted(new_isr) != sorted(p.isr):
-                if out:
-                    log.info("Shrinking ISR of %s from %s to %s (lagging: %s)", p, p.isr, new_isr, out)
-                else:
-                    log.info("Expanding ISR of %s from %s to %s", p, p.isr, new_isr)
-                await self.update_isr(p, new_isr)
+            await self._change_isr(p, t, lag, shrink=True)
 
     def on_follower_fetch(self, p: Partition, replica_id: int, fetch_offset: int, now: int,
                           log_start_offset: int = -1) -> None:
@@ -276,15 +264,19 @@ class ReplicaManager:
         advance the high watermark) and its log start offset (DeleteRecords' low watermark), and, once
         it caught up, add it to the ISR in the background."""
         p.update_follower(replica_id, fetch_offset, now, log_start_offset)
-        if p.caught_up_replicas():
-            self.broker.spawn(self.maybe_expand_isr(p))
+        if p.isr_change(now, 0, shrink=False) is not None:
+            self.broker.spawn(self._change_isr(p, now, 0, shrink=False))
 
-    async def maybe_expand_isr(self, p: Partition) -> None:
-        """Called after a follower fetch: add it to the ISR as soon as it caught up."""
-        if p.is_leader and not p.fenced and not p.isr_update_pending and p.caught_up_replicas():
-            new_isr = p.isr + [r for r in p.caught_up_replicas() if r not in p.isr]
-            log.info("Expanding ISR of %s from %s to %s", p, p.isr, new_isr)
-            await self.update_isr(p, new_isr)
+    async def _change_isr(self, p: Partition, now: int, max_lag_ms: int, shrink: bool) -> None:
+        change = p.isr_change(now, max_lag_ms, shrink)
+        if change is None:
+            return
+        if change.lagging:
+            log.info("Shrinking ISR of %s from %s to %s (lagging: %s)", p, p.isr, list(change.isr),
+                     list(change.lagging))
+        else:
+            log.info("Expanding ISR of %s from %s to %s", p, p.isr, list(change.isr))
+        await self.update_isr(p, list(change.isr))
 
     async def update_isr(self, p: Partition, new_isr: list[int]) -> bool:
         """Write a new ISR conditionally on the partition epoch; adopt it only if ZooKeeper agreed."""

@@ -104,12 +104,10 @@ class TopicConfigs:
 
     async def _apply_topic(self, topic: str) -> None:
         cfg = self.log_config_now(topic)
-        min_isr = int(self.effective(topic)["min.insync.replicas"])
         for p in self.broker.replicas.partitions.values():
             if p.topic == topic:
                 p.log.update_config(cfg)
-                p.min_insync_replicas = min_isr
-                p.complete_produce_waiters()
+                p.complete_produce_waiters()  # min.insync.replicas may have changed
 
     def broker_config(self) -> Any:
         """The broker config with the dynamic layers applied (typed values, right sources)."""
@@ -148,8 +146,3 @@ class TopicConfigs:
         """The LogConfig for a topic (loading its overrides on first use)."""
         await self._load(topic)
         return self.log_config_now(topic)
-
-    async def min_insync_replicas(self, topic: str) -> int:
-        """min.insync.replicas for a topic."""
-        await self._load(topic)
-        return int(self.effective(topic)["min.insync.replicas"])

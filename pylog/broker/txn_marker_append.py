@@ -14,10 +14,10 @@ commits there (the group coordinator commits or drops them), as Kafka's handler 
 
 from __future__ import annotations
 
-import asyncio
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Sequence
 
+from pylog.broker.delayed_produce import Append
 from pylog.coordinator.group.hashing import OFFSETS_TOPIC
 from pylog.log.control import ControlType, Marker, build_marker
 from pylog.protocol.errors import ErrorCode
@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     from pylog.broker.services import BrokerServices
 
 TP = tuple[str, int]
-MARKER_TIMEOUT_S = 30.0  # Kafka's request.timeout.ms default, which bounds the coordinator's marker requests
+MARKER_TIMEOUT_MS = 30_000  # Kafka's request.timeout.ms default, which bounds the coordinator's marker requests
 
 
 @dataclass(frozen=True)
@@ -44,7 +44,7 @@ async def append_markers(broker: BrokerServices, entries: Sequence[MarkerSet]) -
     """Append every entry's markers to the partitions this broker leads; each partition's error, per entry."""
     rm = broker.replicas
     results: list[dict[TP, ErrorCode]] = [{} for _ in entries]
-    waits: dict[tuple[int, TP], tuple[asyncio.Future, int]] = {}
+    appends: list[Append] = []
     for i, m in enumerate(entries):
         marker = build_marker(Marker(m.producer_id, m.producer_epoch,
                                      ControlType.COMMIT if m.commit else ControlType.ABORT, m.coordinator_epoch))
@@ -57,15 +57,13 @@ async def append_markers(broker: BrokerServices, entries: Sequence[MarkerSet]) -
             if entry is not None and m.coordinator_epoch < entry.coordinator_epoch:
                 results[i][tp] = ErrorCode.TRANSACTION_COORDINATOR_FENCED
                 continue
-            out = rm.append(p, bytearray(marker), -1, from_coordinator=True)
-            results[i][tp] = out.error
-            if out.error == ErrorCode.NONE:
-                waits[(i, tp)] = (p.add_produce_waiter(out.last_offset + 1), out.last_offset)
-    pending = [f for f, _ in waits.values() if not f.done()]
-    if pending:
-        await asyncio.wait(pending, timeout=MARKER_TIMEOUT_S)
-    for (i, tp), (fut, offset) in waits.items():
-        err = results[i][tp] = ErrorCode(fut.result()) if fut.done() else ErrorCode.REQUEST_TIMED_OUT
-        if tp[0] == OFFSETS_TOPIC and err == ErrorCode.NONE and broker.groups is not None:
-            broker.groups.coordinator.on_txn_marker(tp[1], entries[i].producer_id, entries[i].commit, offset)
+            results[i][tp] = ErrorCode.NONE  # its place, in request order; the append's answer replaces it
+            appends.append(Append((i, tp), p, bytearray(marker)))
+    delayed = rm.append_records(appends, -1, MARKER_TIMEOUT_MS, from_coordinator=True)
+    await delayed.wait()
+    for (i, tp) in delayed.outcomes:
+        out = delayed.result((i, tp))
+        results[i][tp] = out.error
+        if tp[0] == OFFSETS_TOPIC and out.error == ErrorCode.NONE and broker.groups is not None:
+            broker.groups.coordinator.on_txn_marker(tp[1], entries[i].producer_id, entries[i].commit, out.last_offset)
     return results

@@ -44,6 +44,8 @@ def test_partition_count_is_the_topic_s_once_it_exists():
 def test_commits_arriving_while_a_batch_waits_for_the_isr_go_out_together_in_order():
     import asyncio
 
+    from pylog.broker.delayed_produce import AppendOutcome
+    from pylog.broker.replica_manager import ReplicaManager
     from pylog.protocol import records
     from pylog.protocol.errors import ErrorCode
 
@@ -60,12 +62,14 @@ def test_commits_arriving_while_a_batch_waits_for_the_isr_go_out_together_in_ord
             keys = [r.key for h in records.iter_batches(bytes(buf))
                     for r in records.read_records(memoryview(bytes(buf))[h.position:h.position + h.size])]
             batches.append(keys)
-            return SimpleNamespace(error=ErrorCode.NONE, base_offset=sum(map(len, batches)) - len(batches[-1]),
-                                   last_offset=sum(map(len, batches)) - 1)
+            return AppendOutcome(ErrorCode.NONE, base_offset=sum(map(len, batches)) - len(batches[-1]),
+                                 last_offset=sum(map(len, batches)) - 1)
 
         h, replicas, _ = host()
         replicas.leader_partition = lambda topic, index: (part, ErrorCode.NONE)
         replicas.append = append
+        # the real acks=all bookkeeping over the stand-in's append
+        replicas.append_records = lambda *args, **kw: ReplicaManager.append_records(replicas, *args, **kw)
         h.broker.spawn = loop.create_task
         first = loop.create_task(h.append(0, [(b"a", b"1")]))
         await asyncio.sleep(0)

@@ -18,9 +18,6 @@ class _Configs:
     async def log_config(self, topic):
         return LogConfig()
 
-    async def min_insync_replicas(self, topic):
-        return 1
-
 
 class _Fetchers:
     def __init__(self):
