@@ -15,6 +15,7 @@ import signal
 import time
 from typing import Any, Coroutine
 
+from pylog.broker.controller_admin import ControllerAdmin, LocalControllerAdmin
 from pylog.broker.fetcher import ReplicaFetcherManager
 from pylog.broker.group_host import GroupHost
 from pylog.broker.handlers import HANDLERS
@@ -87,6 +88,7 @@ class Broker:
         self.groups: GroupHost | None = None  # the group coordinator, once the replica manager exists
         self.transactions: TxnHost | None = None  # the transaction coordinator, likewise
         self.controller: Controller | None = None
+        self._controller_admin: LocalControllerAdmin | None = None  # the handlers' view of it
         self.server: SocketServer | None = None  # the first listener's
         self.servers: list[SocketServer] = []
         self.authorizer: Any = None  # the ACL authorizer when authorizer.class.name is set
@@ -105,6 +107,11 @@ class Broker:
     def advertised_for(self, listener: str | None) -> tuple[str, int]:
         """Host and port of this broker on a listener (the inter-broker one for in-process calls)."""
         return self.advertised.get(listener or self.inter_broker_listener, self.advertised_endpoint)
+
+    def active_controller(self) -> ControllerAdmin | None:
+        """The controller hosted here while it is the active one (admin requests get NOT_CONTROLLER otherwise)."""
+        admin = self._controller_admin
+        return admin if admin is not None and admin.is_active else None
 
     def spawn(self, coro: Coroutine[Any, Any, Any]) -> asyncio.Task:
         """Run a coroutine in the background, keeping a reference until it ends."""
@@ -155,6 +162,7 @@ class Broker:
         self.zk.add_session_listener(self._on_session)
         await self.shutdown_requests.start()
         self.controller = Controller(self.broker_id, self.zk, cfg, local_delivery=self.serve_local)
+        self._controller_admin = LocalControllerAdmin(self.controller)
         await self.controller.start()
         self._start_background_tasks()
         self.started = True

@@ -11,6 +11,7 @@ import asyncio
 from typing import TYPE_CHECKING, Any, Coroutine, Protocol
 
 if TYPE_CHECKING:
+    from pylog.broker.controller_admin import ControllerAdmin
     from pylog.broker.log_dir_mover import LogDirMover
     from pylog.broker.group_host import GroupHost
     from pylog.broker.metadata_cache import MetadataCache
@@ -22,7 +23,6 @@ if TYPE_CHECKING:
     from pylog.broker.topic_configs import TopicConfigs
     from pylog.broker.txn_host import TxnHost
     from pylog.common.config import BrokerConfig
-    from pylog.controller.controller import Controller
     from pylog.log.manager import LogManager
     from pylog.protocol.codec import RequestHeader
     from pylog.security.authorizer import AclAuthorizer
@@ -46,7 +46,6 @@ class BrokerServices(Protocol):
     topic_configs: TopicConfigs  # dynamic topic and broker configs
     throttle: ReplicationThrottle  # KIP-73 replication quotas
     stats: PartitionStats  # bytes in/out per partition
-    controller: Controller | None  # hosted here; acts only while active
     authorizer: AclAuthorizer | None  # ACLs, when authorizer.class.name is set (pylog.security.authorizer.allowed)
     credentials: CredentialStore  # SCRAM credentials from /config/users
     log_dir_mover: LogDirMover  # AlterReplicaLogDirs: replicas moving between this broker's log dirs
@@ -60,6 +59,9 @@ class BrokerServices(Protocol):
 
     def advertised_for(self, listener: str | None) -> tuple[str, int]:
         """Host and port of this broker on a listener (the inter-broker one for None)."""
+
+    def active_controller(self) -> ControllerAdmin | None:
+        """The controller hosted here while it is the active one (admin requests get NOT_CONTROLLER otherwise)."""
 
     def spawn(self, coro: Coroutine[Any, Any, Any]) -> asyncio.Task:
         """Run a coroutine in the background, keeping a reference until it ends."""

@@ -66,7 +66,7 @@ class TopicConfigs:
                 if note is None:
                     continue
                 await self._apply(note.entity_type, note.entity_name)
-            if self.broker.controller is not None and self.broker.controller.is_active:
+            if self.broker.active_controller() is not None:
                 await self._zk(self._purge_expired, children)
 
     def _purge_expired(self, children: list[str]) -> None:

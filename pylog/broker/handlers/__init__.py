@@ -12,9 +12,13 @@ from __future__ import annotations
 import importlib
 import pkgutil
 from dataclasses import dataclass
-from typing import Any, Awaitable, Callable
+from typing import TYPE_CHECKING, Any, Awaitable, Callable
 
 from pylog.protocol.api import api_name, schema_max_version
+
+if TYPE_CHECKING:
+    from pylog.broker.controller_admin import ControllerAdmin
+    from pylog.broker.services import HandlerContext
 
 
 @dataclass(frozen=True, slots=True)
@@ -32,10 +36,9 @@ class Handler:
 HANDLERS: dict[int, Handler] = {}
 
 
-def active_controller(ctx: Any) -> Any | None:
+def active_controller(ctx: HandlerContext) -> ControllerAdmin | None:
     """This broker's controller if it is the active one, else None: the request gets NOT_CONTROLLER."""
-    controller = ctx.broker.controller
-    return controller if controller is not None and controller.is_active else None
+    return ctx.broker.active_controller()
 
 
 def topic_results(order: list[tuple[str, int]], results: dict, topic_cls: Any, partition_cls: Any) -> list[Any]:
