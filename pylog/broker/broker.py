@@ -152,6 +152,8 @@ class Broker:
         self.zk_store = BrokerZkStore(self)
         self.producer_ids = ProducerIdManager(self.broker_id, self.zk.allocate_producer_id_block, self._blocking)
         self.replicas = ReplicaManager(self, self.logs, self.zk_store, self.fetchers, self.topic_configs)
+        self.topic_configs.add_listener(self.replicas)
+        self.topic_configs.add_listener(self.throttle)
         self.groups = GroupHost(self)
         self.groups.start()
         self.transactions = TxnHost(self)

@@ -12,6 +12,7 @@ from typing import Callable, Iterable, Sequence
 from pylog.broker.delayed_produce import Append, AppendOutcome, DelayedProduce
 from pylog.broker.partition import Partition
 from pylog.broker.replica_prepare import ReplicaPreparer
+from pylog.broker.topic_configs import ConfigListener
 from pylog.broker.services import BrokerServices
 from pylog.common.clock import now_ms
 from pylog.log.errors import KafkaStorageError, RecordValidationError
@@ -22,7 +23,7 @@ log = logging.getLogger("pylog.replica")
 state_log = logging.getLogger("pylog.state.change")
 
 
-class ReplicaManager:
+class ReplicaManager(ConfigListener):
     """Owns the Partition objects and everything that changes them."""
 
     def __init__(self, broker: BrokerServices, log_manager, zk_store, fetchers, topic_configs) -> None:
@@ -140,6 +141,21 @@ class ReplicaManager:
             for cb in self.on_leadership_change:
                 cb(p)
         return ErrorCode.NONE
+
+    # -- config changes (TopicConfigs) -------------------------------------------------------
+
+    def on_topic_config(self, topic: str) -> None:
+        """Apply a topic's new config to its logs here; acks=all waiters recheck min.insync.replicas."""
+        cfg = self.topic_configs.log_config_now(topic)
+        for p in self.partitions.values():
+            if p.topic == topic:
+                p.log.update_config(cfg)
+                p.complete_produce_waiters()
+
+    def on_broker_config(self) -> None:
+        """The broker's defaults changed: re-apply every hosted topic's config."""
+        for topic in {p.topic for p in self.partitions.values()}:
+            self.on_topic_config(topic)
 
     # -- StopReplica ------------------------------------------------------------------------
 

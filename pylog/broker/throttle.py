@@ -25,6 +25,7 @@ import weakref
 from typing import Any, Callable, Iterable
 
 from pylog.broker.services import BrokerServices
+from pylog.broker.topic_configs import ConfigListener
 from pylog.common.throttle_keys import FOLLOWER_RATE, FOLLOWER_REPLICAS, LEADER_RATE, LEADER_REPLICAS
 
 UNLIMITED = (1 << 63) - 1  # Long.MaxValue: the default rate, meaning no throttle
@@ -118,7 +119,7 @@ class Quota:
             self.bucket.record(nbytes, self.clock())
 
 
-class ReplicationThrottle:
+class ReplicationThrottle(ConfigListener):
     """The broker's leader- and follower-side replication quotas."""
 
     def __init__(self, broker: BrokerServices, clock: Callable[[], float] = time.monotonic) -> None:
@@ -137,6 +138,10 @@ class ReplicationThrottle:
         self.leader.set_rate(int(tc.broker_value(LEADER_RATE)))
         self.follower.set_rate(int(tc.broker_value(FOLLOWER_RATE)))
         self._configured = True
+
+    def on_broker_config(self) -> None:
+        """A dynamic broker config changed: the rates may have."""
+        self.reconfigure()
 
     def _ensure(self) -> None:
         if not self._configured:

@@ -1,8 +1,9 @@
 """Topic config overrides (/config/topics/<t>) and dynamic broker configs, kept current.
 
 Config changes arrive as /config/changes/config_change_<seq> notifications (written by the
-admin tools after the entity znode); every broker re-reads the named entity and applies it to
-its logs and partitions without a restart.
+admin tools after the entity znode); every broker re-reads the named entity and tells its
+ConfigListeners (the replica manager applies it to its logs, the replication throttle re-reads its
+rates), so a change takes effect without a restart.
 """
 
 from __future__ import annotations
@@ -22,6 +23,16 @@ log = logging.getLogger("pylog.config")
 NOTIFICATION_EXPIRY_MS = 15 * 60 * 1000  # Kafka's changeExpirationMs
 
 
+class ConfigListener:
+    """Config changes a part may react to; each is a no-op unless overridden."""
+
+    def on_topic_config(self, topic: str) -> None:
+        """A topic's overrides changed: its effective config (log_config_now) may have."""
+
+    def on_broker_config(self) -> None:
+        """A dynamic broker layer changed: every topic's effective config, and broker_value, may have."""
+
+
 class TopicConfigs:
     """The broker's view of per-topic overrides and dynamic broker configs."""
 
@@ -35,6 +46,11 @@ class TopicConfigs:
         self._log_configs: dict[str, tuple[Any, Any, LogConfig]] = {}  # see log_config_now
         self._loop: asyncio.AbstractEventLoop | None = None
         self._lock = asyncio.Lock()
+        self.listeners: list[ConfigListener] = []
+
+    def add_listener(self, listener: ConfigListener) -> None:
+        """Tell `listener` about config changes from now on (in the order listeners were added)."""
+        self.listeners.append(listener)
 
     async def _zk(self, fn: Any, *args: Any) -> Any:
         return await asyncio.get_running_loop().run_in_executor(None, fn, *args)
@@ -86,7 +102,8 @@ class TopicConfigs:
         if entity_type == "topics":
             self.overrides[name] = await self._zk(zk.get_entity_config, "topics", name)
             log.info("Applying config change for topic %s: %s", name, self.overrides[name])
-            await self._apply_topic(name)
+            for listener in self.listeners:
+                listener.on_topic_config(name)
         elif entity_type == "brokers":
             if name == str(self.broker.broker_id):
                 self.dynamic_broker = await self._zk(zk.get_entity_config, "brokers", name)
@@ -96,18 +113,10 @@ class TopicConfigs:
                 return
             self._merged = None
             log.info("Applying dynamic broker config %s", name)
-            for topic in {p.topic for p in self.broker.replicas.partitions.values()}:
-                await self._apply_topic(topic)
-            self.broker.throttle.reconfigure()
+            for listener in self.listeners:
+                listener.on_broker_config()
         elif entity_type == "users":  # SCRAM credentials (and quotas, which pylog does not enforce)
             await self._zk(self.broker.credentials.reload, zk, name)
-
-    async def _apply_topic(self, topic: str) -> None:
-        cfg = self.log_config_now(topic)
-        for p in self.broker.replicas.partitions.values():
-            if p.topic == topic:
-                p.log.update_config(cfg)
-                p.complete_produce_waiters()  # min.insync.replicas may have changed
 
     def broker_config(self) -> Any:
         """The broker config with the dynamic layers applied (typed values, right sources)."""

@@ -137,7 +137,7 @@ def main() -> None:
     for label, runtime in (("all imports", False), ("runtime imports (no TYPE_CHECKING)", True)):
         cs = cycles(runtime)
         print(f"import cycles in pylog/broker, {label}: {len(cs)} "
-              f"({', '.join(str(len(c)) for c in cs) or "no"} modules)")
+              f"({', '.join(str(len(c)) for c in cs) or 'no'} modules)")
         for c in cs:
             print("   ", " ".join(m.removeprefix("pylog.broker.") for m in c))
     if "--lines" in sys.argv:
