@@ -20,7 +20,6 @@ from pylog.broker.fetcher import ReplicaFetcherManager
 from pylog.broker.group_host import GroupHost
 from pylog.broker.handlers import HANDLERS
 from pylog.broker.log_cleaner_task import LogCleanerTask
-from pylog.broker.log_dir_mover import LogDirMover
 from pylog.broker.metadata_cache import MetadataCache
 from pylog.broker.metrics_reporter import MetricsReporter
 from pylog.broker.producer_ids import ProducerIdManager
@@ -81,7 +80,6 @@ class Broker:
         self.fetchers = ReplicaFetcherManager(self)
         self.topic_configs = TopicConfigs(self)
         self.topic_admin = TopicAdmin(self)
-        self.log_dir_mover = LogDirMover(self)
         self.zk_store: BrokerZkStore | None = None
         self.producer_ids: ProducerIdManager | None = None
         self.replicas: ReplicaManager | None = None
@@ -96,7 +94,8 @@ class Broker:
         self._tasks: set[asyncio.Task] = set()
         self._stopping = asyncio.Event()
         self.stop_requested = asyncio.Event()  # SIGTERM/SIGINT, or a request through ZooKeeper
-        self.shutdown_requests = ShutdownRequests(self, self.stop_requested.set)
+        self.shutdown_requests = ShutdownRequests(self.broker_id, lambda: self.broker_epoch, self.spawn,
+                                                  self.stop_requested.set)
         self.started = False
 
     @property
@@ -151,7 +150,8 @@ class Broker:
         self.logs.failure_listener = lambda root, exc: loop.call_soon_threadsafe(self.log_dir_failed, root, exc)
         self.zk_store = BrokerZkStore(self)
         self.producer_ids = ProducerIdManager(self.broker_id, self.zk.allocate_producer_id_block, self._blocking)
-        self.replicas = ReplicaManager(self, self.logs, self.zk_store, self.fetchers, self.topic_configs)
+        self.replicas = ReplicaManager(self, self.logs, self.zk_store, self.fetchers, self.topic_configs,
+                                       self.throttle)
         self.topic_configs.add_listener(self.replicas)
         self.topic_configs.add_listener(self.throttle)
         self.groups = GroupHost(self)
@@ -162,7 +162,7 @@ class Broker:
         await self.topic_configs.start()
         self.broker_epoch = await self._register()
         self.zk.add_session_listener(self._on_session)
-        await self.shutdown_requests.start()
+        await self.shutdown_requests.start(self.zk)
         self.controller = Controller(self.broker_id, self.zk, cfg, local_delivery=self.serve_local)
         self._controller_admin = LocalControllerAdmin(self.controller)
         await self.controller.start()

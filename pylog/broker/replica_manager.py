@@ -7,9 +7,10 @@ executor so a slow ZooKeeper never stalls produce and fetch traffic.
 from __future__ import annotations
 
 import logging
-from typing import Callable, Iterable, Sequence
+from typing import TYPE_CHECKING, Callable, Iterable, Sequence
 
 from pylog.broker.delayed_produce import Append, AppendOutcome, DelayedProduce
+from pylog.broker.log_dir_mover import LOG_DIR_RATE, LogDirMover
 from pylog.broker.partition import Partition
 from pylog.broker.replica_prepare import ReplicaPreparer
 from pylog.broker.topic_configs import ConfigListener
@@ -19,6 +20,9 @@ from pylog.log.errors import KafkaStorageError, RecordValidationError
 from pylog.protocol.errors import ErrorCode
 from pylog.protocol import records
 
+if TYPE_CHECKING:
+    from pylog.broker.throttle import ReplicationThrottle
+
 log = logging.getLogger("pylog.replica")
 state_log = logging.getLogger("pylog.state.change")
 
@@ -26,7 +30,8 @@ state_log = logging.getLogger("pylog.state.change")
 class ReplicaManager(ConfigListener):
     """Owns the Partition objects and everything that changes them."""
 
-    def __init__(self, broker: BrokerServices, log_manager, zk_store, fetchers, topic_configs) -> None:
+    def __init__(self, broker: BrokerServices, log_manager, zk_store, fetchers, topic_configs,
+                 throttle: ReplicationThrottle | None = None) -> None:
         self.broker = broker
         self.broker_id: int = broker.broker_id
         self.config = broker.config
@@ -41,6 +46,9 @@ class ReplicaManager(ConfigListener):
         self.leader_endpoints: dict[int, tuple[str, int]] = {}  # from LeaderAndIsr's live leaders
         self.on_leadership_change: list[Callable[[Partition], None]] = []
         self.preparer = ReplicaPreparer(self)
+        self.throttle = throttle  # KIP-73, the leader side: follower fetches of throttled replicas
+        self.log_dir_mover = LogDirMover(log_manager, self, lambda coro: self.broker.spawn(coro),
+                                         lambda: int(topic_configs.broker_value(LOG_DIR_RATE)))
 
     def get(self, topic: str, partition: int) -> Partition | None:
         """The local replica of a partition, if hosted here."""
@@ -121,7 +129,7 @@ class ReplicaManager(ConfigListener):
             p = Partition(topic, ps.partition_index, self.broker_id, plog)
             self.partitions[key] = p
             if self.logs.future_log(topic, ps.partition_index) is not None:
-                self.broker.log_dir_mover.resume(topic, ps.partition_index)
+                self.log_dir_mover.resume(topic, ps.partition_index)
         p.topic_id = topic_id
         was_leader = p.is_leader
         p.apply_state(ps.leader, ps.leader_epoch, list(ps.isr), list(ps.replicas), ps.partition_epoch,
@@ -282,6 +290,16 @@ class ReplicaManager(ConfigListener):
         p.update_follower(replica_id, fetch_offset, now, log_start_offset)
         if p.isr_change(now, 0, shrink=False) is not None:
             self.broker.spawn(self._change_isr(p, now, 0, shrink=False))
+
+    def follower_read_limit(self, p: Partition, replica_id: int, limit: int) -> int:
+        """Bytes a follower's fetch may read from `p` now: none while `p` is a throttled replica, the follower
+        is out of sync and the leader's replication quota is used up (KIP-73), else `limit`."""
+        return limit if self.throttle is None else self.throttle.leader_read_limit(p, replica_id, limit)
+
+    def follower_fetch_served(self, topics: Iterable[tuple[str, list]]) -> None:
+        """Count the bytes of throttled replicas just served to a follower against the leader's quota."""
+        if self.throttle is not None:
+            self.throttle.after_leader_fetch(topics)
 
     async def _change_isr(self, p: Partition, now: int, max_lag_ms: int, shrink: bool) -> None:
         change = p.isr_change(now, max_lag_ms, shrink)

@@ -12,7 +12,6 @@ from typing import TYPE_CHECKING, Any, Coroutine, Protocol
 
 if TYPE_CHECKING:
     from pylog.broker.controller_admin import ControllerAdmin
-    from pylog.broker.log_dir_mover import LogDirMover
     from pylog.broker.group_host import GroupHost
     from pylog.broker.metadata_cache import MetadataCache
     from pylog.broker.producer_ids import ProducerIdManager
@@ -48,7 +47,6 @@ class BrokerServices(Protocol):
     stats: PartitionStats  # bytes in/out per partition
     authorizer: AclAuthorizer | None  # ACLs, when authorizer.class.name is set (pylog.security.authorizer.allowed)
     credentials: CredentialStore  # SCRAM credentials from /config/users
-    log_dir_mover: LogDirMover  # AlterReplicaLogDirs: replicas moving between this broker's log dirs
     groups: GroupHost | None  # the group coordinator over __consumer_offsets (FindCoordinator, group APIs)
     producer_ids: ProducerIdManager | None  # InitProducerId: ids from blocks reserved in ZooKeeper
     transactions: TxnHost | None  # the transaction coordinator over __transaction_state

@@ -164,7 +164,7 @@ class ReplicationThrottle(ConfigListener):
             return 0
         return limit
 
-    def after_leader_fetch(self, req: Any, topics: Iterable[tuple[str, list]]) -> None:
+    def after_leader_fetch(self, topics: Iterable[tuple[str, list]]) -> None:
         """Count the throttled partitions' bytes just served to a follower."""
         self._ensure()
         if self.leader.bucket is None:

@@ -132,6 +132,10 @@ class TopicConfigs:
         """Every topic-level key's value for `topic` (override, else broker synonym, else default)."""
         return common_config.effective_topic_config(self.overrides.get(topic, {}), self.broker_config())
 
+    async def stored_overrides(self, topic: str) -> dict[str, str]:
+        """A topic's overrides as ZooKeeper holds them now (DescribeConfigs reads them fresh, as Kafka does)."""
+        return await self._zk(self.broker.zk.get_entity_config, "topics", topic)
+
     async def _load(self, topic: str) -> None:
         if topic not in self.overrides:
             self.overrides[topic] = await self._zk(self.broker.zk.get_entity_config, "topics", topic)
