@@ -42,7 +42,7 @@ from pylog.log import meta
 from pylog.protocol.api import ApiKey, request_class
 from pylog.protocol.codec import RequestHeader
 from pylog.protocol.errors import ErrorCode
-from pylog.security.authorizer import from_config
+from pylog.security.authorizer import AclAuthorizer, from_config
 from pylog.security.credentials import CredentialStore
 from pylog.security.sasl_client import client_mechanism
 from pylog.security.settings import build_listener_security, client_ssl_context
@@ -76,10 +76,11 @@ class Broker:
         self.zk: ZkClient | None = None
         self.logs: LogManager | None = None
         self.stats = PartitionStats()
-        self.throttle = ReplicationThrottle(self)
-        self.fetchers = ReplicaFetcherManager(self)
-        self.topic_configs = TopicConfigs(self)
-        self.topic_admin = TopicAdmin(self)
+        # Built in start(), once ZooKeeper is connected and broker.id resolved:
+        self.throttle: ReplicationThrottle | None = None
+        self.fetchers: ReplicaFetcherManager | None = None
+        self.topic_configs: TopicConfigs | None = None
+        self.topic_admin: TopicAdmin | None = None
         self.zk_store: BrokerZkStore | None = None
         self.producer_ids: ProducerIdManager | None = None
         self.replicas: ReplicaManager | None = None
@@ -89,7 +90,7 @@ class Broker:
         self._controller_admin: LocalControllerAdmin | None = None  # the handlers' view of it
         self.server: SocketServer | None = None  # the first listener's
         self.servers: list[SocketServer] = []
-        self.authorizer: Any = None  # the ACL authorizer when authorizer.class.name is set
+        self.authorizer: AclAuthorizer | None = None  # when authorizer.class.name is set
         self.credentials = CredentialStore.empty()  # SCRAM credentials from /config/users
         self._tasks: set[asyncio.Task] = set()
         self._stopping = asyncio.Event()
@@ -148,15 +149,8 @@ class Broker:
         await self._blocking(self.logs.load)
         loop = asyncio.get_running_loop()
         self.logs.failure_listener = lambda root, exc: loop.call_soon_threadsafe(self.log_dir_failed, root, exc)
-        self.zk_store = BrokerZkStore(self)
-        self.producer_ids = ProducerIdManager(self.broker_id, self.zk.allocate_producer_id_block, self._blocking)
-        self.replicas = ReplicaManager(self, self.logs, self.zk_store, self.fetchers, self.topic_configs,
-                                       self.throttle)
-        self.topic_configs.add_listener(self.replicas)
-        self.topic_configs.add_listener(self.throttle)
-        self.groups = GroupHost(self)
+        self._build_parts()
         self.groups.start()
-        self.transactions = TxnHost(self)
         self.transactions.start()
         await self._start_servers()
         await self.topic_configs.start()
@@ -172,6 +166,24 @@ class Broker:
             self.spawn(self._propagate_log_dir_event())
         log.info("[KafkaServer id=%d] started (%s:%d, cluster %s, %d logs) in %.1fs", self.broker_id,
                  *self.advertised_endpoint, self.cluster_id, len(self.logs.all_logs()), time.monotonic() - t0)
+
+    def _build_parts(self) -> None:
+        """The broker's parts, each given what it uses (not the broker), in dependency order."""
+        cfg, zk, metadata = self.config, self.zk, self.metadata
+        self.topic_configs = TopicConfigs(self.broker_id, cfg, zk, self.credentials, self.spawn,
+                                          lambda: self.active_controller() is not None)
+        self.throttle = ReplicationThrottle(self.broker_id, self.topic_configs)
+        self.fetchers = ReplicaFetcherManager(self.broker_id, cfg, metadata, self.throttle, self.storage_failed)
+        self.topic_admin = TopicAdmin(zk, metadata, cfg, self.broker_id, self.rack)
+        self.zk_store = BrokerZkStore(zk)
+        self.producer_ids = ProducerIdManager(self.broker_id, zk.allocate_producer_id_block, self._blocking)
+        self.replicas = ReplicaManager(self.broker_id, cfg, metadata, self.logs, self.zk_store, self.fetchers,
+                                       self.topic_configs, self.spawn, self.storage_failed, self.throttle)
+        self.topic_configs.add_listener(self.replicas)
+        self.topic_configs.add_listener(self.throttle)
+        self.groups = GroupHost(cfg, metadata, self.replicas, self.topic_admin, self.spawn)
+        self.transactions = TxnHost(cfg, metadata, self.replicas, self.topic_admin, self.spawn, self.broker_id,
+                                    self.producer_ids.generate, self.groups.coordinator.on_txn_marker)
 
     def _inter_broker_security(self) -> ConnectSecurity | None:
         """How this broker's own connections to other brokers authenticate (the inter-broker listener's way)."""
@@ -190,7 +202,8 @@ class Broker:
         """One socket server per listener, each with its TLS/SASL settings."""
         max_request = int(self.config.get("socket.request.max.bytes"))
         for lst in self.config.listeners:
-            server = SocketServer(self, lst.host or "0.0.0.0", lst.port, max_request, self.listener_security[lst.name])
+            server = SocketServer(self, self.credentials, lst.host or "0.0.0.0", lst.port, max_request,
+                                  self.listener_security[lst.name])
             self.servers.append(server)
             port = await server.start()
             host, adv_port = self.advertised.get(lst.name, (None, None))
@@ -286,7 +299,8 @@ class Broker:
         self.spawn(self._every(0.5, self.zk_store.flush_isr_changes))
         interval = int(cfg.get("metrics.sample.interval.ms"))
         if interval > 0:
-            self.spawn(MetricsReporter(self, interval).run())
+            self.spawn(MetricsReporter(self.broker_id, self.metadata, self.replicas, self.stats, self.topic_admin,
+                                       interval).run())
 
     async def _every(self, seconds: float, fn: Any) -> None:
         while not self._stopping.is_set():
@@ -326,7 +340,8 @@ class Broker:
 
     def on_metadata_updated(self) -> None:
         """Hook after UpdateMetadata: the controller may have new partitions for waiters."""
-        self.topic_admin.metadata_changed()
+        if self.topic_admin is not None:
+            self.topic_admin.metadata_changed()
 
     # -- log dir failure (KIP-112) --------------------------------------------------------
 
@@ -412,7 +427,8 @@ class Broker:
         self.shutdown_requests.cancel()
         for server in self.servers:
             await server.stop()
-        await self.fetchers.shutdown()
+        if self.fetchers is not None:
+            await self.fetchers.shutdown()
         if self.transactions is not None:
             await self.transactions.close()
         if self.replicas is not None:

@@ -6,22 +6,27 @@ executor so a slow ZooKeeper never stalls produce and fetch traffic.
 
 from __future__ import annotations
 
+import asyncio
 import logging
-from typing import TYPE_CHECKING, Callable, Iterable, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Coroutine, Iterable, Sequence
 
 from pylog.broker.delayed_produce import Append, AppendOutcome, DelayedProduce
 from pylog.broker.log_dir_mover import LOG_DIR_RATE, LogDirMover
 from pylog.broker.partition import Partition
 from pylog.broker.replica_prepare import ReplicaPreparer
-from pylog.broker.topic_configs import ConfigListener
-from pylog.broker.services import BrokerServices
+from pylog.broker.topic_configs import ConfigListener, TopicConfigs
 from pylog.common.clock import now_ms
+from pylog.common.config import BrokerConfig
 from pylog.log.errors import KafkaStorageError, RecordValidationError
 from pylog.protocol.errors import ErrorCode
 from pylog.protocol import records
 
 if TYPE_CHECKING:
+    from pylog.broker.fetcher import ReplicaFetcherManager
+    from pylog.broker.metadata_cache import MetadataCache
     from pylog.broker.throttle import ReplicationThrottle
+    from pylog.broker.zk_store import BrokerZkStore
+    from pylog.log.manager import LogManager
 
 log = logging.getLogger("pylog.replica")
 state_log = logging.getLogger("pylog.state.change")
@@ -30,24 +35,28 @@ state_log = logging.getLogger("pylog.state.change")
 class ReplicaManager(ConfigListener):
     """Owns the Partition objects and everything that changes them."""
 
-    def __init__(self, broker: BrokerServices, log_manager, zk_store, fetchers, topic_configs,
+    def __init__(self, broker_id: int, config: BrokerConfig, metadata: MetadataCache, log_manager: LogManager,
+                 zk_store: BrokerZkStore, fetchers: ReplicaFetcherManager, topic_configs: TopicConfigs,
+                 spawn: Callable[[Coroutine[Any, Any, Any]], asyncio.Task],
+                 storage_failed: Callable[[str, BaseException], None],
                  throttle: ReplicationThrottle | None = None) -> None:
-        self.broker = broker
-        self.broker_id: int = broker.broker_id
-        self.config = broker.config
+        self.broker_id = broker_id
+        self.config = config
+        self.metadata = metadata  # whether a partition not hosted here exists (NOT_LEADER vs UNKNOWN)
         self.logs = log_manager
         self.zk_store = zk_store
         self.fetchers = fetchers
         self.topic_configs = topic_configs
+        self.spawn = spawn
+        self.storage_failed = storage_failed  # an OSError on a log's file: that log dir goes offline (KIP-112)
         self.partitions: dict[tuple[str, int], Partition] = {}
         # Replicas whose log dir failed (Kafka's HostedPartition.Offline): KAFKA_STORAGE_ERROR until a restart.
         self.offline: set[tuple[str, int]] = set()
         self.controller_epoch = -1
-        self.leader_endpoints: dict[int, tuple[str, int]] = {}  # from LeaderAndIsr's live leaders
         self.on_leadership_change: list[Callable[[Partition], None]] = []
         self.preparer = ReplicaPreparer(self)
         self.throttle = throttle  # KIP-73, the leader side: follower fetches of throttled replicas
-        self.log_dir_mover = LogDirMover(log_manager, self, lambda coro: self.broker.spawn(coro),
+        self.log_dir_mover = LogDirMover(log_manager, self, spawn,
                                          lambda: int(topic_configs.broker_value(LOG_DIR_RATE)))
 
     def get(self, topic: str, partition: int) -> Partition | None:
@@ -62,7 +71,7 @@ class ReplicaManager(ConfigListener):
         if p is None and (topic, partition) in self.offline:
             return None, ErrorCode.KAFKA_STORAGE_ERROR
         if p is None:
-            known = self.broker.metadata.partition(topic, partition)
+            known = self.metadata.partition(topic, partition)
             return None, ErrorCode.NOT_LEADER_OR_FOLLOWER if known else ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
         if not p.is_leader:
             return None, ErrorCode.NOT_LEADER_OR_FOLLOWER
@@ -79,7 +88,7 @@ class ReplicaManager(ConfigListener):
             return ErrorCode.STALE_CONTROLLER_EPOCH, []
         self.controller_epoch = req.controller_epoch
         for ll in req.live_leaders:
-            self.leader_endpoints[ll.broker_id] = (ll.host_name, ll.port)
+            self.fetchers.leader_endpoints[ll.broker_id] = (ll.host_name, ll.port)
         results: list[tuple[str, int, int]] = []
         stale: list[str] = []
         await self.preparer.prepare(req, _topic_id_str)
@@ -238,7 +247,7 @@ class ReplicaManager(ConfigListener):
                                           from_coordinator=from_coordinator)
         except OSError as exc:  # the log dir failed: it goes offline (KIP-112) and the producer retries elsewhere
             log.error("Error appending to %s: %s", p, exc)
-            self.broker.storage_failed(p.log.dir, exc)
+            self.storage_failed(p.log.dir, exc)
             return AppendOutcome(ErrorCode.KAFKA_STORAGE_ERROR)
         except RecordValidationError as exc:  # Kafka answers these with per-record errors and its message
             log.info("Rejecting produce to %s: %s", p, exc)
@@ -289,7 +298,7 @@ class ReplicaManager(ConfigListener):
         it caught up, add it to the ISR in the background."""
         p.update_follower(replica_id, fetch_offset, now, log_start_offset)
         if p.isr_change(now, 0, shrink=False) is not None:
-            self.broker.spawn(self._change_isr(p, now, 0, shrink=False))
+            self.spawn(self._change_isr(p, now, 0, shrink=False))
 
     def follower_read_limit(self, p: Partition, replica_id: int, limit: int) -> int:
         """Bytes a follower's fetch may read from `p` now: none while `p` is a throttled replica, the follower

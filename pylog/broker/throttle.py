@@ -24,8 +24,7 @@ import time
 import weakref
 from typing import Any, Callable, Iterable
 
-from pylog.broker.services import BrokerServices
-from pylog.broker.topic_configs import ConfigListener
+from pylog.broker.topic_configs import ConfigListener, TopicConfigs
 from pylog.common.throttle_keys import FOLLOWER_RATE, FOLLOWER_REPLICAS, LEADER_RATE, LEADER_REPLICAS
 
 UNLIMITED = (1 << 63) - 1  # Long.MaxValue: the default rate, meaning no throttle
@@ -122,8 +121,9 @@ class Quota:
 class ReplicationThrottle(ConfigListener):
     """The broker's leader- and follower-side replication quotas."""
 
-    def __init__(self, broker: BrokerServices, clock: Callable[[], float] = time.monotonic) -> None:
-        self.broker = broker
+    def __init__(self, broker_id: int, topic_configs: TopicConfigs, clock: Callable[[], float] = time.monotonic) -> None:
+        self.broker_id = broker_id
+        self.topic_configs = topic_configs  # the rates (dynamic broker configs) and the throttled-replica lists
         self.leader = Quota(LEADER_RATE, LEADER_REPLICAS, clock)
         self.follower = Quota(FOLLOWER_RATE, FOLLOWER_REPLICAS, clock)
         self._configured = False
@@ -134,7 +134,7 @@ class ReplicationThrottle(ConfigListener):
 
     def reconfigure(self) -> None:
         """Re-read the rates (dynamic broker config changed)."""
-        tc = self.broker.topic_configs
+        tc = self.topic_configs
         self.leader.set_rate(int(tc.broker_value(LEADER_RATE)))
         self.follower.set_rate(int(tc.broker_value(FOLLOWER_RATE)))
         self._configured = True
@@ -148,10 +148,10 @@ class ReplicationThrottle(ConfigListener):
             self.reconfigure()
 
     def _raw(self, topic: str, key: str) -> str:
-        return self.broker.topic_configs.overrides.get(topic, {}).get(key, "")
+        return self.topic_configs.overrides.get(topic, {}).get(key, "")
 
     def _is(self, quota: Quota, topic: str, partition: int) -> bool:
-        return quota.throttled(topic, partition, self._raw(topic, quota.replicas_key), self.broker.broker_id)
+        return quota.throttled(topic, partition, self._raw(topic, quota.replicas_key), self.broker_id)
 
     # -- leader side ----------------------------------------------------------------------
 

@@ -11,12 +11,14 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from typing import Any
+from typing import Any, Callable, Coroutine
 
-from pylog.broker.services import BrokerServices
 from pylog.common import config as common_config
+from pylog.common.config import BrokerConfig
 from pylog.log.config import LogConfig
+from pylog.security.credentials import CredentialStore
 from pylog.zk import paths
+from pylog.zk.client import ZkClient
 
 log = logging.getLogger("pylog.config")
 
@@ -36,8 +38,14 @@ class ConfigListener:
 class TopicConfigs:
     """The broker's view of per-topic overrides and dynamic broker configs."""
 
-    def __init__(self, broker: BrokerServices) -> None:
-        self.broker = broker
+    def __init__(self, broker_id: int, config: BrokerConfig, zk: ZkClient, credentials: CredentialStore,
+                 spawn: Callable[[Coroutine[Any, Any, Any]], asyncio.Task], is_controller: Callable[[], bool]) -> None:
+        self.broker_id = broker_id
+        self.config = config  # static; broker_config() has the dynamic layers on top
+        self.zk = zk
+        self.credentials = credentials  # /config/users changes reload SCRAM credentials
+        self.spawn = spawn
+        self.is_controller = is_controller  # the active controller purges old notifications
         self.overrides: dict[str, dict[str, str]] = {}
         self.dynamic_broker: dict[str, str] = {}
         self.dynamic_default: dict[str, str] = {}
@@ -58,8 +66,8 @@ class TopicConfigs:
     async def start(self) -> None:
         """Load dynamic broker configs and start following change notifications."""
         self._loop = asyncio.get_running_loop()
-        zk = self.broker.zk
-        self.dynamic_broker = await self._zk(zk.get_entity_config, "brokers", str(self.broker.broker_id))
+        zk = self.zk
+        self.dynamic_broker = await self._zk(zk.get_entity_config, "brokers", str(self.broker_id))
         self.dynamic_default = await self._zk(zk.get_entity_config, "brokers", "<default>")
         existing = await self._zk(zk.get_children, paths.config_changes())
         self._last_seq = max((paths.sequence_number(c) for c in existing), default=-1)
@@ -67,11 +75,11 @@ class TopicConfigs:
 
     def _on_children(self, children: list[str]) -> None:
         if self._loop is not None and not self._loop.is_closed():
-            self._loop.call_soon_threadsafe(lambda: self.broker.spawn(self._process(children)))
+            self._loop.call_soon_threadsafe(lambda: self.spawn(self._process(children)))
 
     async def _process(self, children: list[str]) -> None:
         async with self._lock:
-            zk = self.broker.zk
+            zk = self.zk
             fresh = sorted((paths.sequence_number(c), c) for c in children if paths.sequence_number(c) > self._last_seq)
             if not fresh:
                 return
@@ -82,12 +90,12 @@ class TopicConfigs:
                 if note is None:
                     continue
                 await self._apply(note.entity_type, note.entity_name)
-            if self.broker.active_controller() is not None:
+            if self.is_controller():
                 await self._zk(self._purge_expired, children)
 
     def _purge_expired(self, children: list[str]) -> None:
         """Delete notifications older than 15 minutes (blocking; runs in the executor)."""
-        zk = self.broker.zk
+        zk = self.zk
         now = time.time() * 1000
         old = []
         for c in children:
@@ -98,14 +106,14 @@ class TopicConfigs:
             zk.delete_config_change_notifications(old)
 
     async def _apply(self, entity_type: str, name: str) -> None:
-        zk = self.broker.zk
+        zk = self.zk
         if entity_type == "topics":
             self.overrides[name] = await self._zk(zk.get_entity_config, "topics", name)
             log.info("Applying config change for topic %s: %s", name, self.overrides[name])
             for listener in self.listeners:
                 listener.on_topic_config(name)
         elif entity_type == "brokers":
-            if name == str(self.broker.broker_id):
+            if name == str(self.broker_id):
                 self.dynamic_broker = await self._zk(zk.get_entity_config, "brokers", name)
             elif name == "<default>":
                 self.dynamic_default = await self._zk(zk.get_entity_config, "brokers", name)
@@ -116,12 +124,12 @@ class TopicConfigs:
             for listener in self.listeners:
                 listener.on_broker_config()
         elif entity_type == "users":  # SCRAM credentials (and quotas, which pylog does not enforce)
-            await self._zk(self.broker.credentials.reload, zk, name)
+            await self._zk(self.credentials.reload, zk, name)
 
     def broker_config(self) -> Any:
         """The broker config with the dynamic layers applied (typed values, right sources)."""
         if self._merged is None:
-            self._merged = self.broker.config.with_dynamic(self.dynamic_broker, self.dynamic_default)
+            self._merged = self.config.with_dynamic(self.dynamic_broker, self.dynamic_default)
         return self._merged
 
     def broker_value(self, key: str) -> Any:
@@ -134,11 +142,11 @@ class TopicConfigs:
 
     async def stored_overrides(self, topic: str) -> dict[str, str]:
         """A topic's overrides as ZooKeeper holds them now (DescribeConfigs reads them fresh, as Kafka does)."""
-        return await self._zk(self.broker.zk.get_entity_config, "topics", topic)
+        return await self._zk(self.zk.get_entity_config, "topics", topic)
 
     async def _load(self, topic: str) -> None:
         if topic not in self.overrides:
-            self.overrides[topic] = await self._zk(self.broker.zk.get_entity_config, "topics", topic)
+            self.overrides[topic] = await self._zk(self.zk.get_entity_config, "topics", topic)
 
     def log_config_now(self, topic: str) -> LogConfig:
         """The LogConfig for a topic from what is cached.

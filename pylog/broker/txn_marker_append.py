@@ -15,7 +15,7 @@ commits there (the group coordinator commits or drops them), as Kafka's handler 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Sequence
+from typing import TYPE_CHECKING, Callable, Sequence
 
 from pylog.broker.delayed_produce import Append
 from pylog.coordinator.group.hashing import OFFSETS_TOPIC
@@ -23,9 +23,11 @@ from pylog.log.control import ControlType, Marker, build_marker
 from pylog.protocol.errors import ErrorCode
 
 if TYPE_CHECKING:
-    from pylog.broker.services import BrokerServices
+    from pylog.broker.replica_manager import ReplicaManager
 
 TP = tuple[str, int]
+# A marker was written to a `__consumer_offsets` partition: (partition, producer id, commit, its offset).
+OffsetsMarker = Callable[[int, int, bool, int], None]
 MARKER_TIMEOUT_MS = 30_000  # Kafka's request.timeout.ms default, which bounds the coordinator's marker requests
 
 
@@ -40,9 +42,10 @@ class MarkerSet:
     partitions: Sequence[TP]
 
 
-async def append_markers(broker: BrokerServices, entries: Sequence[MarkerSet]) -> list[dict[TP, ErrorCode]]:
-    """Append every entry's markers to the partitions this broker leads; each partition's error, per entry."""
-    rm = broker.replicas
+async def append_markers(rm: ReplicaManager, entries: Sequence[MarkerSet],
+                         offsets_marker: OffsetsMarker | None) -> list[dict[TP, ErrorCode]]:
+    """Append every entry's markers to the partitions this broker leads; each partition's error, per entry.
+    `offsets_marker` hears of each one written to a `__consumer_offsets` partition."""
     results: list[dict[TP, ErrorCode]] = [{} for _ in entries]
     appends: list[Append] = []
     for i, m in enumerate(entries):
@@ -64,6 +67,6 @@ async def append_markers(broker: BrokerServices, entries: Sequence[MarkerSet]) -
     for (i, tp) in delayed.outcomes:
         out = delayed.result((i, tp))
         results[i][tp] = out.error
-        if tp[0] == OFFSETS_TOPIC and out.error == ErrorCode.NONE and broker.groups is not None:
-            broker.groups.coordinator.on_txn_marker(tp[1], entries[i].producer_id, entries[i].commit, out.last_offset)
+        if tp[0] == OFFSETS_TOPIC and out.error == ErrorCode.NONE and offsets_marker is not None:
+            offsets_marker(tp[1], entries[i].producer_id, entries[i].commit, out.last_offset)
     return results

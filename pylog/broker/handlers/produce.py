@@ -88,7 +88,7 @@ async def _verified(ctx: HandlerContext, tid: str, targets: list, results: dict)
             starting.setdefault(producer, []).append(key)
     refused: dict[tuple[str, int], ErrorCode] = {}
     for (pid, epoch), keys in starting.items():
-        errors = await verify(ctx.broker, tid, pid, epoch, keys)
+        errors = await verify(ctx.broker.transactions, ctx.broker.broker_id, tid, pid, epoch, keys)
         refused.update({k: e for k, e in errors.items() if e != ErrorCode.NONE})
     for key, err in refused.items():
         results[key] = [err, -1, (), None]

@@ -24,7 +24,7 @@ VERSION = 9
 def leader_broker(make_log, isr=(1, 2), min_isr=1, name="t"):
     """A broker stand-in around a real ReplicaManager whose only partition, t-0, broker 1 leads."""
     broker = SimpleNamespace(broker_id=1, config=None, stats=PartitionStats(), metadata=None)
-    broker.replicas = ReplicaManager(broker, None, None, None, None)
+    broker.replicas = ReplicaManager(1, None, None, None, None, None, None, None, None)
     p = Partition("t", 0, 1, make_log(name))
     p.apply_state(1, 0, list(isr), [1, 2], 0, 1, [], [])
     p.log.update_config(LogConfig(min_insync_replicas=min_isr))

@@ -4,7 +4,6 @@ The broker around the throttle is a stand-in holding only what it reads (broker 
 topic overrides); partitions are real Partition objects over real logs.
 """
 
-from types import SimpleNamespace
 
 import pytest
 
@@ -38,8 +37,7 @@ class TopicConfigs:
 def setup(make_log):
     clock = Clock()
     configs = TopicConfigs()
-    broker = SimpleNamespace(broker_id=3, topic_configs=configs)
-    throttle = ReplicationThrottle(broker, clock)
+    throttle = ReplicationThrottle(3, configs, clock)
 
     def partition(topic: str, index: int, isr=(3, 1)) -> Partition:
         p = Partition(topic, index, 3, make_log(f"{topic}{index}"))
