@@ -73,11 +73,13 @@ class DelayedProduce:
         if not pending:
             return
         remaining = self.deadline - asyncio.get_running_loop().time()
-        if remaining > 0:
-            await asyncio.wait(pending, timeout=remaining)
-        for f in pending:
-            if not f.done():
-                f.cancel()
+        try:
+            if remaining > 0:
+                await asyncio.wait(pending, timeout=remaining)
+        finally:  # also when the waiter itself is cancelled (its connection closed): nobody needs them now
+            for f in pending:
+                if not f.done():
+                    f.cancel()
 
     def result(self, key: Hashable) -> AppendOutcome:
         """The append's final outcome: its acks=all answer folded in (offsets -1 on an error)."""
