@@ -95,8 +95,7 @@ class Broker:
         self._tasks: set[asyncio.Task] = set()
         self._stopping = asyncio.Event()
         self.stop_requested = asyncio.Event()  # SIGTERM/SIGINT, or a request through ZooKeeper
-        self.shutdown_requests = ShutdownRequests(self.broker_id, lambda: self.broker_epoch, self.spawn,
-                                                  self.stop_requested.set)
+        self.shutdown_requests: ShutdownRequests | None = None  # once registered
         self.started = False
 
     @property
@@ -156,7 +155,9 @@ class Broker:
         await self.topic_configs.start()
         self.broker_epoch = await self._register()
         self.zk.add_session_listener(self._on_session)
-        await self.shutdown_requests.start(self.zk)
+        self.shutdown_requests = ShutdownRequests(self.zk, self.broker_id, lambda: self.broker_epoch, self.spawn,
+                                                  self.stop_requested.set)
+        await self.shutdown_requests.start()
         self.controller = Controller(self.broker_id, self.zk, cfg, local_delivery=self.serve_local)
         self._controller_admin = LocalControllerAdmin(self.controller)
         await self.controller.start()
@@ -424,7 +425,8 @@ class Broker:
             except Exception:
                 log.exception("Controlled shutdown failed")
         self._stopping.set()
-        self.shutdown_requests.cancel()
+        if self.shutdown_requests is not None:
+            self.shutdown_requests.cancel()
         for server in self.servers:
             await server.stop()
         if self.fetchers is not None:

@@ -13,12 +13,12 @@ import asyncio
 import logging
 from typing import TYPE_CHECKING, Any, Callable, Coroutine
 
-if TYPE_CHECKING:
-    from pylog.zk.core import WatchHandle, ZkConnection
-
 from pylog.zk import paths
 from pylog.zk.codecs_admin import ShutdownRequest
 from pylog.zk.errors import NoNodeError
+
+if TYPE_CHECKING:
+    from pylog.zk.core import WatchHandle, ZkConnection
 
 log = logging.getLogger("pylog.broker")
 
@@ -26,22 +26,21 @@ log = logging.getLogger("pylog.broker")
 class ShutdownRequests:
     """Watches /admin/shutdown_brokers/<own id> and calls `stop()` for a request meant for this run."""
 
-    def __init__(self, broker_id: int, broker_epoch: Callable[[], int],
+    def __init__(self, zk: ZkConnection, broker_id: int, broker_epoch: Callable[[], int],
                  spawn: Callable[[Coroutine[Any, Any, Any]], Any], stop: Callable[[], None]) -> None:
+        self.zk = zk
         self.broker_id = broker_id
-        self.broker_epoch = broker_epoch  # this run's registration epoch, known once registered
+        self.broker_epoch = broker_epoch  # this run's registration epoch (it changes when a session expires)
         self.spawn = spawn
         self.stop = stop
-        self._zk: ZkConnection | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._handle: WatchHandle | None = None
 
-    async def start(self, zk: ZkConnection) -> None:
+    async def start(self) -> None:
         """Start watching (a request written before start-up is seen at once)."""
-        self._zk = zk
         self._loop = asyncio.get_running_loop()
         path = paths.shutdown_broker(self.broker_id)
-        self._handle = await self._loop.run_in_executor(None, zk.watch_data, path, self._on_data)
+        self._handle = await self._loop.run_in_executor(None, self.zk.watch_data, path, self._on_data)
 
     def cancel(self) -> None:
         """Stop watching."""
@@ -61,7 +60,7 @@ class ShutdownRequests:
             log.warning("Ignoring malformed shutdown request: %s", exc)
             epoch = None
         try:
-            await asyncio.get_running_loop().run_in_executor(None, self._zk.delete, path)
+            await asyncio.get_running_loop().run_in_executor(None, self.zk.delete, path)
         except NoNodeError:
             return  # handled already
         if epoch != self.broker_epoch():
