@@ -15,11 +15,11 @@ import signal
 import time
 from typing import Any, Coroutine
 
+from pylog.broker.controller_admin import ControllerAdmin, LocalControllerAdmin
 from pylog.broker.fetcher import ReplicaFetcherManager
 from pylog.broker.group_host import GroupHost
 from pylog.broker.handlers import HANDLERS
 from pylog.broker.log_cleaner_task import LogCleanerTask
-from pylog.broker.log_dir_mover import LogDirMover
 from pylog.broker.metadata_cache import MetadataCache
 from pylog.broker.metrics_reporter import MetricsReporter
 from pylog.broker.producer_ids import ProducerIdManager
@@ -42,7 +42,7 @@ from pylog.log import meta
 from pylog.protocol.api import ApiKey, request_class
 from pylog.protocol.codec import RequestHeader
 from pylog.protocol.errors import ErrorCode
-from pylog.security.authorizer import from_config
+from pylog.security.authorizer import AclAuthorizer, from_config
 from pylog.security.credentials import CredentialStore
 from pylog.security.sasl_client import client_mechanism
 from pylog.security.settings import build_listener_security, client_ssl_context
@@ -76,25 +76,26 @@ class Broker:
         self.zk: ZkClient | None = None
         self.logs: LogManager | None = None
         self.stats = PartitionStats()
-        self.throttle = ReplicationThrottle(self)
-        self.fetchers = ReplicaFetcherManager(self)
-        self.topic_configs = TopicConfigs(self)
-        self.topic_admin = TopicAdmin(self)
-        self.log_dir_mover = LogDirMover(self)
+        # Built in start(), once ZooKeeper is connected and broker.id resolved:
+        self.throttle: ReplicationThrottle | None = None
+        self.fetchers: ReplicaFetcherManager | None = None
+        self.topic_configs: TopicConfigs | None = None
+        self.topic_admin: TopicAdmin | None = None
         self.zk_store: BrokerZkStore | None = None
         self.producer_ids: ProducerIdManager | None = None
         self.replicas: ReplicaManager | None = None
         self.groups: GroupHost | None = None  # the group coordinator, once the replica manager exists
         self.transactions: TxnHost | None = None  # the transaction coordinator, likewise
         self.controller: Controller | None = None
+        self._controller_admin: LocalControllerAdmin | None = None  # the handlers' view of it
         self.server: SocketServer | None = None  # the first listener's
         self.servers: list[SocketServer] = []
-        self.authorizer: Any = None  # the ACL authorizer when authorizer.class.name is set
+        self.authorizer: AclAuthorizer | None = None  # when authorizer.class.name is set
         self.credentials = CredentialStore.empty()  # SCRAM credentials from /config/users
         self._tasks: set[asyncio.Task] = set()
         self._stopping = asyncio.Event()
         self.stop_requested = asyncio.Event()  # SIGTERM/SIGINT, or a request through ZooKeeper
-        self.shutdown_requests = ShutdownRequests(self, self.stop_requested.set)
+        self.shutdown_requests: ShutdownRequests | None = None  # once registered
         self.started = False
 
     @property
@@ -105,6 +106,11 @@ class Broker:
     def advertised_for(self, listener: str | None) -> tuple[str, int]:
         """Host and port of this broker on a listener (the inter-broker one for in-process calls)."""
         return self.advertised.get(listener or self.inter_broker_listener, self.advertised_endpoint)
+
+    def active_controller(self) -> ControllerAdmin | None:
+        """The controller hosted here while it is the active one (admin requests get NOT_CONTROLLER otherwise)."""
+        admin = self._controller_admin
+        return admin if admin is not None and admin.is_active else None
 
     def spawn(self, coro: Coroutine[Any, Any, Any]) -> asyncio.Task:
         """Run a coroutine in the background, keeping a reference until it ends."""
@@ -142,19 +148,18 @@ class Broker:
         await self._blocking(self.logs.load)
         loop = asyncio.get_running_loop()
         self.logs.failure_listener = lambda root, exc: loop.call_soon_threadsafe(self.log_dir_failed, root, exc)
-        self.zk_store = BrokerZkStore(self)
-        self.producer_ids = ProducerIdManager(self.broker_id, self.zk.allocate_producer_id_block, self._blocking)
-        self.replicas = ReplicaManager(self, self.logs, self.zk_store, self.fetchers, self.topic_configs)
-        self.groups = GroupHost(self)
+        self._build_parts()
         self.groups.start()
-        self.transactions = TxnHost(self)
         self.transactions.start()
         await self._start_servers()
         await self.topic_configs.start()
         self.broker_epoch = await self._register()
         self.zk.add_session_listener(self._on_session)
+        self.shutdown_requests = ShutdownRequests(self.zk, self.broker_id, lambda: self.broker_epoch, self.spawn,
+                                                  self.stop_requested.set)
         await self.shutdown_requests.start()
         self.controller = Controller(self.broker_id, self.zk, cfg, local_delivery=self.serve_local)
+        self._controller_admin = LocalControllerAdmin(self.controller)
         await self.controller.start()
         self._start_background_tasks()
         self.started = True
@@ -162,6 +167,24 @@ class Broker:
             self.spawn(self._propagate_log_dir_event())
         log.info("[KafkaServer id=%d] started (%s:%d, cluster %s, %d logs) in %.1fs", self.broker_id,
                  *self.advertised_endpoint, self.cluster_id, len(self.logs.all_logs()), time.monotonic() - t0)
+
+    def _build_parts(self) -> None:
+        """The broker's parts, each given what it uses (not the broker), in dependency order."""
+        cfg, zk, metadata = self.config, self.zk, self.metadata
+        self.topic_configs = TopicConfigs(self.broker_id, cfg, zk, self.credentials, self.spawn,
+                                          lambda: self.active_controller() is not None)
+        self.throttle = ReplicationThrottle(self.broker_id, self.topic_configs)
+        self.fetchers = ReplicaFetcherManager(self.broker_id, cfg, metadata, self.throttle, self.storage_failed)
+        self.topic_admin = TopicAdmin(zk, metadata, cfg, self.broker_id, self.rack)
+        self.zk_store = BrokerZkStore(zk)
+        self.producer_ids = ProducerIdManager(self.broker_id, zk.allocate_producer_id_block, self._blocking)
+        self.replicas = ReplicaManager(self.broker_id, cfg, metadata, self.logs, self.zk_store, self.fetchers,
+                                       self.topic_configs, self.spawn, self.storage_failed, self.throttle)
+        self.topic_configs.add_listener(self.replicas)
+        self.topic_configs.add_listener(self.throttle)
+        self.groups = GroupHost(cfg, metadata, self.replicas, self.topic_admin, self.spawn)
+        self.transactions = TxnHost(cfg, metadata, self.replicas, self.topic_admin, self.spawn, self.broker_id,
+                                    self.producer_ids.generate, self.groups.coordinator.on_txn_marker)
 
     def _inter_broker_security(self) -> ConnectSecurity | None:
         """How this broker's own connections to other brokers authenticate (the inter-broker listener's way)."""
@@ -180,7 +203,8 @@ class Broker:
         """One socket server per listener, each with its TLS/SASL settings."""
         max_request = int(self.config.get("socket.request.max.bytes"))
         for lst in self.config.listeners:
-            server = SocketServer(self, lst.host or "0.0.0.0", lst.port, max_request, self.listener_security[lst.name])
+            server = SocketServer(self, self.credentials, lst.host or "0.0.0.0", lst.port, max_request,
+                                  self.listener_security[lst.name])
             self.servers.append(server)
             port = await server.start()
             host, adv_port = self.advertised.get(lst.name, (None, None))
@@ -276,7 +300,8 @@ class Broker:
         self.spawn(self._every(0.5, self.zk_store.flush_isr_changes))
         interval = int(cfg.get("metrics.sample.interval.ms"))
         if interval > 0:
-            self.spawn(MetricsReporter(self, interval).run())
+            self.spawn(MetricsReporter(self.broker_id, self.metadata, self.replicas, self.stats, self.topic_admin,
+                                       interval).run())
 
     async def _every(self, seconds: float, fn: Any) -> None:
         while not self._stopping.is_set():
@@ -316,7 +341,8 @@ class Broker:
 
     def on_metadata_updated(self) -> None:
         """Hook after UpdateMetadata: the controller may have new partitions for waiters."""
-        self.topic_admin.metadata_changed()
+        if self.topic_admin is not None:
+            self.topic_admin.metadata_changed()
 
     # -- log dir failure (KIP-112) --------------------------------------------------------
 
@@ -399,10 +425,12 @@ class Broker:
             except Exception:
                 log.exception("Controlled shutdown failed")
         self._stopping.set()
-        self.shutdown_requests.cancel()
+        if self.shutdown_requests is not None:
+            self.shutdown_requests.cancel()
         for server in self.servers:
             await server.stop()
-        await self.fetchers.shutdown()
+        if self.fetchers is not None:
+            await self.fetchers.shutdown()
         if self.transactions is not None:
             await self.transactions.close()
         if self.replicas is not None:

@@ -10,14 +10,18 @@ from __future__ import annotations
 import asyncio
 import logging
 from dataclasses import dataclass, replace
-from typing import Callable, Iterator
+from typing import TYPE_CHECKING, Callable, Iterator
 
-from pylog.broker.services import BrokerServices
+from pylog.broker.metadata_cache import MetadataCache
 from pylog.client.aio import AsyncBrokerConnection, BrokerUnavailable
 from pylog.client.versions import INTER_BROKER
 from pylog.protocol import records
 from pylog.protocol.api import ApiKey, request_class
+from pylog.common.config import BrokerConfig
 from pylog.protocol.errors import ErrorCode
+
+if TYPE_CHECKING:
+    from pylog.broker.throttle import ReplicationThrottle
 
 log = logging.getLogger("pylog.fetcher")
 
@@ -108,7 +112,7 @@ class ReplicaFetcher:
                 truncating = {k: s for k, s in self.states.items() if s.truncating and s.delayed_until <= loop.time()}
                 if truncating:
                     await self._truncate(conn, truncating)
-                throttle = self.manager.broker.throttle  # KIP-73: throttled, out-of-sync partitions wait for quota
+                throttle = self.manager.throttle  # KIP-73: throttled, out-of-sync partitions wait for quota
                 ready = {k: s for k, s in self.states.items() if not s.truncating and s.delayed_until <= loop.time()
                          and not throttle.follower_should_skip(s.partition)}
                 if not ready:
@@ -227,9 +231,9 @@ class ReplicaFetcher:
                         plog.append_as_follower(chunk, hs)
                 except OSError as exc:  # our log dir failed: it goes offline and this replica with it (KIP-112)
                     log.error("Error appending to %s fetched from %d: %s", p, self.source, exc)
-                    self.manager.broker.storage_failed(plog.dir, exc)
+                    self.manager.storage_failed(plog.dir, exc)
                     return
-        self.manager.broker.throttle.after_follower_append(p, len(data) if data else 0, pr.high_watermark)
+        self.manager.throttle.after_follower_append(p, len(data) if data else 0, pr.high_watermark)
         new_hw = min(pr.high_watermark, plog.log_end_offset)
         if new_hw > plog.high_watermark:
             plog.high_watermark = new_hw
@@ -258,20 +262,25 @@ class ReplicaFetcher:
 class ReplicaFetcherManager:
     """Assigns followed partitions to per-source-broker fetchers."""
 
-    def __init__(self, broker: BrokerServices) -> None:
-        self.broker = broker
-        self.broker_id = broker.broker_id
-        self.config = broker.config
+    def __init__(self, broker_id: int, config: BrokerConfig, metadata: MetadataCache, throttle: ReplicationThrottle,
+                 storage_failed: Callable[[str, BaseException], None]) -> None:
+        self.broker_id = broker_id
+        self.config = config
+        self.metadata = metadata  # where the leaders are
+        self.throttle = throttle  # KIP-73, the follower side
+        self.storage_failed = storage_failed  # an OSError appending: that log dir goes offline
+        # Leaders' addresses from LeaderAndIsr (its live leaders), for those the metadata cache does not know yet.
+        self.leader_endpoints: dict[int, tuple[str, int]] = {}
         self.fetchers: dict[int, ReplicaFetcher] = {}
         self.socket_timeout = int(self.config.get("replica.socket.timeout.ms")) / 1000
         self.backoff_s = int(self.config.get("replica.fetch.backoff.ms")) / 1000
 
     def endpoint(self, broker_id: int) -> tuple[str, int] | None:
         """Where to reach a broker, from the metadata cache."""
-        ep = self.broker.metadata.brokers.get(broker_id)
+        ep = self.metadata.brokers.get(broker_id)
         if ep is not None:
             return ep.host, ep.port
-        return self.broker.replicas.leader_endpoints.get(broker_id)
+        return self.leader_endpoints.get(broker_id)
 
     def add_partition(self, partition, leader: int) -> None:
         """Start following `leader` for this partition (truncating first)."""
@@ -280,7 +289,7 @@ class ReplicaFetcherManager:
             f = self.fetchers[leader] = ReplicaFetcher(self, leader)
             f.start()
         f.states[(partition.topic, partition.index)] = FetchState(partition, partition.leader_epoch)
-        self.broker.throttle.follower_started(partition)
+        self.throttle.follower_started(partition)
         f.wakeup.set()
 
     def remove_partition(self, topic: str, index: int) -> None:

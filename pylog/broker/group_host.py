@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, AsyncIterator
 
-from pylog.broker.internal_topic import InternalTopicHost
+from pylog.broker.internal_topic import InternalTopicHost, Spawn
 from pylog.coordinator.group.api import CoordinatorConfig
 from pylog.coordinator.group.coordinator import GroupCoordinator
 from pylog.coordinator.group.hashing import OFFSETS_TOPIC, partition_for
@@ -20,9 +20,12 @@ from pylog.log.control import ControlRecordError, ControlType, read_marker
 from pylog.protocol import records
 
 if TYPE_CHECKING:
-    from pylog.broker.services import BrokerServices, HandlerContext
+    from pylog.broker.metadata_cache import MetadataCache
+    from pylog.broker.replica_manager import ReplicaManager
+    from pylog.broker.topic_admin import TopicAdmin
+    from pylog.common.config import BrokerConfig
 
-__all__ = ["GroupHost", "OFFSETS_TOPIC", "client_host", "coordinator_of"]
+__all__ = ["GroupHost", "OFFSETS_TOPIC"]
 
 
 class GroupHost(InternalTopicHost):
@@ -33,8 +36,9 @@ class GroupHost(InternalTopicHost):
     replication_key = "offsets.topic.replication.factor"
     append_timeout_key = "offsets.commit.timeout.ms"
 
-    def __init__(self, broker: BrokerServices) -> None:
-        super().__init__(broker, partition_for)
+    def __init__(self, config: BrokerConfig, metadata: MetadataCache, replicas: ReplicaManager,
+                 topic_admin: TopicAdmin, spawn: Spawn) -> None:
+        super().__init__(config, metadata, replicas, topic_admin, spawn, partition_for)
         self.coordinator = GroupCoordinator(self, CoordinatorConfig.from_broker(self.config.get))
 
     def on_leadership_change(self, partition: int) -> None:
@@ -51,7 +55,7 @@ class GroupHost(InternalTopicHost):
         as Kafka's onPartitionsDeleted does, so the controller's request is not held up by the appends)."""
         user = [tp for tp in partitions if tp[0] != OFFSETS_TOPIC]
         if user:
-            self.broker.spawn(self.coordinator.partitions_deleted(user))
+            self.spawn(self.coordinator.partitions_deleted(user))
 
     async def read(self, partition: int) -> AsyncIterator[StoredRecord]:  # type: ignore[override]
         """Every record and transaction marker from the log start to the log end offset (what Kafka's loader
@@ -77,14 +81,3 @@ def _stored(h: records.BatchHeader, batch: memoryview, offset: int) -> list[Stor
         return [StoredRecord(None, None, h.base_offset, h.producer_id, True, marker.control_type == ControlType.COMMIT)]
     return [StoredRecord(r.key, r.value, h.base_offset, h.producer_id, h.is_transactional)
             for r in records.read_records(batch) if r.offset >= offset and r.key is not None]
-
-
-def coordinator_of(ctx: HandlerContext) -> GroupCoordinator:
-    """The group coordinator of the broker serving a request (the handlers' only way to it)."""
-    assert ctx.broker.groups is not None, "the broker serves requests only once its group coordinator exists"
-    return ctx.broker.groups.coordinator
-
-
-def client_host(ctx: HandlerContext) -> str:
-    """A member's host as Kafka reports it (`/<address>`)."""
-    return "/" + ctx.peer.rsplit(":", 1)[0] if ctx.peer and ctx.peer != "?" else ""

@@ -11,15 +11,21 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from typing import TYPE_CHECKING, Any, AsyncIterator, Callable
+from typing import TYPE_CHECKING, Any, AsyncIterator, Callable, Coroutine
 
+from pylog.broker.delayed_produce import Append
 from pylog.common.clock import now_ms
 from pylog.protocol import records
 from pylog.protocol.batch_rewrite import build_keyed_batch
 from pylog.protocol.errors import ErrorCode
 
 if TYPE_CHECKING:
-    from pylog.broker.services import BrokerServices
+    from pylog.broker.metadata_cache import MetadataCache
+    from pylog.broker.replica_manager import ReplicaManager
+    from pylog.broker.topic_admin import TopicAdmin
+    from pylog.common.config import BrokerConfig
+
+Spawn = Callable[[Coroutine[Any, Any, Any]], "asyncio.Task"]
 
 log = logging.getLogger("pylog.broker")
 
@@ -38,9 +44,13 @@ class InternalTopicHost:
     replication_key: str
     append_timeout_key: str
 
-    def __init__(self, broker: BrokerServices, partition_for: Callable[[str, int], int]) -> None:
-        self.broker = broker
-        self.config = broker.config
+    def __init__(self, config: BrokerConfig, metadata: MetadataCache, replicas: ReplicaManager,
+                 topic_admin: TopicAdmin, spawn: Spawn, partition_for: Callable[[str, int], int]) -> None:
+        self.config = config
+        self.metadata = metadata  # the topic's partitions and leaders (FindCoordinator)
+        self.replicas = replicas  # leadership of the topic's partitions, appends and reads
+        self.topic_admin = topic_admin  # creates the topic on first use
+        self.spawn = spawn
         self.partition_for = partition_for
         self._creating: asyncio.Task | None = None
         # partition -> the leader epoch at which this broker last became its leader. The coordinator
@@ -52,8 +62,8 @@ class InternalTopicHost:
 
     def start(self) -> None:
         """Follow leadership changes of the topic's partitions (load on becoming leader, unload on losing it)."""
-        self.broker.replicas.on_leadership_change.append(self._leadership_changed)
-        for p in self.broker.replicas.partitions.values():
+        self.replicas.on_leadership_change.append(self._leadership_changed)
+        for p in self.replicas.partitions.values():
             if p.topic == self.topic and p.is_leader:
                 self._leadership_changed(p)
 
@@ -73,12 +83,12 @@ class InternalTopicHost:
 
     def num_partitions(self) -> int:
         """The topic's partition count once it exists, else the configured one."""
-        parts = self.broker.metadata.topics.get(self.topic)
+        parts = self.metadata.topics.get(self.topic)
         return len(parts) if parts else int(self.config.get(self.partitions_key))
 
     def leader_epoch(self, partition: int) -> int | None:
         """The epoch at which we became leader of the partition, or None when we do not lead it."""
-        replicas = self.broker.replicas
+        replicas = self.replicas
         p = replicas.get(self.topic, partition) if replicas is not None else None
         if p is None or not p.is_leader or p.fenced:
             return None
@@ -112,7 +122,7 @@ class InternalTopicHost:
             self._drain_failed(partition)
             raise
         if self._pending[partition]:
-            self.broker.spawn(self._drain(partition))  # this caller has its answer; the others go on
+            self.spawn(self._drain(partition))  # this caller has its answer; the others go on
         else:
             del self._pending[partition]
         return out
@@ -141,23 +151,18 @@ class InternalTopicHost:
 
     async def _write(self, partition: int, recs: list[tuple[bytes, bytes | None]],
                      producer: tuple[int, int] | None = None) -> tuple[ErrorCode, int]:
-        rm = self.broker.replicas
+        rm = self.replicas
         p, err = rm.leader_partition(self.topic, partition)
         if p is None:
             return err, -1
         pid, epoch = producer if producer is not None else (-1, -1)
         buf, header = build_keyed_batch(recs, now_ms(), pid, epoch, producer is not None)
-        out = rm.append(p, buf, -1, from_coordinator=True, headers=[header])  # keyed, built here: no second parse
-        if out.error != ErrorCode.NONE:
-            return out.error, -1
-        err = p.check_enough_replicas(out.last_offset + 1)
-        if err is None:  # followers to wait for (an ISR of this broker alone needs no future, loop turn or timer)
-            waiter = p.add_produce_waiter(out.last_offset + 1)
-            try:
-                err = ErrorCode(await asyncio.wait_for(waiter, int(self.config.get(self.append_timeout_key)) / 1000))
-            except asyncio.TimeoutError:
-                err = ErrorCode.REQUEST_TIMED_OUT
-        return err, out.base_offset if err == ErrorCode.NONE else -1
+        # Keyed and built here: the headers go along, so the batch is not parsed a second time.
+        delayed = rm.append_records([Append(partition, p, buf, [header])], -1,
+                                    int(self.config.get(self.append_timeout_key)), from_coordinator=True)
+        await delayed.wait()
+        out = delayed.result(partition)
+        return out.error, out.base_offset
 
     async def read(self, partition: int) -> AsyncIterator[tuple[bytes, bytes | None]]:
         """Every record from the log start to the log end offset (what Kafka's loaders read)."""
@@ -169,7 +174,7 @@ class InternalTopicHost:
 
     async def read_batches(self, partition: int) -> AsyncIterator[tuple[records.BatchHeader, memoryview, int]]:
         """(header, batch bytes, first offset still wanted) of every batch from the log start to the log end."""
-        p = self.broker.replicas.get(self.topic, partition)
+        p = self.replicas.get(self.topic, partition)
         if p is None:
             return
         plog = p.log
@@ -190,12 +195,12 @@ class InternalTopicHost:
     def find(self, key: str, listener: str | None = None) -> tuple[ErrorCode, int, str, int]:
         """(error, node id, host, port) of the key's coordinator as reached through `listener` (the client's);
         creates the topic on first use."""
-        parts = self.broker.metadata.topics.get(self.topic)
+        parts = self.metadata.topics.get(self.topic)
         if not parts:
             self._ensure_topic()
             return NOT_FOUND
         info = parts.get(self.partition_for(key, len(parts)))
-        node = self.broker.metadata.brokers.get(info.leader) if info is not None else None
+        node = self.metadata.brokers.get(info.leader) if info is not None else None
         if node is not None and listener is not None:  # Kafka: the address on the listener the request came in on
             node = node.on(listener)
         if node is None:
@@ -204,7 +209,7 @@ class InternalTopicHost:
 
     def _ensure_topic(self) -> None:
         if self._creating is None or self._creating.done():
-            self._creating = self.broker.spawn(self._create_topic())
+            self._creating = self.spawn(self._create_topic())
 
     def topic_configs(self, replication_factor: int) -> dict[str, str]:
         """The topic-level configs the topic is created with."""
@@ -212,10 +217,10 @@ class InternalTopicHost:
 
     async def _create_topic(self) -> None:
         cfg = self.config
-        live = max(len(self.broker.metadata.brokers), 1)
+        live = max(len(self.metadata.brokers), 1)
         rf = min(int(cfg.get(self.replication_key)), live)
         n = int(cfg.get(self.partitions_key))
-        res = await self.broker.topic_admin.create_topic(self.topic, n, rf, None, self.topic_configs(rf), False, 30000)
+        res = await self.topic_admin.create_topic(self.topic, n, rf, None, self.topic_configs(rf), False, 30000)
         if res.error not in (ErrorCode.NONE, ErrorCode.TOPIC_ALREADY_EXISTS):
             log.warning("Could not create %s: %s", self.topic, res.message or res.error.name)
         else:

@@ -18,10 +18,15 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+from typing import TYPE_CHECKING, Any, Callable, Coroutine, Protocol
 
 from pylog.log import Log, LogError
 from pylog.protocol import records
 from pylog.protocol.errors import ErrorCode
+
+if TYPE_CHECKING:
+    from pylog.broker.partition import Partition
+    from pylog.log.manager import LogManager
 
 log = logging.getLogger("pylog.broker.log_dir_mover")
 
@@ -74,21 +79,34 @@ def copy_step(current: Log, future: Log, max_bytes: int = CHUNK_BYTES) -> bool:
     return False
 
 
-class LogDirMover:
-    """The moves in progress on one broker, one task each."""
+class HostedReplicas(Protocol):
+    """The replica manager as a move sees it: which replicas are served here, which are offline."""
 
-    def __init__(self, broker) -> None:
-        self.broker = broker
+    offline: set[tuple[str, int]]
+
+    def get(self, topic: str, partition: int) -> Partition | None:
+        """The local replica of a partition, if hosted here."""
+
+
+class LogDirMover:
+    """The moves in progress on one broker, one task each (owned by the replica manager, as in Kafka)."""
+
+    def __init__(self, logs: LogManager, replicas: HostedReplicas, spawn: Callable[[Coroutine[Any, Any, Any]],
+                 asyncio.Task], rate: Callable[[], int]) -> None:
+        self.logs = logs
+        self.replicas = replicas
+        self.spawn = spawn
+        self.rate = rate  # replica.alter.log.dirs.io.max.bytes.per.second, dynamic
         self._tasks: dict[tuple[str, int], asyncio.Task] = {}
 
     def request(self, topic: str, partition: int, root: str) -> ErrorCode:
         """Start (or keep, or cancel) moving a replica to `root`; the per-partition error code."""
-        logs = self.broker.logs
+        logs = self.logs
         if root not in logs.log_dirs:
             return ErrorCode.LOG_DIR_NOT_FOUND
-        if root in logs.offline_dirs or (topic, partition) in self.broker.replicas.offline:
+        if root in logs.offline_dirs or (topic, partition) in self.replicas.offline:
             return ErrorCode.KAFKA_STORAGE_ERROR
-        p = self.broker.replicas.get(topic, partition)
+        p = self.replicas.get(topic, partition)
         if p is None:
             # Kafka remembers the dir for when the replica is created, and answers REPLICA_NOT_AVAILABLE.
             logs.preferred_dirs[(topic, partition)] = root
@@ -100,28 +118,28 @@ class LogDirMover:
         if logs.log_dir_of(p.log) == root:
             return ErrorCode.NONE
         logs.create_future(topic, partition, root)
-        self._tasks[(topic, partition)] = self.broker.spawn(self._copy(topic, partition))
+        self._tasks[(topic, partition)] = self.spawn(self._copy(topic, partition))
         return ErrorCode.NONE
 
     def resume(self, topic: str, partition: int) -> None:
         """Go on copying a replica whose copy was loaded at start-up (a move a restart interrupted)."""
-        if (topic, partition) in self._tasks or self.broker.logs.future_log(topic, partition) is None:
+        if (topic, partition) in self._tasks or self.logs.future_log(topic, partition) is None:
             return
         log.info("Resuming the move of %s-%d to %s", topic, partition,
-                 self.broker.logs.log_dir_of(self.broker.logs.future_log(topic, partition)))
-        self._tasks[(topic, partition)] = self.broker.spawn(self._copy(topic, partition))
+                 self.logs.log_dir_of(self.logs.future_log(topic, partition)))
+        self._tasks[(topic, partition)] = self.spawn(self._copy(topic, partition))
 
     def _stop(self, topic: str, partition: int) -> None:
         task = self._tasks.pop((topic, partition), None)
         if task is not None:
             task.cancel()
-        self.broker.logs.abort_future(topic, partition)
+        self.logs.abort_future(topic, partition)
 
     async def _copy(self, topic: str, partition: int) -> None:
-        logs = self.broker.logs
+        logs = self.logs
         try:
             while True:
-                p = self.broker.replicas.get(topic, partition)
+                p = self.replicas.get(topic, partition)
                 future = logs.future_log(topic, partition)
                 if p is None or future is None:
                     return
@@ -130,7 +148,7 @@ class LogDirMover:
                     p.log = logs.replace_current_with_future(topic, partition)
                     return
                 # Requests run between chunks; replica.alter.log.dirs.io.max.bytes.per.second paces them.
-                rate = int(self.broker.topic_configs.broker_value(LOG_DIR_RATE))
+                rate = self.rate()
                 await asyncio.sleep(max(0, future.size_bytes - before) / rate if 0 < rate < LONG_MAX else 0)
         except (LogError, records.RecordError, OSError):
             log.exception("Moving %s-%d between log dirs failed; the replica stays where it was", topic, partition)

@@ -11,11 +11,17 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+from typing import TYPE_CHECKING
 
-from pylog.broker.services import BrokerServices
 from pylog.client.aio import AsyncBrokerConnection, BrokerUnavailable
 from pylog.protocol import records
 from pylog.protocol.api import ApiKey, request_class
+
+if TYPE_CHECKING:
+    from pylog.broker.metadata_cache import MetadataCache
+    from pylog.broker.replica_manager import ReplicaManager
+    from pylog.broker.stats import PartitionStats
+    from pylog.broker.topic_admin import TopicAdmin
 
 log = logging.getLogger("pylog.metrics")
 
@@ -25,8 +31,13 @@ PRODUCE_VERSION = 8
 class MetricsReporter:
     """Samples replicas and produces the samples to the metrics topic."""
 
-    def __init__(self, broker: BrokerServices, interval_ms: int) -> None:
-        self.broker = broker
+    def __init__(self, broker_id: int, metadata: MetadataCache, replicas: ReplicaManager, stats: PartitionStats,
+                 topic_admin: TopicAdmin, interval_ms: int) -> None:
+        self.broker_id = broker_id
+        self.metadata = metadata  # the metrics topic's leader
+        self.replicas = replicas  # what is sampled
+        self.stats = stats
+        self.topic_admin = topic_admin  # creates the metrics topic on first use
         self.interval_s = interval_ms / 1000
         self._last: dict[tuple[str, int], tuple[int, int, int]] = {}
         self._last_time = time.monotonic()
@@ -39,13 +50,13 @@ class MetricsReporter:
 
         now = time.monotonic()
         elapsed = max(now - self._last_time, 1e-3)
-        counters = self.broker.stats.snapshot()
+        counters = self.stats.snapshot()
         out = []
-        for (topic, index), p in sorted(self.broker.replicas.partitions.items()):
+        for (topic, index), p in sorted(self.replicas.partitions.items()):
             cur = counters.get((topic, index), (0, 0, 0))
             prev = self._last.get((topic, index), (0, 0, 0))  # traffic before the first sample counts
             rates = [max(c - q, 0) / elapsed for c, q in zip(cur, prev)]
-            out.append(MetricSample(self.broker.broker_id, topic, index, now_ms, p.log.size_bytes,
+            out.append(MetricSample(self.broker_id, topic, index, now_ms, p.log.size_bytes,
                                     rates[0], rates[1], rates[2], p.is_leader))
         self._pending_baseline = (counters, now)
         return out
@@ -58,11 +69,11 @@ class MetricsReporter:
         """Produce samples to partition 0 of the metrics topic; False when it isn't available yet."""
         from pylog.common.metrics_format import METRICS_TOPIC, encode_sample
 
-        meta = self.broker.metadata.partition(METRICS_TOPIC, 0)
+        meta = self.metadata.partition(METRICS_TOPIC, 0)
         if meta is None:
-            await self.broker.topic_admin.auto_create(METRICS_TOPIC)
+            await self.topic_admin.auto_create(METRICS_TOPIC)
             return False
-        leader = self.broker.metadata.brokers.get(meta.leader)
+        leader = self.metadata.brokers.get(meta.leader)
         if leader is None:
             return False
         batch = records.build_batch([(*encode_sample(s), [], s.timestamp_ms) for s in samples])
@@ -72,7 +83,7 @@ class MetricsReporter:
         conn = self._conns.get(leader.id)
         if conn is None or (conn.host, conn.port) != (leader.host, leader.port):
             conn = self._conns[leader.id] = AsyncBrokerConnection(leader.host, leader.port,
-                                                                  f"broker-{self.broker.broker_id}-metrics")
+                                                                  f"broker-{self.broker_id}-metrics")
         resp = await conn.request(req, PRODUCE_VERSION, timeout=15)
         err = resp.responses[0].partition_responses[0].error_code
         if err:

@@ -10,24 +10,11 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from dataclasses import dataclass
 
+from pylog.broker.isr import UNKNOWN_OFFSET, FollowerState, IsrChange, decide_isr
 from pylog.protocol.errors import ErrorCode
 
 log = logging.getLogger("pylog.partition")
-
-UNKNOWN_OFFSET = -1
-
-
-@dataclass(slots=True)
-class FollowerState:
-    """What the leader knows of one follower replica."""
-
-    leo: int = UNKNOWN_OFFSET
-    last_fetch_ms: int = 0
-    last_fetch_leader_leo: int = UNKNOWN_OFFSET
-    last_caught_up_ms: int = 0
-    log_start_offset: int = UNKNOWN_OFFSET  # from its fetches (v5+); DeleteRecords waits on it
 
 
 class Partition:
@@ -51,7 +38,6 @@ class Partition:
         self.leader_epoch_start_offset = 0
         self.isr_update_pending = False
         self.fenced = False  # ZooKeeper refused our ISR write: our view is stale until the controller speaks
-        self.min_insync_replicas = 1
         self._fetch_waiters: set[asyncio.Future] = set()
         self._produce_waiters: list[tuple[int, asyncio.Future]] = []
 
@@ -68,6 +54,11 @@ class Partition:
         if requested < 0 or requested == self.leader_epoch:
             return ErrorCode.NONE
         return ErrorCode.FENCED_LEADER_EPOCH if requested < self.leader_epoch else ErrorCode.UNKNOWN_LEADER_EPOCH
+
+    def below_min_isr(self) -> bool:
+        """Whether the ISR is smaller than min.insync.replicas, read from the log's config (its one source, kept
+        current by TopicConfigs): acks=all is then refused before the append, or fails after it."""
+        return len(self.isr) < self.log.config.min_insync_replicas
 
     @property
     def high_watermark(self) -> int:
@@ -141,28 +132,13 @@ class Partition:
             return True
         return False
 
-    def out_of_sync_replicas(self, now_ms: int, max_lag_ms: int) -> list[int]:
-        """ISR followers that have not caught up within replica.lag.time.max.ms."""
-        out = []
-        for r in self.isr:
-            if r == self.broker_id:
-                continue
-            st = self.followers.get(r)
-            if st is None or now_ms - st.last_caught_up_ms > max_lag_ms:
-                out.append(r)
-        return out
-
-    def caught_up_replicas(self) -> list[int]:
-        """Assigned followers outside the ISR whose LEO reached the HW and this epoch's start."""
-        hw = self.log.high_watermark
-        out = []
-        for r in self.replicas:
-            if r == self.broker_id or r in self.isr:
-                continue
-            st = self.followers.get(r)
-            if st is not None and st.leo >= hw and st.leo >= self.leader_epoch_start_offset:
-                out.append(r)
-        return out
+    def isr_change(self, now_ms: int, max_lag_ms: int, shrink: bool = True) -> IsrChange | None:
+        """The ISR this leader should propose now (see pylog.broker.isr), or None: not leading, fenced, an
+        ISR write in flight, or nothing to change."""
+        if not self.is_leader or self.fenced or self.isr_update_pending:
+            return None
+        return decide_isr(self.broker_id, self.isr, self.replicas, self.followers, self.log.high_watermark,
+                          self.leader_epoch_start_offset, now_ms, max_lag_ms, shrink)
 
     def check_enough_replicas(self, required_offset: int) -> ErrorCode | None:
         """None while the HW is below `required_offset`; else the acks=all outcome."""
@@ -170,7 +146,7 @@ class Partition:
             return ErrorCode.NOT_LEADER_OR_FOLLOWER
         if self.log.high_watermark < required_offset:
             return None
-        if len(self.isr) < self.min_insync_replicas:
+        if self.below_min_isr():
             return ErrorCode.NOT_ENOUGH_REPLICAS_AFTER_APPEND
         return ErrorCode.NONE
 

@@ -6,50 +6,58 @@ executor so a slow ZooKeeper never stalls produce and fetch traffic.
 
 from __future__ import annotations
 
+import asyncio
 import logging
-from typing import Callable, NamedTuple, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Coroutine, Iterable, Sequence
 
+from pylog.broker.delayed_produce import Append, AppendOutcome, DelayedProduce
+from pylog.broker.log_dir_mover import LOG_DIR_RATE, LogDirMover
 from pylog.broker.partition import Partition
 from pylog.broker.replica_prepare import ReplicaPreparer
-from pylog.broker.services import BrokerServices
+from pylog.broker.topic_configs import ConfigListener, TopicConfigs
 from pylog.common.clock import now_ms
+from pylog.common.config import BrokerConfig
 from pylog.log.errors import KafkaStorageError, RecordValidationError
 from pylog.protocol.errors import ErrorCode
 from pylog.protocol import records
+
+if TYPE_CHECKING:
+    from pylog.broker.fetcher import ReplicaFetcherManager
+    from pylog.broker.metadata_cache import MetadataCache
+    from pylog.broker.throttle import ReplicationThrottle
+    from pylog.broker.zk_store import BrokerZkStore
+    from pylog.log.manager import LogManager
 
 log = logging.getLogger("pylog.replica")
 state_log = logging.getLogger("pylog.state.change")
 
 
-class AppendOutcome(NamedTuple):
-    """A leader append's result for the Produce response."""
-
-    error: ErrorCode
-    base_offset: int = -1
-    last_offset: int = -1
-    record_errors: Sequence[tuple[int, str]] = ()  # (index in batch, message), INVALID_RECORD only
-    message: str | None = None
-    duplicate: bool = False  # an idempotent producer's retry answered with the original offsets
-
-
-class ReplicaManager:
+class ReplicaManager(ConfigListener):
     """Owns the Partition objects and everything that changes them."""
 
-    def __init__(self, broker: BrokerServices, log_manager, zk_store, fetchers, topic_configs) -> None:
-        self.broker = broker
-        self.broker_id: int = broker.broker_id
-        self.config = broker.config
+    def __init__(self, broker_id: int, config: BrokerConfig, metadata: MetadataCache, log_manager: LogManager,
+                 zk_store: BrokerZkStore, fetchers: ReplicaFetcherManager, topic_configs: TopicConfigs,
+                 spawn: Callable[[Coroutine[Any, Any, Any]], asyncio.Task],
+                 storage_failed: Callable[[str, BaseException], None],
+                 throttle: ReplicationThrottle | None = None) -> None:
+        self.broker_id = broker_id
+        self.config = config
+        self.metadata = metadata  # whether a partition not hosted here exists (NOT_LEADER vs UNKNOWN)
         self.logs = log_manager
         self.zk_store = zk_store
         self.fetchers = fetchers
         self.topic_configs = topic_configs
+        self.spawn = spawn
+        self.storage_failed = storage_failed  # an OSError on a log's file: that log dir goes offline (KIP-112)
         self.partitions: dict[tuple[str, int], Partition] = {}
         # Replicas whose log dir failed (Kafka's HostedPartition.Offline): KAFKA_STORAGE_ERROR until a restart.
         self.offline: set[tuple[str, int]] = set()
         self.controller_epoch = -1
-        self.leader_endpoints: dict[int, tuple[str, int]] = {}  # from LeaderAndIsr's live leaders
         self.on_leadership_change: list[Callable[[Partition], None]] = []
         self.preparer = ReplicaPreparer(self)
+        self.throttle = throttle  # KIP-73, the leader side: follower fetches of throttled replicas
+        self.log_dir_mover = LogDirMover(log_manager, self, spawn,
+                                         lambda: int(topic_configs.broker_value(LOG_DIR_RATE)))
 
     def get(self, topic: str, partition: int) -> Partition | None:
         """The local replica of a partition, if hosted here."""
@@ -63,7 +71,7 @@ class ReplicaManager:
         if p is None and (topic, partition) in self.offline:
             return None, ErrorCode.KAFKA_STORAGE_ERROR
         if p is None:
-            known = self.broker.metadata.partition(topic, partition)
+            known = self.metadata.partition(topic, partition)
             return None, ErrorCode.NOT_LEADER_OR_FOLLOWER if known else ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
         if not p.is_leader:
             return None, ErrorCode.NOT_LEADER_OR_FOLLOWER
@@ -80,7 +88,7 @@ class ReplicaManager:
             return ErrorCode.STALE_CONTROLLER_EPOCH, []
         self.controller_epoch = req.controller_epoch
         for ll in req.live_leaders:
-            self.leader_endpoints[ll.broker_id] = (ll.host_name, ll.port)
+            self.fetchers.leader_endpoints[ll.broker_id] = (ll.host_name, ll.port)
         results: list[tuple[str, int, int]] = []
         stale: list[str] = []
         await self.preparer.prepare(req, _topic_id_str)
@@ -130,9 +138,8 @@ class ReplicaManager:
             p = Partition(topic, ps.partition_index, self.broker_id, plog)
             self.partitions[key] = p
             if self.logs.future_log(topic, ps.partition_index) is not None:
-                self.broker.log_dir_mover.resume(topic, ps.partition_index)
+                self.log_dir_mover.resume(topic, ps.partition_index)
         p.topic_id = topic_id
-        p.min_insync_replicas = await self.topic_configs.min_insync_replicas(topic)
         was_leader = p.is_leader
         p.apply_state(ps.leader, ps.leader_epoch, list(ps.isr), list(ps.replicas), ps.partition_epoch,
                       ps.controller_epoch, list(ps.adding_replicas or []), list(ps.removing_replicas or []))
@@ -151,6 +158,21 @@ class ReplicaManager:
             for cb in self.on_leadership_change:
                 cb(p)
         return ErrorCode.NONE
+
+    # -- config changes (TopicConfigs) -------------------------------------------------------
+
+    def on_topic_config(self, topic: str) -> None:
+        """Apply a topic's new config to its logs here; acks=all waiters recheck min.insync.replicas."""
+        cfg = self.topic_configs.log_config_now(topic)
+        for p in self.partitions.values():
+            if p.topic == topic:
+                p.log.update_config(cfg)
+                p.complete_produce_waiters()
+
+    def on_broker_config(self) -> None:
+        """The broker's defaults changed: re-apply every hosted topic's config."""
+        for topic in {p.topic for p in self.partitions.values()}:
+            self.on_topic_config(topic)
 
     # -- StopReplica ------------------------------------------------------------------------
 
@@ -186,6 +208,15 @@ class ReplicaManager:
 
     # -- produce --------------------------------------------------------------------------
 
+    def append_records(self, appends: Iterable[Append], acks: int, timeout_ms: int,
+                       from_coordinator: bool = False) -> DelayedProduce:
+        """Append each partition's records as leader (see `append`); the acks=all ones wait in the
+        DelayedProduce returned, which answers them within `timeout_ms` of now."""
+        delayed = DelayedProduce(timeout_ms)
+        for a in appends:
+            delayed.add(a.key, a.partition, self.append(a.partition, a.records, acks, from_coordinator, a.headers), acks)
+        return delayed
+
     def append(self, p: Partition, buf: bytearray, acks: int, from_coordinator: bool = False,
                headers: list[records.BatchHeader] | None = None) -> AppendOutcome:
         """Validate and append one partition's records as leader; only a coordinator may write markers, and
@@ -209,14 +240,14 @@ class ReplicaManager:
         max_bytes = p.log.config.max_message_bytes
         if any(h.size > max_bytes for h in headers):
             return AppendOutcome(ErrorCode.MESSAGE_TOO_LARGE)
-        if acks == -1 and len(p.isr) < p.min_insync_replicas:
+        if acks == -1 and p.below_min_isr():
             return AppendOutcome(ErrorCode.NOT_ENOUGH_REPLICAS)
         try:
             info = p.log.append_as_leader(buf, headers, p.leader_epoch, now_ms(), keys_known=from_coordinator,
                                           from_coordinator=from_coordinator)
         except OSError as exc:  # the log dir failed: it goes offline (KIP-112) and the producer retries elsewhere
             log.error("Error appending to %s: %s", p, exc)
-            self.broker.storage_failed(p.log.dir, exc)
+            self.storage_failed(p.log.dir, exc)
             return AppendOutcome(ErrorCode.KAFKA_STORAGE_ERROR)
         except RecordValidationError as exc:  # Kafka answers these with per-record errors and its message
             log.info("Rejecting produce to %s: %s", p, exc)
@@ -258,17 +289,7 @@ class ReplicaManager:
         lag = int(self.config.get("replica.lag.time.max.ms"))
         t = now_ms()
         for p in list(self.partitions.values()):
-            if not p.is_leader or p.fenced or p.isr_update_pending:
-                continue
-            out = p.out_of_sync_replicas(t, lag)
-            new_isr = [r for r in p.isr if r not in out]
-            new_isr += [r for r in p.caught_up_replicas() if r not in new_isr]
-            if sorted(new_isr) != sorted(p.isr):
-                if out:
-                    log.info("Shrinking ISR of %s from %s to %s (lagging: %s)", p, p.isr, new_isr, out)
-                else:
-                    log.info("Expanding ISR of %s from %s to %s", p, p.isr, new_isr)
-                await self.update_isr(p, new_isr)
+            await self._change_isr(p, t, lag, shrink=True)
 
     def on_follower_fetch(self, p: Partition, replica_id: int, fetch_offset: int, now: int,
                           log_start_offset: int = -1) -> None:
@@ -276,15 +297,29 @@ class ReplicaManager:
         advance the high watermark) and its log start offset (DeleteRecords' low watermark), and, once
         it caught up, add it to the ISR in the background."""
         p.update_follower(replica_id, fetch_offset, now, log_start_offset)
-        if p.caught_up_replicas():
-            self.broker.spawn(self.maybe_expand_isr(p))
+        if p.isr_change(now, 0, shrink=False) is not None:
+            self.spawn(self._change_isr(p, now, 0, shrink=False))
 
-    async def maybe_expand_isr(self, p: Partition) -> None:
-        """Called after a follower fetch: add it to the ISR as soon as it caught up."""
-        if p.is_leader and not p.fenced and not p.isr_update_pending and p.caught_up_replicas():
-            new_isr = p.isr + [r for r in p.caught_up_replicas() if r not in p.isr]
-            log.info("Expanding ISR of %s from %s to %s", p, p.isr, new_isr)
-            await self.update_isr(p, new_isr)
+    def follower_read_limit(self, p: Partition, replica_id: int, limit: int) -> int:
+        """Bytes a follower's fetch may read from `p` now: none while `p` is a throttled replica, the follower
+        is out of sync and the leader's replication quota is used up (KIP-73), else `limit`."""
+        return limit if self.throttle is None else self.throttle.leader_read_limit(p, replica_id, limit)
+
+    def follower_fetch_served(self, topics: Iterable[tuple[str, list]]) -> None:
+        """Count the bytes of throttled replicas just served to a follower against the leader's quota."""
+        if self.throttle is not None:
+            self.throttle.after_leader_fetch(topics)
+
+    async def _change_isr(self, p: Partition, now: int, max_lag_ms: int, shrink: bool) -> None:
+        change = p.isr_change(now, max_lag_ms, shrink)
+        if change is None:
+            return
+        if change.lagging:
+            log.info("Shrinking ISR of %s from %s to %s (lagging: %s)", p, p.isr, list(change.isr),
+                     list(change.lagging))
+        else:
+            log.info("Expanding ISR of %s from %s to %s", p, p.isr, list(change.isr))
+        await self.update_isr(p, list(change.isr))
 
     async def update_isr(self, p: Partition, new_isr: list[int]) -> bool:
         """Write a new ISR conditionally on the partition epoch; adopt it only if ZooKeeper agreed."""

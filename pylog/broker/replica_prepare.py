@@ -89,7 +89,7 @@ class ReplicaPreparer:
         created = [r for r in results[:len(create)] if isinstance(r, tuple)]
         for path, r in zip(synced, results[len(create):]):
             if isinstance(r, OSError):  # the entry is in memory but not on disk: the dir is failing (KIP-112)
-                rm.broker.storage_failed(path, r)
+                rm.storage_failed(path, r)
         dirs = sorted({r[0] for r in created})
         dir_ok = await asyncio.gather(*(loop.run_in_executor(pool, fsync_dir, d) for d in dirs), return_exceptions=True)
         durable = {d for d, r in zip(dirs, dir_ok) if not isinstance(r, BaseException)}

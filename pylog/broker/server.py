@@ -39,6 +39,7 @@ from pylog.protocol.codec import (
 from pylog.protocol.framing import FrameDecoder, FrameTooLarge
 from pylog.security.authorizer import allowed
 from pylog.security.connection import ConnectionSecurity
+from pylog.security.credentials import CredentialStore
 
 log = logging.getLogger("pylog.network")
 
@@ -111,7 +112,7 @@ class KafkaConnection(asyncio.BufferedProtocol):
         peer = transport.get_extra_info("peername")
         self.peer = f"{peer[0]}:{peer[1]}" if peer else "?"
         self.security = ConnectionSecurity(self.server.listener, self.peer, transport.get_extra_info("peercert"),
-                                           self.server.broker.credentials.lookup)
+                                           self.server.credentials.lookup)
         self.server.connections.add(self)
         self.task = asyncio.get_running_loop().create_task(self._guarded(self._process(), "serving"))
 
@@ -366,9 +367,10 @@ def _output(header: RequestHeader, resp: Any) -> Any:
 class SocketServer:
     """Accepts client connections on one of the broker's listeners (TLS when the listener uses it)."""
 
-    def __init__(self, broker: BrokerServices, host: str, port: int, max_request_size: int,
-                 listener: Any = None) -> None:
-        self.broker = broker
+    def __init__(self, broker: BrokerServices, credentials: CredentialStore, host: str, port: int,
+                 max_request_size: int, listener: Any = None) -> None:
+        self.broker = broker  # what its requests' handlers are given
+        self.credentials = credentials  # SCRAM logins on this listener
         self.listener = listener  # a pylog.security.settings.ListenerSecurity (None: plain, unnamed)
         self.host, self.port = host, port
         self.max_request_size = max_request_size

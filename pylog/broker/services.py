@@ -7,27 +7,23 @@ and a new subsystem (the group and transaction coordinators) adds its attribute 
 
 from __future__ import annotations
 
-import asyncio
-from typing import TYPE_CHECKING, Any, Coroutine, Protocol
+from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
-    from pylog.broker.log_dir_mover import LogDirMover
+    from pylog.broker.controller_admin import ControllerAdmin
     from pylog.broker.group_host import GroupHost
     from pylog.broker.metadata_cache import MetadataCache
     from pylog.broker.producer_ids import ProducerIdManager
     from pylog.broker.replica_manager import ReplicaManager
     from pylog.broker.stats import PartitionStats
-    from pylog.broker.throttle import ReplicationThrottle
     from pylog.broker.topic_admin import TopicAdmin
     from pylog.broker.topic_configs import TopicConfigs
     from pylog.broker.txn_host import TxnHost
     from pylog.common.config import BrokerConfig
-    from pylog.controller.controller import Controller
     from pylog.log.manager import LogManager
     from pylog.protocol.codec import RequestHeader
     from pylog.security.authorizer import AclAuthorizer
     from pylog.security.connection import ConnectionSecurity
-    from pylog.security.credentials import CredentialStore
     from pylog.zk.client import ZkClient
 
 
@@ -44,25 +40,17 @@ class BrokerServices(Protocol):
     replicas: ReplicaManager | None  # partitions hosted here: leaders, followers, appends, ISR
     topic_admin: TopicAdmin  # CreateTopics / CreatePartitions / DeleteTopics
     topic_configs: TopicConfigs  # dynamic topic and broker configs
-    throttle: ReplicationThrottle  # KIP-73 replication quotas
     stats: PartitionStats  # bytes in/out per partition
-    controller: Controller | None  # hosted here; acts only while active
     authorizer: AclAuthorizer | None  # ACLs, when authorizer.class.name is set (pylog.security.authorizer.allowed)
-    credentials: CredentialStore  # SCRAM credentials from /config/users
-    log_dir_mover: LogDirMover  # AlterReplicaLogDirs: replicas moving between this broker's log dirs
     groups: GroupHost | None  # the group coordinator over __consumer_offsets (FindCoordinator, group APIs)
     producer_ids: ProducerIdManager | None  # InitProducerId: ids from blocks reserved in ZooKeeper
     transactions: TxnHost | None  # the transaction coordinator over __transaction_state
 
-    @property
-    def advertised_endpoint(self) -> tuple[str, int]:
-        """Host and port other brokers reach this one at (the inter-broker listener)."""
-
     def advertised_for(self, listener: str | None) -> tuple[str, int]:
         """Host and port of this broker on a listener (the inter-broker one for None)."""
 
-    def spawn(self, coro: Coroutine[Any, Any, Any]) -> asyncio.Task:
-        """Run a coroutine in the background, keeping a reference until it ends."""
+    def active_controller(self) -> ControllerAdmin | None:
+        """The controller hosted here while it is the active one (admin requests get NOT_CONTROLLER otherwise)."""
 
     def is_broker_epoch_stale(self, request_epoch: int) -> bool:
         """KIP-380: a control request addressed to an earlier registration of this broker."""

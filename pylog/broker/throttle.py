@@ -24,7 +24,7 @@ import time
 import weakref
 from typing import Any, Callable, Iterable
 
-from pylog.broker.services import BrokerServices
+from pylog.broker.topic_configs import ConfigListener, TopicConfigs
 from pylog.common.throttle_keys import FOLLOWER_RATE, FOLLOWER_REPLICAS, LEADER_RATE, LEADER_REPLICAS
 
 UNLIMITED = (1 << 63) - 1  # Long.MaxValue: the default rate, meaning no throttle
@@ -118,11 +118,12 @@ class Quota:
             self.bucket.record(nbytes, self.clock())
 
 
-class ReplicationThrottle:
+class ReplicationThrottle(ConfigListener):
     """The broker's leader- and follower-side replication quotas."""
 
-    def __init__(self, broker: BrokerServices, clock: Callable[[], float] = time.monotonic) -> None:
-        self.broker = broker
+    def __init__(self, broker_id: int, topic_configs: TopicConfigs, clock: Callable[[], float] = time.monotonic) -> None:
+        self.broker_id = broker_id
+        self.topic_configs = topic_configs  # the rates (dynamic broker configs) and the throttled-replica lists
         self.leader = Quota(LEADER_RATE, LEADER_REPLICAS, clock)
         self.follower = Quota(FOLLOWER_RATE, FOLLOWER_REPLICAS, clock)
         self._configured = False
@@ -133,20 +134,24 @@ class ReplicationThrottle:
 
     def reconfigure(self) -> None:
         """Re-read the rates (dynamic broker config changed)."""
-        tc = self.broker.topic_configs
+        tc = self.topic_configs
         self.leader.set_rate(int(tc.broker_value(LEADER_RATE)))
         self.follower.set_rate(int(tc.broker_value(FOLLOWER_RATE)))
         self._configured = True
+
+    def on_broker_config(self) -> None:
+        """A dynamic broker config changed: the rates may have."""
+        self.reconfigure()
 
     def _ensure(self) -> None:
         if not self._configured:
             self.reconfigure()
 
     def _raw(self, topic: str, key: str) -> str:
-        return self.broker.topic_configs.overrides.get(topic, {}).get(key, "")
+        return self.topic_configs.overrides.get(topic, {}).get(key, "")
 
     def _is(self, quota: Quota, topic: str, partition: int) -> bool:
-        return quota.throttled(topic, partition, self._raw(topic, quota.replicas_key), self.broker.broker_id)
+        return quota.throttled(topic, partition, self._raw(topic, quota.replicas_key), self.broker_id)
 
     # -- leader side ----------------------------------------------------------------------
 
@@ -159,7 +164,7 @@ class ReplicationThrottle:
             return 0
         return limit
 
-    def after_leader_fetch(self, req: Any, topics: Iterable[tuple[str, list]]) -> None:
+    def after_leader_fetch(self, topics: Iterable[tuple[str, list]]) -> None:
         """Count the throttled partitions' bytes just served to a follower."""
         self._ensure()
         if self.leader.bucket is None:

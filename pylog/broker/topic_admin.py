@@ -13,13 +13,14 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, Sequence
 
-from pylog.broker.services import BrokerServices
-from pylog.common.config import ConfigError, validate_topic_config
+from pylog.broker.metadata_cache import MetadataCache
+from pylog.common.config import BrokerConfig, ConfigError, validate_topic_config
 from pylog.common.errors import KafkaError
 from pylog.common.metrics_format import METRICS_TOPIC
 from pylog.planner import assignment as placement
 from pylog.protocol.errors import ErrorCode
 from pylog.zk import admin as zk_admin
+from pylog.zk.client import ZkClient
 
 log = logging.getLogger("pylog.admin")
 
@@ -44,12 +45,16 @@ def _validator(config: Mapping[str, str]) -> None:
 class TopicAdmin:
     """Admin operations that go through ZooKeeper, run off the event loop."""
 
-    def __init__(self, broker: BrokerServices) -> None:
-        self.broker = broker
+    def __init__(self, zk: ZkClient, metadata: MetadataCache, config: BrokerConfig, broker_id: int, rack: str | None) -> None:
+        self.zk = zk
+        self.metadata = metadata  # the live brokers to place on; UpdateMetadata shows a change applied
+        self.config = config
+        self.broker_id = broker_id  # with its rack: the placement when no broker is known yet
+        self.rack = rack
         self._changed = asyncio.Event()
 
     def _admin(self) -> zk_admin.AdminZkClient:
-        return zk_admin.AdminZkClient(self.broker.zk, _validator)
+        return zk_admin.AdminZkClient(self.zk, _validator)
 
     async def _run(self, fn: Callable[..., Any], *args: Any) -> Any:
         return await asyncio.get_running_loop().run_in_executor(None, fn, *args)
@@ -73,14 +78,14 @@ class TopicAdmin:
         return True
 
     def _live_brokers(self) -> list[tuple[int, str | None]]:
-        brokers = self.broker.metadata.brokers
+        brokers = self.metadata.brokers
         if not brokers:
-            return [(self.broker.broker_id, self.broker.rack)]
+            return [(self.broker_id, self.rack)]
         return [(b.id, b.rack) for b in sorted(brokers.values(), key=lambda b: b.id)]
 
     def topic_ready(self, name: str, partitions: int) -> bool:
         """Whether the metadata cache shows every partition of a topic with a leader."""
-        parts = self.broker.metadata.topics.get(name, {})
+        parts = self.metadata.topics.get(name, {})
         return len(parts) >= partitions and all(p.leader >= 0 for p in parts.values())
 
     # -- create -------------------------------------------------------------------------------
@@ -88,7 +93,7 @@ class TopicAdmin:
     def plan(self, name: str, num_partitions: int, replication_factor: int,
              manual: Mapping[int, Sequence[int]] | None, rack_aware: bool = True) -> dict[int, list[int]]:
         """The assignment of a new topic: the manual one (checked) or Kafka's placement."""
-        cfg = self.broker.config
+        cfg = self.config
         brokers = self._live_brokers()
         if manual:
             live = {b for b, _ in brokers}
@@ -111,7 +116,7 @@ class TopicAdmin:
         """Create one topic (or only validate it) and wait for its leaders."""
         res = TopicResult(name)
         try:
-            if name in self.broker.metadata.topics:
+            if name in self.metadata.topics:
                 raise zk_admin.TopicExistsError(f"Topic '{name}' already exists.")
             assignment = self.plan(name, num_partitions, replication_factor, manual)
             admin = self._admin()
@@ -142,7 +147,7 @@ class TopicAdmin:
             return ErrorCode.INVALID_TOPIC_EXCEPTION
         rf = -1
         if name == METRICS_TOPIC:
-            rf = int(self.broker.config.get("metrics.topic.replication.factor"))
+            rf = int(self.config.get("metrics.topic.replication.factor"))
         res = await self.create_topic(name, -1, rf, None, {}, False, 0)
         if res.error in (ErrorCode.NONE, ErrorCode.REQUEST_TIMED_OUT, ErrorCode.TOPIC_ALREADY_EXISTS):
             return ErrorCode.LEADER_NOT_AVAILABLE
@@ -188,7 +193,7 @@ class TopicAdmin:
     async def delete_topic(self, name: str, timeout_ms: int) -> TopicResult:
         """Mark a topic for deletion and wait until the controller removed it."""
         res = TopicResult(name)
-        if not self.broker.config.get("delete.topic.enable"):
+        if not self.config.get("delete.topic.enable"):
             res.error, res.message = ErrorCode.TOPIC_DELETION_DISABLED, "Topic deletion is disabled."
             return res
         try:
@@ -197,6 +202,6 @@ class TopicAdmin:
             if exc.code != ErrorCode.NONE:  # NONE: already marked for deletion, which Kafka reports as success
                 res.error, res.message = exc.code, str(exc)
                 return res
-        if not await self.wait_until(lambda: name not in self.broker.metadata.topics, timeout_ms / 1000):
+        if not await self.wait_until(lambda: name not in self.metadata.topics, timeout_ms / 1000):
             res.error = ErrorCode.REQUEST_TIMED_OUT
         return res

@@ -1,8 +1,9 @@
 """Topic config overrides (/config/topics/<t>) and dynamic broker configs, kept current.
 
 Config changes arrive as /config/changes/config_change_<seq> notifications (written by the
-admin tools after the entity znode); every broker re-reads the named entity and applies it to
-its logs and partitions without a restart.
+admin tools after the entity znode); every broker re-reads the named entity and tells its
+ConfigListeners (the replica manager applies it to its logs, the replication throttle re-reads its
+rates), so a change takes effect without a restart.
 """
 
 from __future__ import annotations
@@ -10,23 +11,41 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from typing import Any
+from typing import Any, Callable, Coroutine
 
-from pylog.broker.services import BrokerServices
 from pylog.common import config as common_config
+from pylog.common.config import BrokerConfig
 from pylog.log.config import LogConfig
+from pylog.security.credentials import CredentialStore
 from pylog.zk import paths
+from pylog.zk.client import ZkClient
 
 log = logging.getLogger("pylog.config")
 
 NOTIFICATION_EXPIRY_MS = 15 * 60 * 1000  # Kafka's changeExpirationMs
 
 
+class ConfigListener:
+    """Config changes a part may react to; each is a no-op unless overridden."""
+
+    def on_topic_config(self, topic: str) -> None:
+        """A topic's overrides changed: its effective config (log_config_now) may have."""
+
+    def on_broker_config(self) -> None:
+        """A dynamic broker layer changed: every topic's effective config, and broker_value, may have."""
+
+
 class TopicConfigs:
     """The broker's view of per-topic overrides and dynamic broker configs."""
 
-    def __init__(self, broker: BrokerServices) -> None:
-        self.broker = broker
+    def __init__(self, broker_id: int, config: BrokerConfig, zk: ZkClient, credentials: CredentialStore,
+                 spawn: Callable[[Coroutine[Any, Any, Any]], asyncio.Task], is_controller: Callable[[], bool]) -> None:
+        self.broker_id = broker_id
+        self.config = config  # static; broker_config() has the dynamic layers on top
+        self.zk = zk
+        self.credentials = credentials  # /config/users changes reload SCRAM credentials
+        self.spawn = spawn
+        self.is_controller = is_controller  # the active controller purges old notifications
         self.overrides: dict[str, dict[str, str]] = {}
         self.dynamic_broker: dict[str, str] = {}
         self.dynamic_default: dict[str, str] = {}
@@ -35,6 +54,11 @@ class TopicConfigs:
         self._log_configs: dict[str, tuple[Any, Any, LogConfig]] = {}  # see log_config_now
         self._loop: asyncio.AbstractEventLoop | None = None
         self._lock = asyncio.Lock()
+        self.listeners: list[ConfigListener] = []
+
+    def add_listener(self, listener: ConfigListener) -> None:
+        """Tell `listener` about config changes from now on (in the order listeners were added)."""
+        self.listeners.append(listener)
 
     async def _zk(self, fn: Any, *args: Any) -> Any:
         return await asyncio.get_running_loop().run_in_executor(None, fn, *args)
@@ -42,8 +66,8 @@ class TopicConfigs:
     async def start(self) -> None:
         """Load dynamic broker configs and start following change notifications."""
         self._loop = asyncio.get_running_loop()
-        zk = self.broker.zk
-        self.dynamic_broker = await self._zk(zk.get_entity_config, "brokers", str(self.broker.broker_id))
+        zk = self.zk
+        self.dynamic_broker = await self._zk(zk.get_entity_config, "brokers", str(self.broker_id))
         self.dynamic_default = await self._zk(zk.get_entity_config, "brokers", "<default>")
         existing = await self._zk(zk.get_children, paths.config_changes())
         self._last_seq = max((paths.sequence_number(c) for c in existing), default=-1)
@@ -51,11 +75,11 @@ class TopicConfigs:
 
     def _on_children(self, children: list[str]) -> None:
         if self._loop is not None and not self._loop.is_closed():
-            self._loop.call_soon_threadsafe(lambda: self.broker.spawn(self._process(children)))
+            self._loop.call_soon_threadsafe(lambda: self.spawn(self._process(children)))
 
     async def _process(self, children: list[str]) -> None:
         async with self._lock:
-            zk = self.broker.zk
+            zk = self.zk
             fresh = sorted((paths.sequence_number(c), c) for c in children if paths.sequence_number(c) > self._last_seq)
             if not fresh:
                 return
@@ -66,12 +90,12 @@ class TopicConfigs:
                 if note is None:
                     continue
                 await self._apply(note.entity_type, note.entity_name)
-            if self.broker.controller is not None and self.broker.controller.is_active:
+            if self.is_controller():
                 await self._zk(self._purge_expired, children)
 
     def _purge_expired(self, children: list[str]) -> None:
         """Delete notifications older than 15 minutes (blocking; runs in the executor)."""
-        zk = self.broker.zk
+        zk = self.zk
         now = time.time() * 1000
         old = []
         for c in children:
@@ -82,13 +106,14 @@ class TopicConfigs:
             zk.delete_config_change_notifications(old)
 
     async def _apply(self, entity_type: str, name: str) -> None:
-        zk = self.broker.zk
+        zk = self.zk
         if entity_type == "topics":
             self.overrides[name] = await self._zk(zk.get_entity_config, "topics", name)
             log.info("Applying config change for topic %s: %s", name, self.overrides[name])
-            await self._apply_topic(name)
+            for listener in self.listeners:
+                listener.on_topic_config(name)
         elif entity_type == "brokers":
-            if name == str(self.broker.broker_id):
+            if name == str(self.broker_id):
                 self.dynamic_broker = await self._zk(zk.get_entity_config, "brokers", name)
             elif name == "<default>":
                 self.dynamic_default = await self._zk(zk.get_entity_config, "brokers", name)
@@ -96,25 +121,15 @@ class TopicConfigs:
                 return
             self._merged = None
             log.info("Applying dynamic broker config %s", name)
-            for topic in {p.topic for p in self.broker.replicas.partitions.values()}:
-                await self._apply_topic(topic)
-            self.broker.throttle.reconfigure()
+            for listener in self.listeners:
+                listener.on_broker_config()
         elif entity_type == "users":  # SCRAM credentials (and quotas, which pylog does not enforce)
-            await self._zk(self.broker.credentials.reload, zk, name)
-
-    async def _apply_topic(self, topic: str) -> None:
-        cfg = self.log_config_now(topic)
-        min_isr = int(self.effective(topic)["min.insync.replicas"])
-        for p in self.broker.replicas.partitions.values():
-            if p.topic == topic:
-                p.log.update_config(cfg)
-                p.min_insync_replicas = min_isr
-                p.complete_produce_waiters()
+            await self._zk(self.credentials.reload, zk, name)
 
     def broker_config(self) -> Any:
         """The broker config with the dynamic layers applied (typed values, right sources)."""
         if self._merged is None:
-            self._merged = self.broker.config.with_dynamic(self.dynamic_broker, self.dynamic_default)
+            self._merged = self.config.with_dynamic(self.dynamic_broker, self.dynamic_default)
         return self._merged
 
     def broker_value(self, key: str) -> Any:
@@ -125,9 +140,13 @@ class TopicConfigs:
         """Every topic-level key's value for `topic` (override, else broker synonym, else default)."""
         return common_config.effective_topic_config(self.overrides.get(topic, {}), self.broker_config())
 
+    async def stored_overrides(self, topic: str) -> dict[str, str]:
+        """A topic's overrides as ZooKeeper holds them now (DescribeConfigs reads them fresh, as Kafka does)."""
+        return await self._zk(self.zk.get_entity_config, "topics", topic)
+
     async def _load(self, topic: str) -> None:
         if topic not in self.overrides:
-            self.overrides[topic] = await self._zk(self.broker.zk.get_entity_config, "topics", topic)
+            self.overrides[topic] = await self._zk(self.zk.get_entity_config, "topics", topic)
 
     def log_config_now(self, topic: str) -> LogConfig:
         """The LogConfig for a topic from what is cached.
@@ -148,8 +167,3 @@ class TopicConfigs:
         """The LogConfig for a topic (loading its overrides on first use)."""
         await self._load(topic)
         return self.log_config_now(topic)
-
-    async def min_insync_replicas(self, topic: str) -> int:
-        """min.insync.replicas for a topic."""
-        await self._load(topic)
-        return int(self.effective(topic)["min.insync.replicas"])

@@ -12,17 +12,20 @@ waiting for their producer to come back.
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Awaitable, Callable
 
-from pylog.broker.internal_topic import InternalTopicHost
-from pylog.broker.txn_marker_append import MarkerSet, append_markers
+from pylog.broker.internal_topic import InternalTopicHost, Spawn
+from pylog.broker.txn_marker_append import MarkerSet, OffsetsMarker, append_markers
 from pylog.broker.txn_markers import TxnMarkerChannel
 from pylog.coordinator.group.hashing import partition_for
 from pylog.coordinator.transaction.coordinator import TransactionCoordinator, TxnConfig
 from pylog.protocol.errors import ErrorCode
 
 if TYPE_CHECKING:
-    from pylog.broker.services import BrokerServices, HandlerContext
+    from pylog.broker.metadata_cache import MetadataCache
+    from pylog.broker.replica_manager import ReplicaManager
+    from pylog.broker.topic_admin import TopicAdmin
+    from pylog.common.config import BrokerConfig
 
 log = logging.getLogger("pylog.coordinator.transaction")
 
@@ -37,26 +40,27 @@ class TxnHost(InternalTopicHost):
     replication_key = "transaction.state.log.replication.factor"
     append_timeout_key = "request.timeout.ms"
 
-    def __init__(self, broker: BrokerServices) -> None:
-        super().__init__(broker, partition_for)  # Kafka hashes transactional ids as it hashes group ids
-        self.markers = TxnMarkerChannel(broker.broker_id, broker.metadata, self._append_own_markers)
+    def __init__(self, config: BrokerConfig, metadata: MetadataCache, replicas: ReplicaManager,
+                 topic_admin: TopicAdmin, spawn: Spawn, broker_id: int,
+                 new_producer_id: Callable[[], Awaitable[int]], offsets_marker: OffsetsMarker | None) -> None:
+        super().__init__(config, metadata, replicas, topic_admin, spawn, partition_for)  # Kafka hashes
+        # transactional ids as it hashes group ids
+        self.broker_id = broker_id
+        self.offsets_marker = offsets_marker  # the group coordinator settles transactional offset commits
+        self.markers = TxnMarkerChannel(broker_id, metadata, self._append_own_markers)
         cfg = TxnConfig(max_timeout_ms=int(self.config.get("transaction.max.timeout.ms")))
-        self.coordinator = TransactionCoordinator(self, self.markers, self._new_producer_id, partition_for, cfg)
+        self.coordinator = TransactionCoordinator(self, self.markers, new_producer_id, partition_for, cfg)
 
     async def _append_own_markers(self, markers: MarkerSet) -> dict[tuple[str, int], ErrorCode]:
-        (result,) = await append_markers(self.broker, [markers])
+        (result,) = await append_markers(self.replicas, [markers], self.offsets_marker)
         return result
-
-    async def _new_producer_id(self) -> int:
-        assert self.broker.producer_ids is not None, "producer ids exist before the coordinator serves"
-        return await self.broker.producer_ids.generate()
 
     def on_leadership_change(self, partition: int) -> None:
         """Load the partition's transactions (finishing any half-done ones), or forget them."""
         if self.leader_epoch(partition) is None:
             self.coordinator.unload(partition)
         else:
-            self.broker.spawn(self.coordinator.ensure_loaded(partition))
+            self.spawn(self.coordinator.ensure_loaded(partition))
 
     def topic_configs(self, replication_factor: int) -> dict[str, str]:
         """Kafka's settings of `__transaction_state`; min ISR is capped at the replication factor, which
@@ -82,12 +86,6 @@ class TxnHost(InternalTopicHost):
         """Stop the marker tasks and close the connections to partition leaders."""
         await self.coordinator.close()
         await self.markers.close()
-
-
-def txn_coordinator_of(ctx: HandlerContext) -> TransactionCoordinator:
-    """The transaction coordinator of the broker serving a request (the handlers' only way to it)."""
-    assert ctx.broker.transactions is not None, "the broker serves requests only once its coordinator exists"
-    return ctx.broker.transactions.coordinator
 
 
 def fenced_as(err: ErrorCode, version: int, since: int) -> ErrorCode:

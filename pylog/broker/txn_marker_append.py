@@ -14,19 +14,21 @@ commits there (the group coordinator commits or drops them), as Kafka's handler 
 
 from __future__ import annotations
 
-import asyncio
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Sequence
+from typing import TYPE_CHECKING, Callable, Sequence
 
+from pylog.broker.delayed_produce import Append
 from pylog.coordinator.group.hashing import OFFSETS_TOPIC
 from pylog.log.control import ControlType, Marker, build_marker
 from pylog.protocol.errors import ErrorCode
 
 if TYPE_CHECKING:
-    from pylog.broker.services import BrokerServices
+    from pylog.broker.replica_manager import ReplicaManager
 
 TP = tuple[str, int]
-MARKER_TIMEOUT_S = 30.0  # Kafka's request.timeout.ms default, which bounds the coordinator's marker requests
+# A marker was written to a `__consumer_offsets` partition: (partition, producer id, commit, its offset).
+OffsetsMarker = Callable[[int, int, bool, int], None]
+MARKER_TIMEOUT_MS = 30_000  # Kafka's request.timeout.ms default, which bounds the coordinator's marker requests
 
 
 @dataclass(frozen=True)
@@ -40,11 +42,12 @@ class MarkerSet:
     partitions: Sequence[TP]
 
 
-async def append_markers(broker: BrokerServices, entries: Sequence[MarkerSet]) -> list[dict[TP, ErrorCode]]:
-    """Append every entry's markers to the partitions this broker leads; each partition's error, per entry."""
-    rm = broker.replicas
+async def append_markers(rm: ReplicaManager, entries: Sequence[MarkerSet],
+                         offsets_marker: OffsetsMarker | None) -> list[dict[TP, ErrorCode]]:
+    """Append every entry's markers to the partitions this broker leads; each partition's error, per entry.
+    `offsets_marker` hears of each one written to a `__consumer_offsets` partition."""
     results: list[dict[TP, ErrorCode]] = [{} for _ in entries]
-    waits: dict[tuple[int, TP], tuple[asyncio.Future, int]] = {}
+    appends: list[Append] = []
     for i, m in enumerate(entries):
         marker = build_marker(Marker(m.producer_id, m.producer_epoch,
                                      ControlType.COMMIT if m.commit else ControlType.ABORT, m.coordinator_epoch))
@@ -57,15 +60,13 @@ async def append_markers(broker: BrokerServices, entries: Sequence[MarkerSet]) -
             if entry is not None and m.coordinator_epoch < entry.coordinator_epoch:
                 results[i][tp] = ErrorCode.TRANSACTION_COORDINATOR_FENCED
                 continue
-            out = rm.append(p, bytearray(marker), -1, from_coordinator=True)
-            results[i][tp] = out.error
-            if out.error == ErrorCode.NONE:
-                waits[(i, tp)] = (p.add_produce_waiter(out.last_offset + 1), out.last_offset)
-    pending = [f for f, _ in waits.values() if not f.done()]
-    if pending:
-        await asyncio.wait(pending, timeout=MARKER_TIMEOUT_S)
-    for (i, tp), (fut, offset) in waits.items():
-        err = results[i][tp] = ErrorCode(fut.result()) if fut.done() else ErrorCode.REQUEST_TIMED_OUT
-        if tp[0] == OFFSETS_TOPIC and err == ErrorCode.NONE and broker.groups is not None:
-            broker.groups.coordinator.on_txn_marker(tp[1], entries[i].producer_id, entries[i].commit, offset)
+            results[i][tp] = ErrorCode.NONE  # its place, in request order; the append's answer replaces it
+            appends.append(Append((i, tp), p, bytearray(marker)))
+    delayed = rm.append_records(appends, -1, MARKER_TIMEOUT_MS, from_coordinator=True)
+    await delayed.wait()
+    for (i, tp) in delayed.outcomes:
+        out = delayed.result((i, tp))
+        results[i][tp] = out.error
+        if tp[0] == OFFSETS_TOPIC and out.error == ErrorCode.NONE and offsets_marker is not None:
+            offsets_marker(tp[1], entries[i].producer_id, entries[i].commit, out.last_offset)
     return results

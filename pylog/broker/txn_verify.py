@@ -20,7 +20,7 @@ from pylog.protocol.api import ApiKey, request_class
 from pylog.protocol.errors import ErrorCode
 
 if TYPE_CHECKING:
-    from pylog.broker.services import BrokerServices
+    from pylog.broker.txn_host import TxnHost
 
 log = logging.getLogger("pylog.coordinator.transaction")
 TP = tuple[str, int]
@@ -41,24 +41,24 @@ def needs_verification(partition: Any, buf: bytes | bytearray | memoryview) -> t
     return None
 
 
-async def verify(broker: BrokerServices, transactional_id: str, producer_id: int, producer_epoch: int,
-                 partitions: list[TP]) -> dict[TP, ErrorCode]:
-    """Whether each partition is in the producer's transaction (NONE) or why it may not be written."""
-    host = broker.transactions
+async def verify(host: TxnHost | None, broker_id: int, transactional_id: str, producer_id: int,
+                 producer_epoch: int, partitions: list[TP]) -> dict[TP, ErrorCode]:
+    """Whether each partition is in the producer's transaction (NONE) or why it may not be written; `host` is
+    this broker's transaction coordinator host (None before it exists)."""
     if host is None:
         return dict.fromkeys(partitions, ErrorCode.NOT_ENOUGH_REPLICAS)
     err, node, _, _ = host.find(transactional_id)
     if err != ErrorCode.NONE:
         out = dict.fromkeys(partitions, err)
-    elif node == broker.broker_id:
+    elif node == broker_id:
         out = await host.coordinator.verify_partitions(transactional_id, producer_id, producer_epoch,
                                                        frozenset(partitions))
     else:
-        out = await _ask(broker, node, transactional_id, producer_id, producer_epoch, partitions)
+        out = await _ask(host, node, transactional_id, producer_id, producer_epoch, partitions)
     return {tp: ErrorCode.NOT_ENOUGH_REPLICAS if e in _RETRIABLE else e for tp, e in out.items()}
 
 
-async def _ask(broker: BrokerServices, node: int, transactional_id: str, producer_id: int, producer_epoch: int,
+async def _ask(host: TxnHost, node: int, transactional_id: str, producer_id: int, producer_epoch: int,
                partitions: list[TP]) -> dict[TP, ErrorCode]:
     cls = request_class(ApiKey.AddPartitionsToTxn)[VERSION]
     topics: dict[str, list[int]] = {}
@@ -70,7 +70,7 @@ async def _ask(broker: BrokerServices, node: int, transactional_id: str, produce
                 for t, ps in topics.items()])])
     out = dict.fromkeys(partitions, ErrorCode.NOT_COORDINATOR)  # anything the answer leaves out is retried
     try:
-        resp = await broker.transactions.markers.connection(node).request(req, VERSION, REQUEST_TIMEOUT_S)
+        resp = await host.markers.connection(node).request(req, VERSION, REQUEST_TIMEOUT_S)
     except (OSError, asyncio.TimeoutError, ConnectionError) as e:
         log.info("Verifying transactional id %r with broker %d failed: %s", transactional_id, node, e)
         return out

@@ -11,8 +11,8 @@ from __future__ import annotations
 import asyncio
 import logging
 
-from pylog.broker.services import BrokerServices
 from pylog.zk import paths
+from pylog.zk.client import ZkClient
 from pylog.zk.codecs import PartitionState, TopicPartition
 from pylog.zk.errors import BadVersionError, NoNodeError
 
@@ -22,8 +22,8 @@ log = logging.getLogger("pylog.replica")
 class BrokerZkStore:
     """ISR writes and batched change notifications for one broker."""
 
-    def __init__(self, broker: BrokerServices) -> None:
-        self.broker = broker
+    def __init__(self, zk: ZkClient) -> None:
+        self.zk = zk
         self._changed: set[tuple[str, int]] = set()
 
     async def write_isr(self, topic: str, partition: int, leader: int, leader_epoch: int, isr: list[int],
@@ -39,7 +39,7 @@ class BrokerZkStore:
         return version
 
     def _set(self, topic: str, partition: int, state: PartitionState, expected_version: int) -> int:
-        stat = self.broker.zk.set(paths.partition_state(topic, partition), state.encode(), expected_version)
+        stat = self.zk.set(paths.partition_state(topic, partition), state.encode(), expected_version)
         return stat.version
 
     async def flush_isr_changes(self) -> None:
@@ -49,7 +49,7 @@ class BrokerZkStore:
         changed, self._changed = sorted(self._changed), set()
         try:
             await asyncio.get_running_loop().run_in_executor(
-                None, self.broker.zk.propagate_isr_changes, [TopicPartition(t, p) for t, p in changed])
+                None, self.zk.propagate_isr_changes, [TopicPartition(t, p) for t, p in changed])
         except Exception as exc:
             log.warning("Could not propagate ISR changes of %d partitions: %s", len(changed), exc)
             self._changed.update(changed)

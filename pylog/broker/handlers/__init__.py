@@ -12,9 +12,15 @@ from __future__ import annotations
 import importlib
 import pkgutil
 from dataclasses import dataclass
-from typing import Any, Awaitable, Callable
+from typing import TYPE_CHECKING, Any, Awaitable, Callable
 
 from pylog.protocol.api import api_name, schema_max_version
+
+if TYPE_CHECKING:
+    from pylog.broker.controller_admin import ControllerAdmin
+    from pylog.broker.services import HandlerContext
+    from pylog.coordinator.group.coordinator import GroupCoordinator
+    from pylog.coordinator.transaction.coordinator import TransactionCoordinator
 
 
 @dataclass(frozen=True, slots=True)
@@ -32,10 +38,26 @@ class Handler:
 HANDLERS: dict[int, Handler] = {}
 
 
-def active_controller(ctx: Any) -> Any | None:
+def active_controller(ctx: HandlerContext) -> ControllerAdmin | None:
     """This broker's controller if it is the active one, else None: the request gets NOT_CONTROLLER."""
-    controller = ctx.broker.controller
-    return controller if controller is not None and controller.is_active else None
+    return ctx.broker.active_controller()
+
+
+def coordinator_of(ctx: HandlerContext) -> GroupCoordinator:
+    """The group coordinator of the broker serving a request (the handlers' only way to it)."""
+    assert ctx.broker.groups is not None, "the broker serves requests only once its group coordinator exists"
+    return ctx.broker.groups.coordinator
+
+
+def client_host(ctx: HandlerContext) -> str:
+    """A member's host as Kafka reports it (`/<address>`)."""
+    return "/" + ctx.peer.rsplit(":", 1)[0] if ctx.peer and ctx.peer != "?" else ""
+
+
+def txn_coordinator_of(ctx: HandlerContext) -> TransactionCoordinator:
+    """The transaction coordinator of the broker serving a request (the handlers' only way to it)."""
+    assert ctx.broker.transactions is not None, "the broker serves requests only once its coordinator exists"
+    return ctx.broker.transactions.coordinator
 
 
 def topic_results(order: list[tuple[str, int]], results: dict, topic_cls: Any, partition_cls: Any) -> list[Any]:

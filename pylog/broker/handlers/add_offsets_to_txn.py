@@ -11,9 +11,9 @@ Version notes: PRODUCER_FENCED is INVALID_PRODUCER_EPOCH before v2.
 from __future__ import annotations
 
 from pylog.broker.group_host import OFFSETS_TOPIC
-from pylog.broker.handlers import handler
+from pylog.broker.handlers import handler, txn_coordinator_of
 from pylog.broker.services import HandlerContext
-from pylog.broker.txn_host import fenced_as, txn_coordinator_of
+from pylog.broker.txn_host import fenced_as
 from pylog.coordinator.group.hashing import partition_for
 from pylog.protocol.api import ApiKey, response_class
 from pylog.protocol.errors import ErrorCode

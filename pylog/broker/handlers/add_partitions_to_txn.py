@@ -16,9 +16,9 @@ it needs CLUSTER_ACTION on the cluster. PRODUCER_FENCED is INVALID_PRODUCER_EPOC
 
 from __future__ import annotations
 
-from pylog.broker.handlers import handler
+from pylog.broker.handlers import handler, txn_coordinator_of
 from pylog.broker.services import HandlerContext
-from pylog.broker.txn_host import fenced_as, txn_coordinator_of
+from pylog.broker.txn_host import fenced_as
 from pylog.protocol.api import ApiKey, response_class
 from pylog.protocol.errors import ErrorCode
 from pylog.security.authorizer import allowed

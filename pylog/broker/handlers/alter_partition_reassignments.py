@@ -37,7 +37,7 @@ async def handle_alter_partition_reassignments(ctx: HandlerContext, req):
         return cls(throttle_time_ms=0, error_code=int(ErrorCode.CLUSTER_AUTHORIZATION_FAILED),
                    error_message=ErrorCode.CLUSTER_AUTHORIZATION_FAILED.message, responses=[])
     controller = active_controller(ctx)
-    results = None if controller is None else await controller.reassignments.alter_for_admin(requests)
+    results = None if controller is None else await controller.alter_reassignments(requests)
     if results is None:
         return cls(throttle_time_ms=0, error_code=int(ErrorCode.NOT_CONTROLLER),
                    error_message=ErrorCode.NOT_CONTROLLER.message, responses=[])

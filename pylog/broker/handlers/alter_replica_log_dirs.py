@@ -29,7 +29,7 @@ async def handle_alter_replica_log_dirs(ctx: HandlerContext, req):
     for d in req.dirs:
         for t in d.topics:
             for partition in t.partitions:
-                err = ctx.broker.log_dir_mover.request(t.name, partition, d.path) if may_alter else \
+                err = ctx.broker.replicas.log_dir_mover.request(t.name, partition, d.path) if may_alter else \
                     ErrorCode.CLUSTER_AUTHORIZATION_FAILED
                 results.setdefault(t.name, []).append(topic_cls.AlterReplicaLogDirPartitionResult(
                     partition_index=partition, error_code=int(err)))

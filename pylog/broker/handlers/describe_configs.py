@@ -36,7 +36,7 @@ async def handle_describe_configs(ctx: HandlerContext, req):
             if res.resource_name not in broker.metadata.topics:
                 err, msg = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, f"Topic {res.resource_name} does not exist."
             else:
-                overrides = await broker.topic_admin._run(broker.zk.get_entity_config, "topics", res.resource_name)
+                overrides = await tc.stored_overrides(res.resource_name)
                 entries = describe_topic_config(overrides, tc.broker_config())
         elif res.resource_type == BROKER:
             if res.resource_name in ("", str(broker.broker_id)):

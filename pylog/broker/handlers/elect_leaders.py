@@ -55,7 +55,7 @@ async def handle_elect_leaders(ctx: HandlerContext, req):
     elif controller is None:
         results = {tp: ElectionResult(ErrorCode.NOT_CONTROLLER, ErrorCode.NOT_CONTROLLER.message) for tp in tps}
     else:
-        results = await controller.preferred.elect_for_admin(tps, election_type)
+        results = await controller.elect_leaders(tps, election_type)
         results = await _await_metadata(broker, results, req.timeout_ms)
     if req.topic_partitions is None:
         results = {tp: r for tp, r in results.items() if r.error != ErrorCode.ELECTION_NOT_NEEDED}

@@ -74,7 +74,7 @@ def _read_all(ctx, req, follower: bool, first_pass: bool, denied: frozenset = fr
             elif fp.fetch_offset < max_offset and remaining > 0:
                 limit = min(fp.partition_max_bytes, remaining)
                 if follower:  # KIP-73: nothing for a throttled out-of-sync follower while the quota is used up
-                    limit = ctx.broker.throttle.leader_read_limit(p, req.replica_id, limit)
+                    limit = rm.follower_read_limit(p, req.replica_id, limit)
                 try:
                     slices = plog.read(fp.fetch_offset, limit, max_offset, min_one=total == 0,
                                        inline_bytes=INLINE_BYTES) if limit > 0 else []
@@ -116,5 +116,5 @@ async def handle_fetch(ctx: HandlerContext, req):
             break
         await wait_for_change(touched, wait)
     if follower:
-        ctx.broker.throttle.after_leader_fetch(req, topics)
+        ctx.broker.replicas.follower_fetch_served(topics)
     return encode_fetch_response(ctx.header, topics, session_id=0)

@@ -18,9 +18,10 @@ import logging
 from typing import Any, Callable, Mapping, Sequence
 
 from pylog.broker.handlers import handler
+from pylog.broker.metadata_cache import MetadataCache
 from pylog.broker.services import HandlerContext
 from pylog.common.broker_keys import BROKER_CONFIGS
-from pylog.common.configdef import ConfigError, Type, to_string
+from pylog.common.configdef import ConfigError, ConfigKey, Type, to_string
 from pylog.common.dynamic import validate_dynamic_broker_config
 from pylog.common.topic_config import validate_topic_config
 from pylog.common.topic_keys import TOPIC_CONFIGS
@@ -44,7 +45,7 @@ def _invalid_request(message: str) -> KafkaProtocolError:
 
 
 def apply_operations(current: Mapping[str, str], ops: Sequence[tuple[str, int, str | None]],
-                     keys: Mapping[str, Any]) -> dict[str, str]:
+                     keys: Mapping[str, ConfigKey]) -> dict[str, str]:
     """prepareIncrementalConfigs: the new override map after SET/DELETE/APPEND/SUBTRACT (pure).
 
     APPEND/SUBTRACT start from the current value, else the key's default, and treat the value as
@@ -100,7 +101,7 @@ def preprocess(res, incremental: bool = True) -> None:
                                f"{_TYPE_NAMES.get(res.resource_type, 'UNKNOWN')}")
 
 
-Update = Callable[[Mapping[str, str], Mapping[str, Any]], dict[str, str]]  # (current overrides, keys) -> new
+Update = Callable[[Mapping[str, str], Mapping[str, ConfigKey]], dict[str, str]]  # (current overrides, keys) -> new
 
 
 class ConfigAlterer:
@@ -110,15 +111,17 @@ class ConfigAlterer:
     legacy AlterConfigs) the request's entries replacing them all.
     """
 
-    def __init__(self, broker: Any, validate_only: bool) -> None:
-        self.broker = broker
+    def __init__(self, admin: AdminZkClient, broker_id: int, metadata: MetadataCache, validate_only: bool) -> None:
+        self.admin = admin
+        self.broker_id = broker_id
+        self.metadata = metadata
         self.validate_only = validate_only
-        self.admin = AdminZkClient(broker.zk)
 
     def topic(self, name: str, update: Update) -> None:
+        """Change a topic's overrides (/config/topics/<name>)."""
         if not name:
             raise _invalid_request("Default topic resources are not allowed.")
-        if name not in self.broker.metadata.topics:
+        if name not in self.metadata.topics:
             raise KafkaProtocolError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, f"The topic '{name}' does not exist.")
         new = update(self.admin.fetch_entity_config("topics", name), TOPIC_CONFIGS)
         try:
@@ -130,12 +133,13 @@ class ConfigAlterer:
             self.admin.change_entity_config("topics", name, new)
 
     def broker_config(self, name: str, update: Update) -> None:
+        """Change this broker's dynamic configs ("": the cluster default)."""
         per_broker = name != ""
         if per_broker:
             if not name.lstrip("-").isdigit():
                 raise _invalid_request(f"Broker id must be an integer, but it is: {name}")
-            if int(name) != self.broker.broker_id:
-                raise _invalid_request(f"Unexpected broker id, expected {self.broker.broker_id}, "
+            if int(name) != self.broker_id:
+                raise _invalid_request(f"Unexpected broker id, expected {self.broker_id}, "
                                        f"but received {name}")
         entity = name if per_broker else paths.DEFAULT_ENTITY
         new = update(self.admin.fetch_entity_config("brokers", entity), BROKER_CONFIGS)
@@ -158,7 +162,8 @@ async def alter_resources(ctx: HandlerContext, req, update_for: Callable[[Any], 
     for res in req.resources:
         key = (res.resource_type, res.resource_name)
         seen[key] = seen.get(key, 0) + 1
-    alterer = ConfigAlterer(ctx.broker, req.validate_only)
+    broker = ctx.broker
+    alterer = ConfigAlterer(AdminZkClient(broker.zk), broker.broker_id, broker.metadata, req.validate_only)
     loop = asyncio.get_running_loop()
     responses = []
     for res in req.resources:

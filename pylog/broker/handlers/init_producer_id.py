@@ -19,9 +19,9 @@ from __future__ import annotations
 
 import logging
 
-from pylog.broker.handlers import handler
+from pylog.broker.handlers import handler, txn_coordinator_of
 from pylog.broker.services import HandlerContext
-from pylog.broker.txn_host import fenced_as, txn_coordinator_of
+from pylog.broker.txn_host import fenced_as
 from pylog.coordinator.transaction.coordinator import InitResult
 from pylog.protocol.api import ApiKey, response_class
 from pylog.protocol.errors import ErrorCode

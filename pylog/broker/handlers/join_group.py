@@ -11,8 +11,7 @@ echo the protocol type; v8 adds a reason; v9's SkipAssignment is always false he
 
 from __future__ import annotations
 
-from pylog.broker.group_host import client_host, coordinator_of
-from pylog.broker.handlers import handler
+from pylog.broker.handlers import client_host, coordinator_of, handler
 from pylog.broker.services import HandlerContext
 from pylog.coordinator.group.api import JoinRequest
 from pylog.protocol.api import ApiKey, response_class

@@ -8,8 +8,7 @@ an error per member; v4+ flexible; v5 adds a reason (logged by clients only).
 
 from __future__ import annotations
 
-from pylog.broker.group_host import coordinator_of
-from pylog.broker.handlers import handler
+from pylog.broker.handlers import coordinator_of, handler
 from pylog.broker.services import HandlerContext
 from pylog.protocol.api import ApiKey, response_class
 from pylog.protocol.errors import ErrorCode

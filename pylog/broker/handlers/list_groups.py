@@ -9,8 +9,7 @@ Version notes: v3+ flexible; v4 adds the state, v5 the type.
 
 from __future__ import annotations
 
-from pylog.broker.group_host import coordinator_of
-from pylog.broker.handlers import handler
+from pylog.broker.handlers import coordinator_of, handler
 from pylog.broker.services import HandlerContext
 from pylog.coordinator.group.state import parse_state
 from pylog.protocol.api import ApiKey, response_class

@@ -24,7 +24,7 @@ async def handle_list_partition_reassignments(ctx: HandlerContext, req):
                    error_message=ErrorCode.CLUSTER_AUTHORIZATION_FAILED.message, topics=[])
     controller = active_controller(ctx)
     wanted = None if req.topics is None else [(t.name, p) for t in req.topics for p in t.partition_indexes]
-    found = None if controller is None else await controller.reassignments.list_for_admin(wanted)
+    found = None if controller is None else await controller.list_reassignments(wanted)
     if found is None:
         return cls(throttle_time_ms=0, error_code=int(ErrorCode.NOT_CONTROLLER),
                    error_message=ErrorCode.NOT_CONTROLLER.message, topics=[])

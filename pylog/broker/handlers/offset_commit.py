@@ -12,8 +12,7 @@ v0-1 (ZooKeeper-stored offsets, per-partition timestamps) and v10 (topic ids) ar
 
 from __future__ import annotations
 
-from pylog.broker.group_host import coordinator_of
-from pylog.broker.handlers import handler
+from pylog.broker.handlers import coordinator_of, handler
 from pylog.common.clock import now_ms
 from pylog.broker.services import HandlerContext
 from pylog.coordinator.group.api import CommitRequest

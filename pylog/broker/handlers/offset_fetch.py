@@ -14,8 +14,7 @@ asked topic (else TOPIC_AUTHORIZATION_FAILED on its partitions); a fetch of all 
 
 from __future__ import annotations
 
-from pylog.broker.group_host import coordinator_of
-from pylog.broker.handlers import handler
+from pylog.broker.handlers import coordinator_of, handler
 from pylog.broker.services import HandlerContext
 from pylog.coordinator.group.api import FetchResult
 from pylog.coordinator.group.records import OffsetValue

@@ -22,8 +22,7 @@ compression when Produce's minimum version is above 0 (KAFKA-18659). v9+ is flex
 
 from __future__ import annotations
 
-import asyncio
-
+from pylog.broker.delayed_produce import Append, DelayedProduce
 from pylog.broker.handlers import Later, handler
 from pylog.broker.services import HandlerContext
 from pylog.broker.txn_verify import needs_verification, verify
@@ -39,7 +38,6 @@ async def handle_produce(ctx: HandlerContext, req):
     rm = ctx.broker.replicas
     acks = req.acks
     results: dict[tuple[str, int], list] = {}
-    waits: dict[tuple[str, int], asyncio.Future] = {}
     # Kafka refuses every partition of a transactional produce without WRITE on its transactional id.
     tid_ok = req.transactional_id is None or allowed(ctx, "WRITE", "TRANSACTIONAL_ID", req.transactional_id)
     targets: list[tuple[tuple[str, int], object, bytearray]] = []
@@ -65,22 +63,19 @@ async def handle_produce(ctx: HandlerContext, req):
             results[key] = [ErrorCode.NONE, -1, (), None]  # its place in the response, in request order
     if req.transactional_id is not None and ctx.broker.config.get("transaction.partition.verification.enable"):
         targets = await _verified(ctx, req.transactional_id, targets, results)
+    delayed = rm.append_records((Append(key, p, buf) for key, p, buf in targets), acks, req.timeout_ms)
     for key, p, buf in targets:
-        out = rm.append(p, buf, acks)
+        out = delayed.outcomes[key]
         results[key] = [out.error, out.base_offset, out.record_errors, out.message]
-        if out.error == ErrorCode.NONE:
-            if not out.duplicate:
-                ctx.broker.stats.record_in(p, len(buf), out.last_offset - out.base_offset + 1)
-            if acks == -1:
-                waits[key] = p.add_produce_waiter(out.last_offset + 1)
+        if out.error == ErrorCode.NONE and not out.duplicate:
+            ctx.broker.stats.record_in(p, len(buf), out.last_offset - out.base_offset + 1)
     if acks == 0:
         return None
-    if any(not f.done() for f in waits.values()):
+    if delayed.pending:
         # Kafka's delayed produce: the appends are done, so the connection may go on with the next
         # request (its appends land after these) while this response waits for the followers.
-        deadline = asyncio.get_running_loop().time() + max(req.timeout_ms, 0) / 1000
-        return Later(lambda: _when_replicated(ctx, results, waits, deadline))
-    return _response(ctx, results, waits)
+        return Later(lambda: _when_replicated(ctx, results, delayed))
+    return _response(ctx, results, delayed)
 
 
 async def _verified(ctx: HandlerContext, tid: str, targets: list, results: dict) -> list:
@@ -93,29 +88,25 @@ async def _verified(ctx: HandlerContext, tid: str, targets: list, results: dict)
             starting.setdefault(producer, []).append(key)
     refused: dict[tuple[str, int], ErrorCode] = {}
     for (pid, epoch), keys in starting.items():
-        errors = await verify(ctx.broker, tid, pid, epoch, keys)
+        errors = await verify(ctx.broker.transactions, ctx.broker.broker_id, tid, pid, epoch, keys)
         refused.update({k: e for k, e in errors.items() if e != ErrorCode.NONE})
     for key, err in refused.items():
         results[key] = [err, -1, (), None]
     return [t for t in targets if t[0] not in refused]
 
 
-async def _when_replicated(ctx, results: dict, waits: dict, deadline: float) -> bytes:
+async def _when_replicated(ctx, results: dict, delayed: DelayedProduce) -> bytes:
     """The acks=-1 response once the high watermark passed every append, or at timeout_ms."""
-    pending = [f for f in waits.values() if not f.done()]
-    remaining = deadline - asyncio.get_running_loop().time()
-    if pending and remaining > 0:
-        await asyncio.wait(pending, timeout=remaining)
-    return _response(ctx, results, waits)
+    await delayed.wait()
+    return _response(ctx, results, delayed)
 
 
-def _response(ctx, results: dict[tuple[str, int], list], waits: dict[tuple[str, int], asyncio.Future]) -> bytes:
-    """Encode the outcome; an acks=-1 wait still unresolved has timed out."""
+def _response(ctx, results: dict[tuple[str, int], list], delayed: DelayedProduce) -> bytes:
+    """Encode the outcome, each append's acks=-1 answer folded in (REQUEST_TIMED_OUT when still waiting)."""
     rm = ctx.broker.replicas
-    for key, fut in waits.items():
-        results[key][0] = fut.result() if fut.done() else ErrorCode.REQUEST_TIMED_OUT
-        if results[key][0] != ErrorCode.NONE:
-            results[key][1] = -1
+    for key in delayed.outcomes:
+        out = delayed.result(key)
+        results[key][0], results[key][1] = out.error, out.base_offset
     topics: dict[str, list[PartitionProduceResult]] = {}
     for (topic, idx), (err, base, record_errors, message) in results.items():
         p = rm.get(topic, idx)

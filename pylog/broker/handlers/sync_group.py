@@ -9,8 +9,7 @@ Version notes: v3 adds group.instance.id; v4+ flexible; v5 checks protocol type 
 
 from __future__ import annotations
 
-from pylog.broker.group_host import coordinator_of
-from pylog.broker.handlers import handler
+from pylog.broker.handlers import coordinator_of, handler
 from pylog.broker.services import HandlerContext
 from pylog.protocol.api import ApiKey, response_class
 from pylog.protocol.errors import ErrorCode

@@ -17,8 +17,7 @@ Kafka 3.7, which pylog presents as.
 
 from __future__ import annotations
 
-from pylog.broker.group_host import coordinator_of
-from pylog.broker.handlers import handler, topic_results
+from pylog.broker.handlers import coordinator_of, handler, topic_results
 from pylog.broker.services import HandlerContext
 from pylog.common.clock import now_ms
 from pylog.coordinator.group.api import TxnCommitRequest

@@ -30,7 +30,9 @@ async def handle_write_txn_markers(ctx: HandlerContext, req):
                          [(t.name, idx) for t in m.topics or [] for idx in t.partition_indexes or []])
                for m in req.markers or []]
     if allowed(ctx, "CLUSTER_ACTION", "CLUSTER"):
-        results = await append_markers(ctx.broker, entries)
+        groups = ctx.broker.groups
+        results = await append_markers(ctx.broker.replicas, entries,
+                                       groups.coordinator.on_txn_marker if groups is not None else None)
     else:
         results = [dict.fromkeys(e.partitions, ErrorCode.CLUSTER_AUTHORIZATION_FAILED) for e in entries]
     out_markers = []

@@ -10,9 +10,8 @@ from support.fake_replicas import Replicas
 
 def host() -> tuple[GroupHost, Replicas, list[int]]:
     replicas = Replicas("__consumer_offsets")
-    broker = SimpleNamespace(config=BrokerConfig.from_props({"zookeeper.connect": "x:1"}), replicas=replicas,
-                             metadata=SimpleNamespace(topics={}))
-    h = GroupHost(broker)
+    h = GroupHost(BrokerConfig.from_props({"zookeeper.connect": "x:1"}), SimpleNamespace(topics={}), replicas,
+                  None, None)
     seen: list[int] = []
     h.coordinator.on_leadership_change = seen.append  # the coordinator's reaction is tested on its own
     h.start()
@@ -37,13 +36,15 @@ def test_leadership_terms():
 def test_partition_count_is_the_topic_s_once_it_exists():
     h, _, _ = host()
     assert h.num_partitions() == 50
-    h.broker.metadata.topics["__consumer_offsets"] = {0: None, 1: None, 2: None}
+    h.metadata.topics["__consumer_offsets"] = {0: None, 1: None, 2: None}
     assert h.num_partitions() == 3
 
 
 def test_commits_arriving_while_a_batch_waits_for_the_isr_go_out_together_in_order():
     import asyncio
 
+    from pylog.broker.delayed_produce import AppendOutcome
+    from pylog.broker.replica_manager import ReplicaManager
     from pylog.protocol import records
     from pylog.protocol.errors import ErrorCode
 
@@ -60,13 +61,15 @@ def test_commits_arriving_while_a_batch_waits_for_the_isr_go_out_together_in_ord
             keys = [r.key for h in records.iter_batches(bytes(buf))
                     for r in records.read_records(memoryview(bytes(buf))[h.position:h.position + h.size])]
             batches.append(keys)
-            return SimpleNamespace(error=ErrorCode.NONE, base_offset=sum(map(len, batches)) - len(batches[-1]),
-                                   last_offset=sum(map(len, batches)) - 1)
+            return AppendOutcome(ErrorCode.NONE, base_offset=sum(map(len, batches)) - len(batches[-1]),
+                                 last_offset=sum(map(len, batches)) - 1)
 
         h, replicas, _ = host()
         replicas.leader_partition = lambda topic, index: (part, ErrorCode.NONE)
         replicas.append = append
-        h.broker.spawn = loop.create_task
+        # the real acks=all bookkeeping over the stand-in's append
+        replicas.append_records = lambda *args, **kw: ReplicaManager.append_records(replicas, *args, **kw)
+        h.spawn = loop.create_task
         first = loop.create_task(h.append(0, [(b"a", b"1")]))
         await asyncio.sleep(0)
         rest = [loop.create_task(h.append(0, [(k, b"v")])) for k in (b"b", b"c", b"d")]

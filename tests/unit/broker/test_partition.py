@@ -4,14 +4,16 @@ import asyncio
 
 
 from support.logs import append
+from pylog.broker.isr import IsrChange
 from pylog.broker.partition import Partition
+from pylog.log import LogConfig
 from pylog.protocol.errors import ErrorCode
 
 
 def leader(make_log, replicas=(1, 2, 3), isr=(1, 2, 3), min_isr=2, now=0) -> Partition:
     p = Partition("t", 0, 1, make_log())
     p.apply_state(1, 0, list(isr), list(replicas), 0, 1, [], [])
-    p.min_insync_replicas = min_isr
+    p.log.update_config(LogConfig(min_insync_replicas=min_isr))
     p.make_leader(now)
     return p
 
@@ -43,9 +45,10 @@ def test_lagging_follower_is_out_of_sync_after_the_lag_time(make_log):
     append(p.log, [b"a"], 0)
     p.update_follower(2, 1, now_ms=100)  # caught up at 100
     p.update_follower(3, 0, now_ms=100)  # behind since becoming leader at 0
-    assert p.out_of_sync_replicas(now_ms=5000, max_lag_ms=10_000) == []
-    assert p.out_of_sync_replicas(now_ms=10_050, max_lag_ms=10_000) == [3]
-    assert p.out_of_sync_replicas(now_ms=10_200, max_lag_ms=10_000) == [2, 3]
+    assert p.isr_change(now_ms=5000, max_lag_ms=10_000) is None
+    assert p.isr_change(now_ms=10_050, max_lag_ms=10_000) == IsrChange((1, 2), (3,), ())
+    assert p.isr_change(now_ms=10_200, max_lag_ms=10_000) == IsrChange((1,), (2, 3), ())
+    assert p.isr_change(now_ms=10_200, max_lag_ms=10_000, shrink=False) is None  # a fetch only adds
 
 
 def test_follower_rejoins_when_it_reaches_the_hw_and_the_epoch_start(make_log):
@@ -53,9 +56,11 @@ def test_follower_rejoins_when_it_reaches_the_hw_and_the_epoch_start(make_log):
     append(p.log, [b"a", b"b"], 0)
     p.update_follower(2, 2, now_ms=1)
     p.update_follower(3, 1, now_ms=1)
-    assert p.caught_up_replicas() == []
+    assert p.isr_change(now_ms=2, max_lag_ms=10_000, shrink=False) is None
     p.update_follower(3, 2, now_ms=2)
-    assert p.caught_up_replicas() == [3]
+    assert p.isr_change(now_ms=2, max_lag_ms=10_000, shrink=False) == IsrChange((1, 2, 3), (), (3,))
+    p.isr_update_pending = True  # a write in flight: no second proposal
+    assert p.isr_change(now_ms=2, max_lag_ms=10_000) is None
 
 
 def test_acks_all_waits_for_the_hw_and_checks_min_isr(make_log):

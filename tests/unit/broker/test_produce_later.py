@@ -8,6 +8,7 @@ from types import SimpleNamespace
 from pylog.broker.handlers import Later
 from pylog.broker.handlers.produce import handle_produce
 from pylog.broker.partition import Partition
+from pylog.log import LogConfig
 from pylog.broker.replica_manager import ReplicaManager
 from pylog.broker.server import RequestContext
 from pylog.broker.stats import PartitionStats
@@ -23,10 +24,10 @@ VERSION = 9
 def leader_broker(make_log, isr=(1, 2), min_isr=1, name="t"):
     """A broker stand-in around a real ReplicaManager whose only partition, t-0, broker 1 leads."""
     broker = SimpleNamespace(broker_id=1, config=None, stats=PartitionStats(), metadata=None)
-    broker.replicas = ReplicaManager(broker, None, None, None, None)
+    broker.replicas = ReplicaManager(1, None, None, None, None, None, None, None, None)
     p = Partition("t", 0, 1, make_log(name))
     p.apply_state(1, 0, list(isr), [1, 2], 0, 1, [], [])
-    p.min_insync_replicas = min_isr
+    p.log.update_config(LogConfig(min_insync_replicas=min_isr))
     p.make_leader(0)
     broker.replicas.partitions[("t", 0)] = p
     return broker, p

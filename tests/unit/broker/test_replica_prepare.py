@@ -18,13 +18,11 @@ class _Configs:
     async def log_config(self, topic):
         return LogConfig()
 
-    async def min_insync_replicas(self, topic):
-        return 1
-
 
 class _Fetchers:
     def __init__(self):
         self.following = {}
+        self.leader_endpoints = {}
 
     def remove_partition(self, topic, partition):
         self.following.pop((topic, partition), None)
@@ -36,9 +34,7 @@ class _Fetchers:
 def _manager(root):
     logs = LogManager([root], LogConfig())
     logs.load()
-    broker = SimpleNamespace(broker_id=ME, config=None, metadata=None, log_dir_mover=None,
-                             storage_failed=lambda path, exc: None)
-    return ReplicaManager(broker, logs, None, _Fetchers(), _Configs()), logs
+    return ReplicaManager(ME, None, None, logs, None, _Fetchers(), _Configs(), None, lambda path, exc: None), logs
 
 
 def _request(n, epoch, leader_of):

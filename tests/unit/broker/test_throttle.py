@@ -4,7 +4,6 @@ The broker around the throttle is a stand-in holding only what it reads (broker 
 topic overrides); partitions are real Partition objects over real logs.
 """
 
-from types import SimpleNamespace
 
 import pytest
 
@@ -38,8 +37,7 @@ class TopicConfigs:
 def setup(make_log):
     clock = Clock()
     configs = TopicConfigs()
-    broker = SimpleNamespace(broker_id=3, topic_configs=configs)
-    throttle = ReplicationThrottle(broker, clock)
+    throttle = ReplicationThrottle(3, configs, clock)
 
     def partition(topic: str, index: int, isr=(3, 1)) -> Partition:
         p = Partition(topic, index, 3, make_log(f"{topic}{index}"))
@@ -104,7 +102,7 @@ def test_leader_side_withholds_data_only_from_throttled_out_of_sync_followers(se
     assert throttle.leader_read_limit(p, 2, 4096) == 4096  # no rate set: nothing is throttled
     rates(throttle, configs, leader=1000)
     assert throttle.leader_read_limit(p, 2, 4096) == 4096  # quota not used up yet
-    throttle.after_leader_fetch(None, [("t", [FetchPartitionData(0, records=[b"x" * 5000]),
+    throttle.after_leader_fetch([("t", [FetchPartitionData(0, records=[b"x" * 5000]),
                                               FetchPartitionData(1, records=[b"y" * 7000])])])
     assert throttle.leader.bucket.tokens == pytest.approx(-5000)  # only the throttled partition counts
     assert throttle.leader_read_limit(p, 2, 4096) == 0  # out of sync and over quota: nothing
@@ -113,7 +111,7 @@ def test_leader_side_withholds_data_only_from_throttled_out_of_sync_followers(se
     clock.now += 5.0
     assert throttle.leader_read_limit(p, 2, 4096) == 4096
     configs.overrides["t"] = {"leader.replication.throttled.replicas": "*"}
-    throttle.after_leader_fetch(None, [("t", [FetchPartitionData(1, records=[b"y" * 7000])])])
+    throttle.after_leader_fetch([("t", [FetchPartitionData(1, records=[b"y" * 7000])])])
     assert throttle.leader_read_limit(other, 2, 4096) == 0
 
 
@@ -150,7 +148,7 @@ def test_bytes_moved_stay_within_rate_times_time(setup, rate, chunk):
     while clock.now - start < 20.0:
         limit = throttle.leader_read_limit(p, 9, chunk)
         if limit:
-            throttle.after_leader_fetch(None, [("big", [FetchPartitionData(0, records=[b"z" * limit])])])
+            throttle.after_leader_fetch([("big", [FetchPartitionData(0, records=[b"z" * limit])])])
             moved += limit
         clock.now += step
     elapsed = clock.now - start

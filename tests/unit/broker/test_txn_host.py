@@ -13,10 +13,8 @@ from support.fake_replicas import Replicas
 
 def host(**props) -> tuple[TxnHost, Replicas, list]:
     replicas, spawned = Replicas(TRANSACTION_STATE_TOPIC), []
-    broker = SimpleNamespace(broker_id=0, config=BrokerConfig.from_props({"zookeeper.connect": "x:1", **props}),
-                             replicas=replicas, metadata=SimpleNamespace(topics={}, brokers={}),
-                             spawn=spawned.append)
-    h = TxnHost(broker)
+    h = TxnHost(BrokerConfig.from_props({"zookeeper.connect": "x:1", **props}),
+                SimpleNamespace(topics={}, brokers={}), replicas, None, spawned.append, 0, None, None)
     h.start()
     return h, replicas, spawned
 
@@ -53,9 +51,9 @@ def test_find_names_the_leader_of_the_id_s_partition():
     assert h.find("app")[0] == E.COORDINATOR_NOT_AVAILABLE and len(spawned) == 1  # creates the topic
     spawned.pop().close()
     node = SimpleNamespace(id=2, host="h2", port=9094, on=lambda listener: node)
-    h.broker.metadata.topics[TRANSACTION_STATE_TOPIC] = {
+    h.metadata.topics[TRANSACTION_STATE_TOPIC] = {
         i: SimpleNamespace(leader=2 if i == kafka_abs(java_string_hash("app")) % 50 else 1) for i in range(50)}
-    h.broker.metadata.brokers = {2: node}
+    h.metadata.brokers = {2: node}
     assert h.find("app") == (E.NONE, 2, "h2", 9094)
 
 
