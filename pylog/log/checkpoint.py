@@ -12,7 +12,7 @@ import re
 import threading
 from typing import Callable, Generic, Iterable, Mapping, NamedTuple, TypeVar
 
-from pylog.log.errors import CheckpointError
+from pylog.log.errors import CheckpointError, LogError
 
 T = TypeVar("T")
 
@@ -235,6 +235,21 @@ class PartitionMetadataFile:
     def write(self, topic_id: str, sync: bool = True) -> None:
         """Record the topic id, atomically."""
         write_atomic(self.path, f"version: {self.VERSION}\ntopic_id: {topic_id}".encode(), sync)
+
+    def read_or_none(self) -> str | None:
+        """The topic id, or None when the file is not there."""
+        return self.read() if self.exists() else None
+
+    def assign(self, topic_id: str, partition: str) -> None:
+        """Write the topic id unless already there; a different id there is an error (Kafka's check)."""
+        existing = self.read_or_none()
+        if existing is None:
+            self.write(topic_id)
+        elif existing != topic_id:
+            raise LogError(
+                f"Tried to assign topic ID {topic_id} to log for topic partition {partition}, "
+                f"but log already contained topic ID {existing}"
+            )
 
     def read(self) -> str:
         """Return the topic id; malformed content raises CheckpointError (Kafka's messages)."""

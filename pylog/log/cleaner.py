@@ -59,7 +59,7 @@ class CleanPlan:
     first_uncleanable: int  # upper bound of this round (exclusive), a segment base
     segments: list[LogSegment]  # every segment with base offset < first_uncleanable, in order
     sizes: list[int]
-    truncations: int  # the log's truncation count when planned; a change aborts the swap
+    generation: int  # the log's generation when planned; a change (a truncation) aborts the swap
     now_ms: int
     max_map_entries: int
     result: list[tuple[int, list[LogSegment]]] = field(default_factory=list)  # cleaned base -> replaced
@@ -287,7 +287,7 @@ def plan_clean(plog: "Log", first_dirty: int, first_uncleanable: int, now_ms: in
         for t in seg.txn_index.entries:
             aborted.setdefault(t.producer_id, []).append((t.first_offset, t.last_offset))
     return CleanPlan(
-        plog, first_dirty, first_uncleanable, segments, [s.size for s in segments], plog._truncations, now_ms,
+        plog, first_dirty, first_uncleanable, segments, [s.size for s in segments], plog.generation, now_ms,
         max_map_entries, aborted=aborted,
     )
 
@@ -299,14 +299,12 @@ def finish_clean(plan: CleanPlan) -> int:
     replaced segments left it (retention, DeleteRecords) while the clean ran.
     """
     plog = plan.log
-    if plog._truncations != plan.truncations:
+    if plog.generation != plan.generation:
         discard(plan)
         raise CleaningAborted(f"{plog.name} was truncated while being cleaned")
     done = 0
     for n, (base, old) in enumerate(plan.result):
-        segs = plog.segments
-        i = next((k for k, s in enumerate(segs) if s is old[0]), -1)
-        if i < 0 or len(segs) - 1 < i + len(old) or any(a is not b for a, b in zip(segs[i : i + len(old)], old)):
+        if not plog.holds_closed_segments(old):
             plan.result = plan.result[n:]
             discard(plan)
             raise CleaningAborted(f"segments of {plog.name} were removed while being cleaned")
@@ -316,8 +314,7 @@ def finish_clean(plan: CleanPlan) -> int:
             max_index_entries=plog.config.max_index_entries,
             max_time_index_entries=plog.config.max_time_index_entries,
         )
-        segs[i : i + len(old)] = [new]
-        plog._bases[i : i + len(old)] = [base]
+        plog.replace_segments(old, new)
         done += 1
     log.info("[Log partition=%s] Swapped in %d cleaned segment(s)", plog.name, done)
     return done

@@ -118,7 +118,7 @@ class LogCleanerManager:
         self.logs = logs
         self.max_map_entries = max(1, int(dedupe_buffer_size // MAP_ENTRY_BYTES * load_factor))
         self.in_progress: set[tuple[str, int]] = set()
-        # (topic, partition) -> (first dirty offset, the log's truncation count when recorded)
+        # (topic, partition) -> (first dirty offset, the log's generation when recorded)
         self._dirty_from: dict[tuple[str, int], tuple[int, int]] = {}
         self._loaded_roots: set[str] = set()
 
@@ -137,13 +137,13 @@ class LogCleanerManager:
         for tp, offset in offsets.items():
             plog = self.logs.get(*tp)
             if plog is not None:
-                self._dirty_from.setdefault(tp, (offset, plog._truncations))
+                self._dirty_from.setdefault(tp, (offset, plog.generation))
 
     def checkpoint_of(self, plog: "Log") -> int | None:
         """The first dirty offset recorded for `plog`, unless it was truncated since."""
         self._load(self.logs.log_dir_of(plog))
         entry = self._dirty_from.get((plog.topic, plog.partition))
-        if entry is None or entry[1] != plog._truncations:
+        if entry is None or entry[1] != plog.generation:
             return None
         return entry[0]
 
@@ -170,7 +170,7 @@ class LogCleanerManager:
         self.in_progress.discard(tp)
         if not cleaned or self.logs.get(*tp) is not plog:
             return None
-        self._dirty_from[tp] = (plan.end_offset, plog._truncations)
+        self._dirty_from[tp] = (plan.end_offset, plog.generation)
         root = self.logs.log_dir_of(plog)
         return root, {
             (p.topic, p.partition): self._dirty_from[(p.topic, p.partition)][0]

@@ -48,16 +48,6 @@ class LeaderEpochCache:
         """The newest epoch, or None when the cache is empty."""
         return self._epochs[-1] if self._epochs else None
 
-    @property
-    def latest_entry(self) -> EpochEntry | None:
-        """The newest entry, or None."""
-        return self._entries[-1] if self._entries else None
-
-    @property
-    def earliest_entry(self) -> EpochEntry | None:
-        """The oldest entry, or None."""
-        return self._entries[0] if self._entries else None
-
     def epoch_for_offset(self, offset: int) -> int | None:
         """The epoch in which `offset` was written (largest entry starting at or before it)."""
         starts = [e.start_offset for e in self._entries]

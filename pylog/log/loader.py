@@ -115,7 +115,7 @@ def load_segments(
 
     if clean_shutdown:
         # Trust the data; only the active segment's indexes are checked eagerly (the others are
-        # checked when first loaded -- see Log._segment_for_lookup).
+        # checked when first used -- see LogSegment.ensure_indexes).
         changed |= segments[-1].ensure_indexes()
     else:
         changed |= _recover(segments, name, recovery_point)

@@ -11,32 +11,26 @@ import logging
 import os
 import shutil
 import time
-from bisect import bisect_right
 from typing import Callable, Sequence
 
 from pylog.common.clock import now_ms as _now_ms
-from pylog.log import truncation
 from pylog.log.checkpoint import LEADER_EPOCH_CHECKPOINT, PARTITION_METADATA, PartitionMetadataFile, fsync_dir
-from pylog.log.config import LONG_MAX, LogConfig
+from pylog.log.config import LogConfig
 from pylog.log.epoch_cache import LeaderEpochCache
-from pylog.log.errors import (
-    LogError,
-    OffsetOutOfRangeError,
-    RecordBatchTooLargeError,
-    RecordTooLargeError,
-    UnexpectedAppendOffsetError,
-)
+from pylog.log.errors import OffsetOutOfRangeError
 from pylog.log.loader import load_segments, new_segment, parse_partition_dir
 from pylog.log.max_timestamp import max_timestamp_offset
-from pylog.log.producer_recovery import delete_snapshots_before, load_producer_state, take_snapshot
+from pylog.log.producer_recovery import (delete_snapshots_before, load_producer_state, reload_after_truncation,
+                                         restart_producer_state_at, take_snapshot)
 from pylog.log.producer_state import ProducerStateManager
 from pylog.log.results import AppendInfo, FileSlice, OffsetTimestamp
 from pylog.log.retention import apply_retention
 from pylog.log.segment import LogSegment
+from pylog.log.segment_list import SegmentList
 from pylog.log.stable import OpenTransactions
-from pylog.log.txn_index import AbortedTxn, collect_across
+from pylog.log.txn_index import AbortedTxn
 from pylog.log.txn_tracking import rebuild_open_transactions, track_appended
-from pylog.log.validation import check_keys, check_timestamps
+from pylog.log.validation import check_follower_append, check_leader_append
 from pylog.protocol.records import BatchHeader, assign_offsets, set_log_append_time
 
 log = logging.getLogger("pylog.log")
@@ -62,8 +56,8 @@ class Log:
         self.dir = os.path.abspath(dir)
         self.topic, self.partition = parse_partition_dir(os.path.basename(self.dir))
         self.config = config
-        self.segments = segments
-        self._bases = [s.base_offset for s in segments]
+        self._metadata = PartitionMetadataFile(os.path.join(self.dir, PARTITION_METADATA))
+        self._segments = SegmentList(segments)
         self.next_offset = next_offset
         self.log_start_offset = log_start_offset
         self.recovery_point = recovery_point
@@ -72,7 +66,7 @@ class Log:
         self._last_flush_ms = _now_ms()
         self._flush_pending_upto: int | None = None  # set by roll: flush the old segment soon
         self._dir_dirty = False
-        self._truncations = 0  # bumped by every truncation; see flush()
+        self._generation = 0  # bumped by every truncation; see the generation property
         # Called when truncation lowers the recovery point, so the owner can re-checkpoint it
         # at once (a stale, higher recovery point would make recovery trust lost data).
         self.recovery_point_listener: Callable[[Log], None] | None = None
@@ -123,6 +117,20 @@ class Log:
         return f"{self.topic}-{self.partition}"
 
     @property
+    def segments(self) -> tuple[LogSegment, ...]:
+        """The segments now, oldest first (a snapshot: only the Log changes its list)."""
+        return tuple(self._segments)
+
+    @property
+    def generation(self) -> int:
+        """Bumped whenever a truncation removes offsets from the end (nothing else changes it).
+
+        Work done on a snapshot of the segments (a flush in a worker thread, a clean, a cleaner
+        checkpoint) compares it before and after: a change means offsets it saw may be gone.
+        """
+        return self._generation
+
+    @property
     def log_end_offset(self) -> int:
         """The offset the next appended record gets (LEO)."""
         return self.next_offset
@@ -139,36 +147,26 @@ class Log:
     @property
     def size_bytes(self) -> int:
         """Bytes of all segments."""
-        return sum(s.size for s in self.segments)
+        return sum(s.size for s in self._segments)
 
     @property
     def active_segment(self) -> LogSegment:
         """The segment appends go to."""
-        return self.segments[-1]
+        return self._segments.active
 
     @property
     def topic_id(self) -> str | None:
         """The topic id from `partition.metadata`, if written."""
-        f = PartitionMetadataFile(os.path.join(self.dir, PARTITION_METADATA))
-        return f.read() if f.exists() else None
+        return self._metadata.read_or_none()
 
     def set_topic_id(self, topic_id: str) -> None:
         """Write `partition.metadata`; a different id already there is an error (Kafka's check)."""
-        f = PartitionMetadataFile(os.path.join(self.dir, PARTITION_METADATA))
-        if f.exists():
-            existing = f.read()
-            if existing != topic_id:
-                raise LogError(
-                    f"Tried to assign topic ID {topic_id} to log for topic partition {self.name}, "
-                    f"but log already contained topic ID {existing}"
-                )
-            return
-        f.write(topic_id)
+        self._metadata.assign(topic_id, self.name)
 
     def update_config(self, config: LogConfig) -> None:
         """Apply changed topic configs (dynamic config updates)."""
         self.config = config
-        for seg in self.segments:
+        for seg in self._segments:
             seg.index_interval_bytes = config.index_interval_bytes
             seg.index.max_entries = config.max_index_entries
             seg.time_index.max_entries = config.max_time_index_entries
@@ -193,25 +191,8 @@ class Log:
         """
         if not headers:
             raise ValueError("append_as_leader needs at least one batch")
-        size = len(buf)
         config = self.config
-        max_bytes = config.max_message_bytes
-        for h in headers:
-            if h.batch_length + 12 > max_bytes:
-                raise RecordTooLargeError(
-                    f"The record batch size in the append to {self.name} is {h.batch_length + 12} bytes "
-                    f"which exceeds the maximum configured value of {max_bytes}."
-                )
-        if config.message_timestamp_difference_max_ms < LONG_MAX and config.message_timestamp_type == "CreateTime":
-            now = _now_ms() if now_ms is None else now_ms
-            check_timestamps(headers, now, config.message_timestamp_difference_max_ms)
-        if config.compact and not keys_known:
-            check_keys(buf, headers, self.name)
-        if size > config.segment_bytes:
-            raise RecordBatchTooLargeError(
-                f"Message batch size is {size} bytes in append to partition {self.name}, which "
-                f"exceeds the maximum configured segment size of {config.segment_bytes}."
-            )
+        check_leader_append(buf, headers, config, self.name, now_ms, keys_known)
         duplicate = self.producer_state.check_client_append(headers, self.next_offset, from_coordinator)
         if duplicate is not None:  # a retry of an appended batch: answer with the original, append nothing
             append_time = duplicate.timestamp if config.message_timestamp_type == "LogAppendTime" else -1
@@ -236,29 +217,9 @@ class Log:
         """
         if not headers:
             raise ValueError("append_as_follower needs at least one batch")
+        check_follower_append(buf, headers, self.next_offset, self.log_start_offset, self.config, self.name)
         first = headers[0].base_offset
         last = headers[-1].base_offset + headers[-1].last_offset_delta
-        if first < self.next_offset:
-            raise UnexpectedAppendOffsetError(
-                f"Unexpected offset in append to {self.name}. First offset {first} is less than the next "
-                f"offset {self.next_offset}. Last offset in append: {last}. Log start offset = "
-                f"{self.log_start_offset}",
-                first, last,
-            )
-        prev = first - 1
-        for h in headers:
-            if h.base_offset <= prev or h.last_offset_delta < 0:
-                raise UnexpectedAppendOffsetError(
-                    f"Out of order offsets found in append to {self.name}: batch [{h.base_offset}, "
-                    f"{h.last_offset}] after offset {prev}",
-                    first, last,
-                )
-            prev = h.base_offset + h.last_offset_delta
-        if len(buf) > self.config.segment_bytes:
-            raise RecordBatchTooLargeError(
-                f"Message batch size is {len(buf)} bytes in append to partition {self.name}, which "
-                f"exceeds the maximum configured segment size of {self.config.segment_bytes}."
-            )
         cache = self.epoch_cache
         for h in headers:
             if h.partition_leader_epoch >= 0 and h.partition_leader_epoch != cache.latest_epoch:
@@ -293,7 +254,7 @@ class Log:
 
     def _maybe_roll(self, size: int, max_ts: int, max_offset: int, now_ms: int) -> LogSegment:
         """Kafka's shouldRoll: size, segment.ms (message time), full indexes, offset overflow."""
-        seg = self.segments[-1]
+        seg = self._segments.active
         config = self.config
         if (
             seg.size > config.segment_bytes - size
@@ -307,15 +268,14 @@ class Log:
 
     def roll(self, now_ms: int | None = None) -> LogSegment:
         """Start a new active segment at the LEO (no-op if the active one is empty there)."""
-        active = self.segments[-1]
+        active = self._segments.active
         if active.size == 0 and active.base_offset == self.next_offset:
             return active
         start = time.monotonic()
         active.on_become_inactive()
         take_snapshot(self, sync=False)  # the state up to the new segment's base (Kafka snapshots on roll)
         seg = new_segment(self.dir, self.next_offset, self.config, now_ms)
-        self.segments.append(seg)
-        self._bases.append(seg.base_offset)
+        self._segments.append(seg)
         self._dir_dirty = True
         # Kafka flushes the finished segment right away in the background; we leave it to the
         # next flush_due() so a roll never stalls the event loop on fsync.
@@ -325,10 +285,6 @@ class Log:
             self.name, os.path.dirname(self.dir), seg.base_offset, (time.monotonic() - start) * 1000,
         )
         return seg
-
-    def maybe_assign_epoch_start_offset(self, leader_epoch: int, start_offset: int) -> None:
-        """Record a new leader epoch starting at `start_offset` (e.g. the LEO on becoming leader)."""
-        self.epoch_cache.assign(leader_epoch, start_offset)
 
     # --- reads --------------------------------------------------------------------------------
     def read(
@@ -353,21 +309,7 @@ class Log:
             )
         if max_offset is not None and start_offset >= max_offset:
             return []
-        segments = self.segments
-        i = max(bisect_right(self._bases, start_offset) - 1, 0)
-        slices: list[FileSlice | bytes] = []
-        remaining = max_bytes
-        while i < len(segments):
-            seg = segments[i]
-            pos, size, limit_hit = seg.read(start_offset, remaining, max_offset, min_one and not slices)
-            if size:
-                slices.append(seg.read_batch_bytes(pos, size) if size <= inline_bytes else
-                              FileSlice(seg.path, pos, size, seg.inode))
-                remaining -= size
-            if limit_hit or remaining <= 0:
-                break
-            i += 1
-        return slices
+        return self._segments.read(start_offset, max_bytes, max_offset, min_one, inline_bytes)
 
     @property
     def last_stable_offset(self) -> int:
@@ -376,12 +318,11 @@ class Log:
 
     def add_aborted_txn(self, entry: AbortedTxn) -> None:
         """Index an aborted transaction in the segment that holds its ABORT marker (the active one)."""
-        self.segments[-1].txn_index.append(entry)
+        self._segments.active.txn_index.append(entry)
 
     def collect_aborted_txns(self, fetch_offset: int, upper_bound: int) -> list[AbortedTxn]:
         """The aborted transactions overlapping [fetch_offset, upper_bound), for read_committed fetches."""
-        i = max(bisect_right(self._bases, fetch_offset) - 1, 0)
-        return collect_across((s.txn_index.entries for s in self.segments[i:]), fetch_offset, upper_bound)
+        return self._segments.aborted_txns(fetch_offset, upper_bound)
 
     def offset_for_timestamp(self, timestamp: int) -> OffsetTimestamp | None:
         """ListOffsets: (offset, timestamp) of the first record with time >= `timestamp`.
@@ -395,31 +336,61 @@ class Log:
             return OffsetTimestamp(self.next_offset, -1)
         if timestamp == MAX_TIMESTAMP:
             return self.max_timestamp_offset()
-        for seg in self.segments:
-            if seg.size and seg.largest_timestamp() >= timestamp:
-                found = seg.find_offset_by_timestamp(timestamp, self.log_start_offset)
-                return None if found is None else OffsetTimestamp(found[1], found[0])
-        return None
+        return self._segments.find_by_timestamp(timestamp, self.log_start_offset)
 
     def max_timestamp_offset(self) -> OffsetTimestamp | None:
         """KIP-734 (timestamp -3): the largest timestamp and the offset of the record carrying it."""
-        return max_timestamp_offset(list(self.segments))
+        return max_timestamp_offset(list(self._segments))
 
-    # --- truncation, retention ------------------------------------------------------------------
+    # --- truncation (a follower's divergence, KIP-101/279), retention ---------------------------
     def truncate_to(self, offset: int) -> bool:
         """Remove everything from the batch containing `offset` on; False if nothing to remove."""
-        return truncation.truncate_to(self, offset)
+        if offset < 0:
+            raise ValueError(f"Cannot truncate partition {self.name} to a negative offset ({offset}).")
+        if offset >= self.next_offset:
+            log.info("[Log partition=%s] Truncating to %d has no effect as the largest offset in the log is %d",
+                     self.name, offset, self.next_offset - 1)
+            return False
+        log.info("[Log partition=%s] Truncating to offset %d", self.name, offset)
+        if self._segments[0].base_offset > offset:
+            self.truncate_fully_and_start_at(offset)
+            return True
+        active = self._segments.truncate_after(offset)
+        active.truncate_to(offset)
+        self.next_offset = end = active.read_next_offset()
+        self._dir_dirty = True
+        self.epoch_cache.truncate_from_end(end)
+        self.log_start_offset = min(self.log_start_offset, end)
+        self._hw = min(self._hw, end)
+        reload_after_truncation(self)  # drops snapshots past the new end, replays up to it if needed
+        if self._flush_pending_upto is not None and self._flush_pending_upto > end:
+            self._flush_pending_upto = None
+        self._generation += 1
+        if end < self.recovery_point:
+            self._reset_recovery_point(end)
+        if self.has_txn_batches:  # a truncated marker may reopen a transaction
+            rebuild_open_transactions(self)
+        return True
 
     def truncate_fully_and_start_at(self, offset: int) -> None:
         """Delete all data and restart the log empty at `offset` (start = LEO = HW = offset)."""
-        truncation.truncate_fully_and_start_at(self, offset)
+        log.info("[Log partition=%s] Truncate fully and start at offset %d", self.name, offset)
+        self._segments.reset(lambda: new_segment(self.dir, offset, self.config))
+        self.next_offset = self.log_start_offset = self._hw = offset
+        self.open_txns = OpenTransactions()
+        self._dir_dirty = True
+        self._flush_pending_upto = None
+        self._unflushed_messages = 0
+        self.epoch_cache.clear_and_flush()
+        restart_producer_state_at(self, offset)
+        self._generation += 1
+        self._reset_recovery_point(offset)
 
-    def _lower_recovery_point(self, offset: int) -> None:
-        self._truncations += 1
-        if offset < self.recovery_point:
-            self.recovery_point = offset
-            if self.recovery_point_listener is not None:
-                self.recovery_point_listener(self)
+    def _reset_recovery_point(self, offset: int) -> None:
+        # The owner re-checkpoints at once: a stale, higher recovery point would make recovery trust lost data.
+        self.recovery_point = offset
+        if self.recovery_point_listener is not None:
+            self.recovery_point_listener(self)
 
     def maybe_increment_log_start_offset(self, offset: int) -> bool:
         """Move the log start offset forward (DeleteRecords); it may not pass the high watermark.
@@ -447,27 +418,39 @@ class Log:
         """
         return apply_retention(self, _now_ms() if now_ms is None else now_ms)
 
-    def _remove_oldest(self, n: int) -> None:
-        """Drop the first `n` segments (already deleted on disk) and move the log start up."""
-        del self.segments[:n]
-        del self._bases[:n]
+    def remove_oldest(self, n: int) -> None:
+        """Delete the first `n` segments (never the active one) and move the log start up to the next."""
+        for seg in self._segments.remove_oldest(n):
+            seg.delete()
         self._dir_dirty = True
-        new_start = self.segments[0].base_offset
+        new_start = self._segments[0].base_offset
         if new_start > self.log_start_offset:
             self.log_start_offset = new_start
             self.epoch_cache.truncate_from_start(new_start)
         self.recovery_point = max(self.recovery_point, new_start)
         delete_snapshots_before(self, new_start)
 
+    # --- the cleaner's swap (cleaner.finish_clean) ----------------------------------------------
+    def holds_closed_segments(self, run: Sequence[LogSegment]) -> bool:
+        """Whether the adjacent segments `run` (the same objects) are still here, none of them active."""
+        i = self._segments.index_of_run(run)
+        return i >= 0 and i + len(run) < len(self._segments)
+
+    def replace_segments(self, run: Sequence[LogSegment], new: LogSegment) -> None:
+        """Put `new` (a cleaned segment, its files already swapped in) in place of the closed segments `run`."""
+        if not self.holds_closed_segments(run):
+            raise ValueError(f"The segments to replace are not closed segments of {self.name}")
+        self._segments.replace_run(run, new)
+
     # --- durability ---------------------------------------------------------------------------
     def flush(self, up_to: int | None = None, now_ms: int | None = None) -> None:
         """fsync segments holding offsets below `up_to` (default: everything); advance the recovery point."""
         # The broker may run this in a worker thread while the loop appends, rolls or truncates:
         # work on a snapshot, and only advance the recovery point if no truncation intervened.
-        generation = self._truncations
+        generation = self._generation
         target = self.next_offset if up_to is None else min(up_to, self.next_offset)
         if target > self.recovery_point:
-            segments = list(self.segments)
+            segments = list(self._segments)
             for i, seg in enumerate(segments):
                 seg_end = segments[i + 1].base_offset if i + 1 < len(segments) else target + 1
                 if seg.base_offset < target and seg_end > self.recovery_point:
@@ -475,7 +458,7 @@ class Log:
         if self._dir_dirty:
             self._dir_dirty = False
             fsync_dir(self.dir)
-        if target > self.recovery_point and generation == self._truncations:
+        if target > self.recovery_point and generation == self._generation:
             self.recovery_point = target
         if target >= self.next_offset:
             self._unflushed_messages = 0
@@ -498,11 +481,11 @@ class Log:
     def close(self) -> None:
         """Write final time index entries and the producer snapshot, fsync what is dirty, close all files."""
         take_snapshot(self, sync=True)
-        for seg in self.segments:
+        for seg in self._segments:
             seg.close()
 
     def delete(self) -> None:
         """Close and remove the whole partition directory."""
-        for seg in self.segments:
+        for seg in self._segments:
             seg.delete()
         shutil.rmtree(self.dir, ignore_errors=True)

@@ -73,7 +73,6 @@ def delete_old_segments(
             break
     for seg in segments[:n]:
         _logger.info("[Log partition=%s] Deleting segment %s due to %s", plog.name, seg.path, reason(seg))
-        seg.delete()
     if n:
-        plog._remove_oldest(n)
+        plog.remove_oldest(n)
     return n

@@ -36,7 +36,7 @@ def track_appended(log: Log, buf: bytes | bytearray | memoryview, headers: Seque
                 log.producer_state.note_marker(h.producer_id, marker.coordinator_epoch)
         done = log.open_txns.on_batch(h, marker)
         if done is not None and done[1] is not None:
-            log.segments[-1].txn_index.append(done[1])
+            log.active_segment.txn_index.append(done[1])
 
 
 def rebuild_open_transactions(log: Log) -> None:

@@ -4,15 +4,13 @@ reads/multis, session events and watch helpers. Kafka-specific operations live i
 Threading (kazoo's SequentialThreadingHandler): kazoo runs a connection thread and one callback
 thread. Watch callbacks run on the callback thread, one at a time; a callback that blocks delays every
 other watch. Session listeners registered here run on a dedicated thread of ours, in order, so they
-may call ZooKeeper; they must still return quickly. The controller/broker should only post events
-to their asyncio loop from callbacks (loop.call_soon_threadsafe).
+may call ZooKeeper; they must still return quickly (session_events.py). The controller/broker should
+only post events to their asyncio loop from callbacks (loop.call_soon_threadsafe).
 """
 
 from __future__ import annotations
 
-import enum
 import logging
-import queue
 import threading
 import time
 from typing import Any, Callable, Iterable, Mapping, Sequence
@@ -28,21 +26,13 @@ from pylog.zk.paths import prefixes
 from pylog.zk._multiread import GET_CHILDREN, GET_DATA, start_multi_read
 from pylog.zk.ops import ANY_VERSION, CheckOp, CreateOp, DeleteOp, Op, SetDataOp
 from pylog.zk.session import SessionCredentials
+from pylog.zk.session_events import SessionEvent, SessionEventDispatcher, SessionListener
+
+__all__ = ["MULTI_READ_BATCH", "SessionEvent", "WatchHandle", "ZkConnection", "parse_connect_string"]
 
 log = logging.getLogger(__name__)
 
 MULTI_READ_BATCH = 1000  # reads per multiRead request (~150 KB replies for partition states)
-
-
-class SessionEvent(enum.Enum):
-    """What happened to the ZooKeeper session, as the broker and controller need to react to it."""
-
-    CONNECTED = "CONNECTED"  # first session established after start()
-    SUSPENDED = "SUSPENDED"  # connection lost; the session may be alive: stop acting, don't assume ownership
-    RECONNECTED = "RECONNECTED"  # same session back: ephemerals and watches are intact
-    EXPIRED = "EXPIRED"  # session gone: ephemerals deleted; a NEW_SESSION follows when ZooKeeper is reachable
-    NEW_SESSION = "NEW_SESSION"  # connected with a new session after EXPIRED: re-register now
-    CLOSED = "CLOSED"  # close() was called
 
 
 def parse_connect_string(connect: str) -> tuple[str, str | None]:
@@ -94,9 +84,7 @@ class ZkConnection:
         self._connected = threading.Event()
         self._closing = False
         self._session_id: int | None = None
-        self._listeners: list[Callable[[SessionEvent], Any]] = []
-        self._events: queue.Queue[SessionEvent | None] = queue.Queue()
-        self._dispatcher: threading.Thread | None = None
+        self._session_events = SessionEventDispatcher()
 
     def _new_kazoo(self, hosts: str) -> KazooClient:
         """A kazoo client that reconnects quickly (backoff capped at 1 s) and forever."""
@@ -111,7 +99,7 @@ class ZkConnection:
 
         Starting a started client does nothing, so `with ZkClient(...).start() as zk:` is fine too.
         """
-        if self._dispatcher is not None:
+        if self._session_events.running:
             return self
         if self._closing:
             raise errors.ClientClosedError("A closed ZooKeeper client cannot be restarted; create a new one")
@@ -129,14 +117,12 @@ class ZkConnection:
             finally:
                 root.stop()
                 root.close()
-        self._dispatcher = threading.Thread(target=self._dispatch_events, name="pylog-zk-session-events",
-                                            daemon=True)
-        self._dispatcher.start()
+        self._session_events.start()
         self._kazoo.add_listener(self._on_kazoo_state)
         try:
             self._kazoo.start(timeout=timeout)
         except self._kazoo.handler.timeout_exception:
-            self._stop_dispatcher()
+            self._session_events.stop()
             raise errors.ZkTimeoutError(
                 f"Timed out after {timeout:g}s connecting to ZooKeeper at {self.connect}") from None
         return self
@@ -150,7 +136,7 @@ class ZkConnection:
             self._kazoo.stop()
             self._kazoo.close()
         finally:
-            self._stop_dispatcher()
+            self._session_events.stop()
 
     def __enter__(self) -> "ZkConnection":
         return self.start()
@@ -191,14 +177,13 @@ class ZkConnection:
 
     # ------------------------------------------------------------------ session events
 
-    def add_session_listener(self, listener: Callable[[SessionEvent], Any]) -> None:
+    def add_session_listener(self, listener: SessionListener) -> None:
         """Call listener(SessionEvent) on every session change (on our event thread, in order)."""
-        self._listeners.append(listener)
+        self._session_events.add(listener)
 
-    def remove_session_listener(self, listener: Callable[[SessionEvent], Any]) -> None:
+    def remove_session_listener(self, listener: SessionListener) -> None:
         """Stop calling a listener."""
-        if listener in self._listeners:
-            self._listeners.remove(listener)
+        self._session_events.remove(listener)
 
     def _on_kazoo_state(self, state: KazooState) -> None:
         """kazoo's state listener: runs on kazoo's connection thread, so no blocking and no ZK calls."""
@@ -222,7 +207,7 @@ class ZkConnection:
             self._connected.clear()
             event = SessionEvent.CLOSED if self._closing else SessionEvent.EXPIRED
         log.info("ZooKeeper session %s: %s", hex(self._session_id or 0), event.value)
-        self._events.put(event)
+        self._session_events.post(event)
 
     def _write_session_file(self, creds: SessionCredentials) -> None:
         """Publish the session credentials (tests expire the session from outside the process)."""
@@ -230,26 +215,6 @@ class ZkConnection:
             creds.write(self.session_file)  # type: ignore[arg-type]
         except OSError:
             log.exception("Could not write ZooKeeper session file %s", self.session_file)
-
-    def _dispatch_events(self) -> None:
-        """Deliver session events to listeners in order, off kazoo's threads."""
-        while True:
-            event = self._events.get()
-            if event is None:
-                return
-            for listener in list(self._listeners):
-                try:
-                    listener(event)
-                except Exception:
-                    log.exception("ZooKeeper session listener %r failed on %s", listener, event.value)
-
-    def _stop_dispatcher(self) -> None:
-        """Flush pending events (CLOSED included) and stop the event thread."""
-        if self._dispatcher is not None:
-            self._events.put(None)
-            if self._dispatcher is not threading.current_thread():
-                self._dispatcher.join(timeout=10)
-            self._dispatcher = None
 
     # ------------------------------------------------------------------ request plumbing
 
