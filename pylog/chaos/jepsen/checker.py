@@ -226,7 +226,8 @@ def _poll_order(a: _Analysis, out: dict[str, list[dict]]) -> None:
     last: dict[int, dict[int, int]] = defaultdict(dict)
     for op in sorted(a.ops, key=lambda o: o.end):
         if op.f in (ASSIGN, SUBSCRIBE) and op.type != FAIL:
-            keep = set(op.raw.get("value") or []) if not op.raw.get("seek_to_beginning") else set()
+            seek = op.raw.get("seek_to_beginning") or op.raw["completion"].get("seek_to_beginning")
+            keep = set() if seek else set(op.raw.get("value") or [])
             last[op.process] = {k: i for k, i in last[op.process].items() if k in keep}
             continue
         if op.type != OK or not op.reads:
