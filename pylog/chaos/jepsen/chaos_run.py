@@ -11,6 +11,7 @@ find-hanging's output.
 
 from __future__ import annotations
 
+import logging
 import random
 import subprocess
 import sys
@@ -23,6 +24,7 @@ from typing import Any, Callable
 from pylog.chaos import faults as fl
 from pylog.chaos import verify
 from pylog.chaos.jepsen.checker import CheckResult, Extras, check
+from pylog.chaos.jepsen.clients import CLIENT_LOG
 from pylog.chaos.jepsen.folder import write_run_folder
 from pylog.chaos.jepsen.workload import QueueConfig, QueueWorkload, WorkloadSummary
 from pylog.localcluster import LocalCluster
@@ -88,7 +90,7 @@ class QueueReport:
         if self.workload is not None:
             w = self.workload
             lines.append(f"operations: {w.ops} {w.by_type}, processes replaced {w.replaced}, drained "
-                         f"{'yes' if w.drained else 'NO, behind: ' + str(w.drain_behind)}")
+                         f"{'yes' if w.drained else 'NO, behind: ' + str(w.drain_behind)} (end took {w.stop_s} s)")
             if w.errors:
                 lines.append(f"errors: {dict(sorted(w.errors.items(), key=lambda kv: -kv[1])[:8])}")
         if self.result is not None:
@@ -131,6 +133,9 @@ def run_queue_chaos(cfg: QueueChaosConfig, base_dir: str | Path, zk_connect: str
     cluster = LocalCluster(base / "cluster", 3, zk_connect=zk_connect,
                            overrides={**broker_overrides(cfg.session_timeout_ms), **OVERRIDES})
     zk = driver = workload = None
+    client_log = logging.FileHandler(out / "clients.log")
+    client_log.setFormatter(logging.Formatter("%(asctime)s %(message)s"))
+    CLIENT_LOG.addHandler(client_log)
     try:
         cluster.start()
         zk = ZkClient(zk_connect, session_timeout_ms=30000).start()
@@ -168,6 +173,8 @@ def run_queue_chaos(cfg: QueueChaosConfig, base_dir: str | Path, zk_connect: str
                 pass
         check_brokers(cluster, report.findings, report.broker_errors)
         stop_cluster(cluster, zk, own_zk)
+        CLIENT_LOG.removeHandler(client_log)
+        client_log.close()
         report.seconds = time.monotonic() - t0
     if report.result is not None:
         write_run_folder(out, out / "history.jsonl", report.timeline, report.result,

@@ -12,6 +12,7 @@ the completed micro-ops as history.py describes them. Exceptions escape to the w
 
 from __future__ import annotations
 
+import logging
 import threading
 from typing import Any, Callable
 
@@ -24,6 +25,11 @@ from pylog.chaos.jepsen.history import FAIL, INFO, OK, POLL, SEND
 DEFINITE = {ck.KafkaError.UNKNOWN_TOPIC_OR_PART, ck.KafkaError._UNKNOWN_TOPIC, ck.KafkaError._UNKNOWN_PARTITION,
             ck.KafkaError.TOPIC_AUTHORIZATION_FAILED, ck.KafkaError.MSG_SIZE_TOO_LARGE,
             ck.KafkaError.TOPIC_EXCEPTION, ck.KafkaError.INVALID_RECORD}
+# librdkafka's own log lines (connection refused while a broker is down, ...) go here, not to stderr: the harness
+# may write them to the run folder (chaos_run.py does, clients.log).
+CLIENT_LOG = logging.getLogger("pylog.chaos.jepsen.librdkafka")
+CLIENT_LOG.addHandler(logging.NullHandler())
+CLIENT_LOG.propagate = False
 Key = tuple[str, int]
 Result = tuple[str, list, str]
 
@@ -52,7 +58,7 @@ class Clients:
     def producer(self) -> Any:
         """The producer; a transactional one has run init_transactions."""
         if self._producer is None:
-            conf: dict[str, Any] = {"bootstrap.servers": self.bootstrap, "log_level": 3}
+            conf: dict[str, Any] = {"bootstrap.servers": self.bootstrap, "logger": CLIENT_LOG}
             if self.kind == "idempotent":
                 conf["enable.idempotence"] = True
             elif self.kind == "transactional":
@@ -68,7 +74,7 @@ class Clients:
         if self._consumer is None:
             self._consumer = ck.Consumer({"bootstrap.servers": self.bootstrap, "group.id": self.group_id,
                                           "enable.auto.commit": False, "auto.offset.reset": "earliest",
-                                          "log_level": 3})
+                                          "logger": CLIENT_LOG})
         return self._consumer
 
     def close(self) -> None:

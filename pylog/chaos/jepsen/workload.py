@@ -66,6 +66,7 @@ class WorkloadSummary:
     drain_behind: dict[int, tuple[int, int]] = field(default_factory=dict)  # key -> (read up to, acked up to)
     errors: dict[str, int] = field(default_factory=dict)
     replaced: int = 0  # processes replaced after an info (crashes)
+    stop_s: dict[str, float] = field(default_factory=dict)  # seconds the end took: processes, fencing, drain
 
 
 @dataclass
@@ -121,7 +122,8 @@ class QueueWorkload:
         """Stop the processes (each finishes its operation, bounded by op_timeout) and, with drain, read every
         key from the beginning until every acknowledged offset was seen; close the history."""
         self._stop.set()
-        end = time.monotonic() + self.cfg.op_timeout + 4
+        t = time.monotonic()
+        end = t + self.cfg.op_timeout + 4
         for proc in list(self._procs.values()):
             if proc.thread is not None:
                 proc.thread.join(max(0.0, end - time.monotonic()))
@@ -132,9 +134,13 @@ class QueueWorkload:
             self._expire(proc, "stopped: the run ended while it was in flight")
             if proc.thread is not None and not proc.thread.is_alive():
                 proc.clients.close()
+        times = self.summary.stop_s
+        times["processes"] = round(time.monotonic() - t, 2)
         if drain:
             self._fence_transactions()
+            times["fencing"] = round(time.monotonic() - t - times["processes"], 2)
             self._drain()
+            times["drain"] = round(time.monotonic() - t - times["processes"] - times["fencing"], 2)
         self.history.close()
         s = self.summary
         s.ops, s.by_type, s.errors = sum(self._types.values()), dict(self._types), dict(self._errors)
