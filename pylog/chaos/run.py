@@ -341,7 +341,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--ctp", action="store_true",
                     help="consume-transform-produce workers as the group's members (implies --groups), checked for "
                          "exactly-once (lost, duplicated, aborted-read, reordered, offsets committed without writes)")
-    ap.add_argument("--workload", choices=["acks", "txn", "groups", "ctp", "queue"], default=None,
+    ap.add_argument("--workload", choices=["acks", "queue", "txn", "groups", "ctp"], default=None,
                     help="acks (the default run), txn (= --transactions), groups (= --groups), ctp (= --ctp), or "
                          "queue: Jepsen's queue workload and checker (pylog/chaos/jepsen; --rate is operations/s)")
     args = ap.parse_args(argv)

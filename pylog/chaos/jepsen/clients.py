@@ -51,6 +51,7 @@ class Clients:
         self._consumer: Any = None
         self.via = ""  # subscribe or assign, once either ran
         self.assigned: list[int] = []
+        self.next_offset: dict[int, int] = {}  # key -> the offset after the last record this process read
         self.rebalance_log: list[dict] = []  # filled by the callbacks during an operation
 
     # -- clients ----------------------------------------------------------------------------------
@@ -112,6 +113,7 @@ class Clients:
                 k = self.key_of.get((m.topic(), m.partition()))
                 if k is not None:
                     reads.setdefault(k, []).append([m.offset(), int(m.value())])
+                    self.next_offset[k] = m.offset() + 1
         return reads
 
     def poll(self, timeout: float) -> Result:
@@ -173,13 +175,16 @@ class Clients:
         c = self.consumer()
         if self.via == "subscribe":
             c.unsubscribe()
-        pos = {}
-        if self.via == "assign" and not seek_to_beginning and self.assigned:
-            pos = {(tp.topic, tp.partition): tp.offset for tp in c.position(c.assignment())}
+        # Our own record of where each kept key is: librdkafka's position() is unknown again after an assign until
+        # a record arrives, and an unknown offset would restart the key from the group's committed offset.
+        kept = set(self.assigned) if self.via == "assign" and not seek_to_beginning else set()
         tps = []
         for k in keys:
             topic, part = self.keys[k]
-            offset = ck.OFFSET_BEGINNING if seek_to_beginning else pos.get((topic, part), ck.OFFSET_INVALID)
+            if seek_to_beginning:
+                offset = ck.OFFSET_BEGINNING
+            else:
+                offset = self.next_offset.get(k, ck.OFFSET_INVALID) if k in kept else ck.OFFSET_INVALID
             tps.append(ck.TopicPartition(topic, part, offset))
         c.assign(tps)
         self.via, self.assigned = "assign", list(keys)

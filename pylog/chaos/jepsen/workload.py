@@ -123,6 +123,8 @@ class QueueWorkload:
         key from the beginning until every acknowledged offset was seen; close the history."""
         self._stop.set()
         t = time.monotonic()
+        if self._watchdog.is_alive():
+            self._watchdog.join(2)  # it may be completing an overrun operation: let it finish writing
         end = t + self.cfg.op_timeout + 4
         for proc in list(self._procs.values()):
             if proc.thread is not None:
