@@ -5,7 +5,8 @@ The public interface, stable for harnesses (scripts/chaos --workload queue, the 
 - `QueueConfig` + `QueueWorkload(cfg).start()` ... `.stop()` (or `run_queue(cfg, stop_event)`, blocking): client
   processes (threads) do random sends, polls and transactions against `cfg.bootstrap` and record every
   invocation and completion in `cfg.history_path` as JSON lines (format: `history.py`). Producers are
-  confluent-kafka at its defaults (plain, idempotent, transactional); consumers subscribe in a group or assign.
+  confluent-kafka at its defaults (plain, idempotent, transactional) and kafka-python's at its defaults; consumers
+  subscribe in a group or assign.
   A timeout or a dead broker completes an operation as `info` (the process is replaced), never hangs it. The
   run ends at `cfg.duration`, after `cfg.max_ops`, or when the stop event is set; `stop()` then drains: a fresh
   consumer assigned every key from the beginning polls until every acknowledged offset was read (or

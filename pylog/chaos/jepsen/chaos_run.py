@@ -46,7 +46,7 @@ class QueueChaosConfig:
     kinds: list[str] | None = None  # a fixed fault list instead of the seed's plan (tests)
     duration: float = 0.0  # seconds of operations at least; faults are spread over it
     partitions: int = 4
-    processes: int = 6
+    processes: int = 8
     rate: float = 100.0  # operations per second over all processes
     session_timeout_ms: int = 4000
     heal_timeout: float = 90.0

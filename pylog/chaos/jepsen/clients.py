@@ -2,7 +2,8 @@
 
 Producers keep confluent-kafka's defaults (acks=all, retries) and add only what makes their kind: nothing
 (`plain`), enable.idempotence (`idempotent`), or a transactional.id (`transactional`, one per process slot, so a
-replacement process fences its predecessor and aborts what it left open). Consumers set what Jepsen's safe mode
+replacement process fences its predecessor and aborts what it left open); `kafka-python` is kafka-python's
+KafkaProducer at its defaults (idempotent, acks=all since 2.1), for a second implementation of the protocol. Consumers set what Jepsen's safe mode
 sets: no auto-commit (a subscribed poll commits synchronously, as Jepsen's commitSync) and auto.offset.reset
 earliest; the isolation level stays the default, read_committed.
 
@@ -58,6 +59,9 @@ class Clients:
 
     def producer(self) -> Any:
         """The producer; a transactional one has run init_transactions."""
+        if self._producer is None and self.kind == "kafka-python":
+            from kafka import KafkaProducer
+            self._producer = KafkaProducer(bootstrap_servers=self.bootstrap.split(","))
         if self._producer is None:
             conf: dict[str, Any] = {"bootstrap.servers": self.bootstrap, "logger": CLIENT_LOG}
             if self.kind == "idempotent":
@@ -84,7 +88,9 @@ class Clients:
         self._producer = self._consumer = None
 
         def close() -> None:
-            if p is not None:
+            if p is not None and self.kind == "kafka-python":
+                p.close(timeout=0)
+            elif p is not None:
                 p.purge()
                 p.flush(0)
             if c is not None:
@@ -95,6 +101,8 @@ class Clients:
 
     def send(self, k: int, v: int) -> Result:
         """A single send outside a transaction: produce, then wait for its delivery report."""
+        if self.kind == "kafka-python":
+            return self._send_kafka_python(k, v)
         p = self.producer()
         got: list[Any] = []
         topic, part = self.keys[k]
@@ -105,6 +113,21 @@ class Clients:
         if err is None:
             return OK, [[SEND, k, [msg.offset(), v]]], ""
         return (FAIL if err.code() in DEFINITE else INFO), [[SEND, k, [None, v]]], err.name()
+
+    def _send_kafka_python(self, k: int, v: int) -> Result:
+        from kafka.errors import KafkaError, KafkaTimeoutError, UnknownTopicOrPartitionError
+
+        topic, part = self.keys[k]
+        future = self.producer().send(topic, value=str(v).encode(), partition=part)
+        try:
+            md = future.get(timeout=self.op_timeout)
+        except KafkaTimeoutError as exc:
+            raise Timeout(f"kafka-python: {exc}") from None
+        except UnknownTopicOrPartitionError as exc:
+            return FAIL, [[SEND, k, [None, v]]], type(exc).__name__
+        except KafkaError as exc:
+            return INFO, [[SEND, k, [None, v]]], type(exc).__name__
+        return OK, [[SEND, k, [md.offset, v]]], ""
 
     def _reads(self, timeout: float) -> dict[int, list[list[int]]]:
         reads: dict[int, list[list[int]]] = {}

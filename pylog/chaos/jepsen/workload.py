@@ -1,6 +1,6 @@
 """Jepsen's queue workload against a Kafka-compatible cluster: client processes doing random operations.
 
-A process is a thread with one producer (`plain`, `idempotent` or `transactional`) and one consumer
+A process is a thread with one producer (`plain`, `idempotent`, `transactional` or `kafka-python`) and one consumer
 (`subscribe` in a group or `assign`), clients.py. It starts with an assign or subscribe of a random set of keys
 and then loops over random operations as Jepsen's generator does: a `send` of one new value to a random key
 (`txn` of 1-4 sends and polls for transactional processes), a `poll`, and now and then (1/64) a new
@@ -26,7 +26,7 @@ from typing import Any
 from pylog.chaos.jepsen.clients import Clients
 from pylog.chaos.jepsen.history import ASSIGN, FAIL, INFO, INVOKE, OK, POLL, SEND, SUBSCRIBE, TXN, HistoryWriter
 
-PRODUCER_KINDS = ("plain", "idempotent", "transactional")
+PRODUCER_KINDS = ("plain", "idempotent", "transactional", "kafka-python")
 CONSUMER_KINDS = ("subscribe", "assign")
 SUB_P = 1 / 64  # Jepsen's chance of a new assign/subscribe
 
@@ -42,7 +42,8 @@ class QueueConfig:
     seed: int = 0
     duration: float | None = 30.0  # seconds of random operations (None: until stop() or the stop event)
     max_ops: int | None = None  # or stop after this many operations
-    processes: int = 6  # concurrent client processes, kinds dealt round-robin
+    processes: int = 8  # concurrent client processes: producer kinds dealt round-robin, consumer kinds so that
+    # every producer kind meets every consumer kind once the processes are twice the producer kinds
     producers: tuple[str, ...] = PRODUCER_KINDS
     consumers: tuple[str, ...] = CONSUMER_KINDS
     rate: float = 100.0  # operations per second over all processes
@@ -165,7 +166,7 @@ class QueueWorkload:
 
     def _loop(self, proc: _Process) -> None:
         cfg = self.cfg
-        via = cfg.consumers[(proc.slot // len(cfg.producers)) % len(cfg.consumers)]
+        via = cfg.consumers[(proc.slot + proc.slot // len(cfg.producers)) % len(cfg.consumers)]
         first = True
         while not self._stop.is_set() and not proc.abandoned:
             if first or proc.rng.random() < SUB_P:
