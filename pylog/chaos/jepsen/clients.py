@@ -3,8 +3,8 @@
 Producers keep confluent-kafka's defaults (acks=all, retries) and add only what makes their kind: nothing
 (`plain`), enable.idempotence (`idempotent`), or a transactional.id (`transactional`, one per process slot, so a
 replacement process fences its predecessor and aborts what it left open); `kafka-python` is kafka-python's
-KafkaProducer at its defaults (idempotent, acks=all since 2.1), for a second implementation of the protocol. Consumers set what Jepsen's safe mode
-sets: no auto-commit (a subscribed poll commits synchronously, as Jepsen's commitSync) and auto.offset.reset
+KafkaProducer at its defaults (in kafka-python 3.x: idempotent, acks=all), a second implementation of the
+protocol. Consumers set what Jepsen's safe mode sets: no auto-commit (a subscribed poll commits synchronously, as Jepsen's commitSync) and auto.offset.reset
 earliest; the isolation level stays the default, read_committed.
 
 Each operation returns (type, value, error): type ok, fail (definitely not applied) or info (unknown); value is
