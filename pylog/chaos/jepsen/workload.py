@@ -100,7 +100,6 @@ class QueueWorkload:
         self._types: Counter = Counter()
         self._errors: Counter = Counter()
         self._watchdog = threading.Thread(target=self._watch, name="jepsen-watchdog", daemon=True)
-        self._ended_at: float | None = None
 
     # -- lifecycle ---------------------------------------------------------------------------------
 
@@ -186,7 +185,7 @@ class QueueWorkload:
     def _choose(self, proc: _Process) -> tuple[str, Any]:
         r = proc.rng.random()
         if r < 0.5:
-            return POLL, None
+            return POLL, [[POLL]]
         n = proc.rng.randint(1, 4) if proc.clients.kind == "transactional" else 1
         mops = []
         for i in range(n):
@@ -320,7 +319,7 @@ class QueueWorkload:
                 if not behind:
                     self.summary.drained = True
                     return
-                out = self._drain_op(proc, POLL, None)
+                out = self._drain_op(proc, POLL, [[POLL]])
                 for k, recs in (out or [[POLL, {}]])[0][1].items():
                     read_up_to[k] = max([read_up_to.get(k, -1)] + [o for o, _ in recs])
         finally:
