@@ -3,8 +3,8 @@
 A process is a thread with one producer (`plain`, `idempotent`, `transactional` or `kafka-python`) and one consumer
 (`subscribe` in a group or `assign`), clients.py. It starts with an assign or subscribe of a random set of keys
 and then loops over random operations as Jepsen's generator does: a `send` of one new value to a random key
-(`txn` of 1-4 sends and polls for transactional processes), a `poll`, and now and then (1/64) a new
-assign/subscribe. Every invocation and completion goes into the history (history.py).
+(`txn` of 1-4 sends and polls for transactional processes), a `poll`, now and then (1/64) a new
+assign/subscribe, and rarely (`crash_p`) a `crash`, which replaces the process as below. Every invocation and completion goes into the history (history.py).
 
 Nothing waits on the cluster for longer than `op_timeout`: a watchdog completes an operation that overran it as
 `info`, abandons its thread (left to finish on its own, its completion dropped) and starts a replacement process
@@ -29,6 +29,7 @@ from pylog.chaos.jepsen.history import ASSIGN, FAIL, INFO, INVOKE, OK, POLL, SEN
 PRODUCER_KINDS = ("plain", "idempotent", "transactional", "kafka-python")
 CONSUMER_KINDS = ("subscribe", "assign")
 SUB_P = 1 / 64  # Jepsen's chance of a new assign/subscribe
+CRASH = "crash"
 
 
 @dataclass
@@ -50,6 +51,8 @@ class QueueConfig:
     op_timeout: float = 10.0  # an operation not done by then completes info
     drain_timeout: float = 60.0  # the final phase's limit
     group_id: str = "pylog-jepsen-queue"
+    crash_p: float = 1 / 300  # chance per operation of a Jepsen `crash`: the process's clients are replaced
+    # (its group member leaves, its transactional.id is taken over), which brings rebalances and fencing
 
     def keys(self) -> list[tuple[str, int]]:
         """(topic, partition) of every key, by key."""
@@ -168,7 +171,9 @@ class QueueWorkload:
         via = cfg.consumers[(proc.slot + proc.slot // len(cfg.producers)) % len(cfg.consumers)]
         first = True
         while not self._stop.is_set() and not proc.abandoned:
-            if first or proc.rng.random() < SUB_P:
+            if not first and proc.rng.random() < cfg.crash_p:
+                ok = self._op(proc, CRASH, None)
+            elif first or proc.rng.random() < SUB_P:
                 keys = sorted(proc.rng.sample(range(len(self.keys)), proc.rng.randint(1, len(self.keys))))
                 ok = self._op(proc, via, keys)
                 first = False
@@ -231,6 +236,8 @@ class QueueWorkload:
 
     def _run(self, proc: _Process, f: str, value: Any) -> tuple[str, Any, str]:
         c = proc.clients
+        if f == CRASH:
+            return INFO, None, "crash: the process's clients are replaced (Jepsen's :crash)"
         if f == ASSIGN:
             return c.assign(value)
         if f == SUBSCRIBE:
