@@ -3,6 +3,7 @@
     scripts/chaos [--faults N] [--expiries N] [--duration S] [--seed N] [--runs N]
                   [--partitions N] [--rate R] [--settle isr|rejoin] [--transactions]
                   [--inter-broker PLAINTEXT|SASL_SSL] [--keep]
+    scripts/chaos --workload queue [--faults N] [--expiries N] [--duration S] [--seed N] [--runs N] [--partitions N]
     scripts/chaos --groups [--ctp] [--members N] [--member-kills N] [--faults N] [--duration S] [--seed N]
                   [--runs N] [--partitions N] [--rate R] [--keep]
 
@@ -340,8 +341,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--ctp", action="store_true",
                     help="consume-transform-produce workers as the group's members (implies --groups), checked for "
                          "exactly-once (lost, duplicated, aborted-read, reordered, offsets committed without writes)")
+    ap.add_argument("--workload", choices=["acks", "queue", "txn", "groups", "ctp"], default=None,
+                    help="acks (the default run), txn (= --transactions), groups (= --groups), ctp (= --ctp), or "
+                         "queue: Jepsen's queue workload and checker (pylog/chaos/jepsen; --rate is operations/s)")
     args = ap.parse_args(argv)
     _stop_cleanly_on_term()
+    args.transactions |= args.workload == "txn"
+    args.groups |= args.workload == "groups"
+    args.ctp |= args.workload == "ctp"
+    if args.workload == "queue":
+        from pylog.chaos.jepsen.chaos_run import main_queue
+        return main_queue(ap, args)
     if args.groups or args.ctp:
         return _main_groups(ap, args)
     if args.faults < args.expiries or args.faults < 0 or args.expiries < 0:
