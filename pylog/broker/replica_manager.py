@@ -14,6 +14,7 @@ from pylog.broker.replica_prepare import ReplicaPreparer
 from pylog.broker.services import BrokerServices
 from pylog.common.clock import now_ms
 from pylog.log.errors import KafkaStorageError, RecordValidationError
+from pylog.metrics.recorders import BROKER as BROKER_METRICS
 from pylog.protocol.errors import ErrorCode
 from pylog.protocol import records
 
@@ -308,6 +309,7 @@ class ReplicaManager:
                         p.partition_epoch, p)
             p.fenced = True
             return False
+        BROKER_METRICS.isr_changed(p.isr, new_isr)
         p.isr = list(new_isr)
         p.partition_epoch = new_version
         if not p.maybe_increment_high_watermark():
