@@ -129,9 +129,11 @@ class LocalCluster:
                  overrides: dict[str, str] | None = None, broker_overrides: dict[int, dict[str, str]] | None = None,
                  first_id: int = 0, zk_port: int | None = None, broker_ports: dict[int, int] | None = None,
                  extra_listeners: dict[str, str] | None = None, env: dict[str, str] | None = None,
-                 prometheus: bool = False) -> None:
+                 prometheus: bool = False, metrics_ports: dict[int, int] | None = None) -> None:
         self.base = Path(base_dir)
-        self.prometheus = prometheus  # each broker serves /metrics on a port of its own (prometheus.listener)
+        # Each broker serves /metrics on a port of its own (prometheus.listener): metrics_ports' or a free one.
+        self.prometheus = prometheus or bool(metrics_ports)
+        self._metrics_ports = dict(metrics_ports or {})
         self.env = dict(env or {})  # extra environment of every broker process (KAFKA_OPTS' ZooKeeper login)
         # Listeners besides PLAINTEXT (which stays first: readiness checks and tools use it), name -> protocol.
         self.extra_listeners = dict(extra_listeners or {})
@@ -204,7 +206,7 @@ class LocalCluster:
         data = self.base / f"broker-{bid}"
         data.mkdir(parents=True, exist_ok=True)
         extra = {name: free_port() for name in self.extra_listeners}
-        metrics_port = free_port() if self.prometheus else None
+        metrics_port = (self._metrics_ports.get(bid) or free_port()) if self.prometheus else None
         props = {
             "broker.id": str(bid),
             "listeners": ",".join([f"PLAINTEXT://127.0.0.1:{port}"] + [f"{n}://127.0.0.1:{p}" for n, p in extra.items()]),
