@@ -34,8 +34,16 @@ def _gauge(name: str, doc: str, value: float | None = None, labels: Iterable[str
     return GaugeMetricFamily(name, doc, value=value, labels=None if value is not None else list(labels))
 
 
-def _summary(name: str, doc: str, label_names: list[str]) -> Metric:
+def _summary(name: str, doc: str) -> Metric:
+    # Samples are added by hand: prometheus-client's SummaryMetricFamily has no quantile samples.
     return Metric(name, doc, "summary")
+
+
+def _error_name(code: int) -> str:
+    try:
+        return ErrorCode(code).name
+    except ValueError:
+        return str(code)
 
 
 def _add_summary(m: Metric, labels: dict[str, str], reservoir: rec.Reservoir) -> None:
@@ -148,7 +156,7 @@ class BrokerCollector(Collector):
                      c.reassigning_partitions if active else 0)
         yield CounterMetricFamily("kafka_controller_controllerstats_uncleanleaderelections",
                                   "Leaders elected from outside the ISR", value=rec.CONTROLLER.unclean_elections)
-        m = _summary("kafka_controller_controllerstats_leaderelectionrateandtimems", "Leader election time (ms)", [])
+        m = _summary("kafka_controller_controllerstats_leaderelectionrateandtimems", "Leader election time (ms)")
         _add_summary(m, {}, rec.CONTROLLER.election_time)
         yield m
 
@@ -181,9 +189,9 @@ class BrokerCollector(Collector):
         c = CounterMetricFamily("kafka_network_requestmetrics_errors", "Responses with a top-level error",
                                 labels=["request", "error"])
         for (key, code), n in sorted(dict(r.errors).items()):
-            c.add_metric([request_name(key), ErrorCode(code).name if code in ErrorCode._value2member_map_ else str(code)], n)
+            c.add_metric([request_name(key), _error_name(code)], n)
         yield c
-        m = _summary("kafka_network_requestmetrics_totaltimems", "Request total time (ms), arrival to response", ["request"])
+        m = _summary("kafka_network_requestmetrics_totaltimems", "Request total time (ms), arrival to response")
         for key, reservoir in sorted(dict(r.total_time).items()):
             _add_summary(m, {"request": request_name(key)}, reservoir)
         yield m
@@ -215,7 +223,7 @@ class BrokerCollector(Collector):
     def _zookeeper(self, s: BrokerSnapshot) -> Iterable[Metric]:
         yield _gauge("pylog_zookeeper_connected", "1 while the broker's ZooKeeper session is connected",
                      int(s.zk_connected))
-        m = _summary("kafka_server_zookeeperclientmetrics_zookeeperrequestlatencyms", "ZooKeeper request latency (ms)", [])
+        m = _summary("kafka_server_zookeeperclientmetrics_zookeeperrequestlatencyms", "ZooKeeper request latency (ms)")
         _add_summary(m, {}, rec.ZK.latency)
         yield m
         events = dict(rec.ZK.events)
