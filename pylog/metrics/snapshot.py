@@ -9,8 +9,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-# Kafka's BrokerState values (kafka.server:type=KafkaServer,name=BrokerState).
-BROKER_STATES = {"starting": 1, "recovery": 2, "running": 3, "fenced": 4, "shutting_down": 7}
+# Kafka's BrokerState values (kafka.server:type=KafkaServer,name=BrokerState). Kafka has no code for a fenced
+# broker; KRaft reports its fenced brokers as RECOVERY (2), so we do too (pylog_broker_state names it).
+BROKER_STATES = {"starting": 1, "recovery": 2, "running": 3, "fenced": 2, "shutting_down": 7}
 
 
 @dataclass(slots=True)
