@@ -30,17 +30,18 @@ while True:
 
 
 def run(records: int, reps: int, scenarios: list[str], value_size: int, scrape_interval: float = 1.0,
-        prime_mb: int = 0, zk_connect: str | None = None) -> list[list]:
+        prime_mb: int = 0, zk_connect: str | None = None, partitions: int = 1) -> list[list]:
     """Rows: per scenario, the endpoint off, on (scraped), and on/off."""
     rows: list[list] = []
     port = free_port()
+    topic = TOPIC if partitions == 1 else f"{TOPIC}-p{partitions}"
     on_config = {**BROKER_CONFIG, "prometheus.listener": f"http://127.0.0.1:{port}"}
     with h.pylog_cluster(1, BROKER_CONFIG, prime_mb=prime_mb, zk_connect=zk_connect) as off_cluster, \
             h.pylog_cluster(1, on_config, zk_connect=zk_connect) as on_cluster:
         off = h.pylog_target(off_cluster, "metrics off")
         on = h.pylog_target(on_cluster, "metrics on")
         for t in (off, on):
-            h.create_topics(t.bootstrap, [TOPIC], config=topic_config(1))
+            h.create_topics(t.bootstrap, [topic], partitions=partitions, config=topic_config(partitions))
         scraper = subprocess.Popen([sys.executable, "-c", _SCRAPER, f"http://127.0.0.1:{port}/metrics",
                                     str(scrape_interval)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         try:
@@ -48,8 +49,9 @@ def run(records: int, reps: int, scenarios: list[str], value_size: int, scrape_i
                 conf = h.SCENARIOS[name]
                 h.log(f"scenario {name} {conf}: warm-up")
                 for t in (off, on):
-                    h.produce(t, TOPIC, max(records // 10, min(records, 10000)), value_size, conf)
-                res = h.interleaved(reps, [off, on], lambda t: h.produce(t, TOPIC, records, value_size, conf))
+                    h.produce(t, topic, max(records // 10, min(records, 10000)), value_size, conf, partitions=partitions)
+                res = h.interleaved(reps, [off, on], lambda t: h.produce(t, topic, records, value_size, conf,
+                                                                       partitions=partitions))
                 a, b = h.summarize(res[off.name]), h.summarize(res[on.name])
                 rows.append([name, f"{a.rate:,.0f}", f"{b.rate:,.0f}", f"{(b.rate / a.rate - 1) * 100:+.1f} %",
                              f"{a.cpu_per_gb:.2f}", f"{b.cpu_per_gb:.2f}",
@@ -58,7 +60,7 @@ def run(records: int, reps: int, scenarios: list[str], value_size: int, scrape_i
         finally:
             scraper.kill()
             scraper.wait(10)
-        rows.append(scrape_cost(on, off, f"http://127.0.0.1:{port}/metrics"))
+        rows.append(scrape_cost(on, off, f"http://127.0.0.1:{port}/metrics", 200 if partitions < 100 else 50))
     return rows
 
 

@@ -94,9 +94,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(f"<!-- {h.machine_notes()} -->")
     if args.metrics_overhead:
         from pylog.bench import metrics_overhead
-        rows = metrics_overhead.run(args.records, args.reps, scenarios, args.value_size, args.scrape_interval)
+        rows = metrics_overhead.run(args.records, args.reps, scenarios, args.value_size, args.scrape_interval,
+                                    partitions=args.partitions)
         h.print_report(f"produce, /metrics on (scraped every {args.scrape_interval:g} s) vs off: {args.records:,} x "
-                       f"{args.value_size} B records per run, 1 partition, RF 1, acks=1, median of {args.reps}",
+                       f"{args.value_size} B records per run, {args.partitions} partition(s), RF 1, acks=1, "
+                       f"median of {args.reps}",
                        metrics_overhead.HEADER, rows)
         return 0
     rows = run(args.records, args.reps, scenarios, args.loops.split(","), args.value_size, not args.no_mock,

@@ -95,7 +95,7 @@ def _partition(p: Any) -> PartitionView:
     plog = p.log
     view = PartitionView(p.topic, p.index, p.is_leader, tuple(p.replicas), tuple(p.isr), p.min_insync_replicas,
                          plog.size_bytes, plog.log_start_offset, plog.log_end_offset, p.high_watermark,
-                         len(plog.segments), len(plog.producer_state.producers), tuple(p.adding))
+                         len(plog.producer_state.producers), tuple(p.adding))
     if p.is_leader and p.adding:
         view.bytes_to_add = _bytes_behind(p, plog)
     return view

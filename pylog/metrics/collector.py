@@ -197,16 +197,16 @@ class BrokerCollector(Collector):
         yield m
 
     def _logs(self, s: BrokerSnapshot) -> Iterable[Metric]:
-        fams = {name: _gauge(f"kafka_log_log_{name}", doc, labels=["topic", "partition"]) for name, doc in (
-            ("size", "Bytes of the replica's segments"), ("logendoffset", "Log end offset"),
-            ("logstartoffset", "Log start offset"), ("numlogsegments", "Segments"))}
+        # Only Size and LogEndOffset of Kafka's Log MBeans: each per-partition family adds a sample per replica to
+        # every scrape (BENCHMARKS.md, "Metrics overhead"); the log start offset is kafka_topic_partition_oldest_offset.
+        size = _gauge("kafka_log_log_size", "Bytes of the replica's segments", labels=["topic", "partition"])
+        end = _gauge("kafka_log_log_logendoffset", "Log end offset", labels=["topic", "partition"])
         for p in s.partitions:
             labels = [p.topic, str(p.partition)]
-            fams["size"].add_metric(labels, p.size)
-            fams["logendoffset"].add_metric(labels, p.log_end_offset)
-            fams["logstartoffset"].add_metric(labels, p.log_start_offset)
-            fams["numlogsegments"].add_metric(labels, p.segments)
-        yield from fams.values()
+            size.add_metric(labels, p.size)
+            end.add_metric(labels, p.log_end_offset)
+        yield size
+        yield end
         yield _gauge("kafka_log_logmanager_offlinelogdirectorycount", "Failed log dirs", len(s.offline_log_dirs))
         free = _gauge("pylog_log_dir_free_bytes", "Free bytes on a log dir's file system", labels=["log_dir"])
         total = _gauge("pylog_log_dir_total_bytes", "Size of a log dir's file system", labels=["log_dir"])

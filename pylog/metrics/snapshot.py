@@ -28,7 +28,6 @@ class PartitionView:
     log_start_offset: int
     log_end_offset: int
     high_watermark: int
-    segments: int
     producer_ids: int
     adding: tuple[int, ...] = ()
     bytes_to_add: int = 0  # leader's estimate of what its reassignment's new replicas still have to copy

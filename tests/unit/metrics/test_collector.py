@@ -18,7 +18,7 @@ def _series(snap: BrokerSnapshot) -> dict[tuple[str, tuple], float]:
 
 
 def _p(topic: str, i: int, leader: bool, replicas, isr, min_isr=2, hw=10, start=0) -> PartitionView:
-    return PartitionView(topic, i, leader, tuple(replicas), tuple(isr), min_isr, 100, start, hw, hw, 1, 0)
+    return PartitionView(topic, i, leader, tuple(replicas), tuple(isr), min_isr, 100, start, hw, hw, 0)
 
 
 def test_replica_manager_and_controller_counts():
