@@ -118,3 +118,19 @@ def test_a_taken_port_is_a_start_up_error_naming_the_key(tmp_path):
                            timeout=60)
     assert r.returncode != 0
     assert f"prometheus.listener http://127.0.0.1:{taken}" in r.stderr.splitlines()[-1]
+
+
+def test_endpoint_reports_shutting_down_during_a_controlled_shutdown(cluster_factory):
+    """SIGTERM: the controlled shutdown cannot move the only broker's leaderships (its retries take ~1.5 s), and
+    /metrics answers meanwhile that the broker is shutting down."""
+    import signal
+    c = cluster_factory(1, overrides={"controlled.shutdown.max.retries": "3"}, prometheus=True)
+    b = c.brokers[0]
+    create_topic(c.bootstrap, "kept", partitions=1)
+    assert value(scrape(b.metrics_port), "pylog_broker_state", state="running") == 1
+    b.signal(signal.SIGTERM)
+    fams = wait_for(lambda: (f := scrape(b.metrics_port)) and value(
+        f, "pylog_broker_state", state="shutting_down") == 1 and f, timeout=20, what="state shutting_down", interval=0.05)
+    assert value(fams, "kafka_server_kafkaserver_brokerstate") == 7
+    assert value(fams, "pylog_broker_state", state="running") == 0
+    b.proc.wait(60)
