@@ -119,20 +119,25 @@ def top_command(bootstrap_server: str, command_config: str | None, interval: flo
             else:
                 Console().print(render(view))
             return
-        _live(admin, urls, before, interval, top_n)
+        _live(admin, overrides, before, interval, top_n)
     except (click.ClickException, KeyboardInterrupt):
         raise
     except Exception as exc:
         raise CliError(f"Error: {describe_exception(exc)}") from exc
 
 
-def _live(admin: Any, urls: dict[int, str | None], before: dict[int, Scrape], interval: float, top_n: int) -> None:
+def _live(admin: Any, overrides: dict[int, str], before: dict[int, Scrape], interval: float, top_n: int) -> None:
+    """Refresh until Ctrl-C; brokers joining or leaving show up on the next refresh."""
     with Live(refresh_per_second=4, screen=False) as live:
-        while True:
-            time.sleep(interval)
-            now = _scrape_all(urls)
-            live.update(render(build_view(admin, urls, now, before, top_n)))
-            before = now
+        try:
+            while True:
+                time.sleep(interval)
+                urls = metrics_urls(admin, overrides)
+                now = _scrape_all(urls)
+                live.update(render(build_view(admin, urls, now, before, top_n)))
+                before = now
+        except KeyboardInterrupt:
+            return
 
 
 def main() -> None:
