@@ -64,6 +64,7 @@ class BrokerProcess:
     proc: subprocess.Popen | None = None
     env: dict[str, str] = field(default_factory=dict)
     ports: dict[str, int] = field(default_factory=dict)  # extra listeners' ports, by listener name
+    metrics_port: int | None = None  # prometheus.listener's port, when the cluster serves metrics
 
     @property
     def pid(self) -> int | None:
@@ -127,8 +128,12 @@ class LocalCluster:
     def __init__(self, base_dir: str | os.PathLike[str], n_brokers: int = 1, *, zk_connect: str | None = None,
                  overrides: dict[str, str] | None = None, broker_overrides: dict[int, dict[str, str]] | None = None,
                  first_id: int = 0, zk_port: int | None = None, broker_ports: dict[int, int] | None = None,
-                 extra_listeners: dict[str, str] | None = None, env: dict[str, str] | None = None) -> None:
+                 extra_listeners: dict[str, str] | None = None, env: dict[str, str] | None = None,
+                 prometheus: bool = False, metrics_ports: dict[int, int] | None = None) -> None:
         self.base = Path(base_dir)
+        # Each broker serves /metrics on a port of its own (prometheus.listener): metrics_ports' or a free one.
+        self.prometheus = prometheus or bool(metrics_ports)
+        self._metrics_ports = dict(metrics_ports or {})
         self.env = dict(env or {})  # extra environment of every broker process (KAFKA_OPTS' ZooKeeper login)
         # Listeners besides PLAINTEXT (which stays first: readiness checks and tools use it), name -> protocol.
         self.extra_listeners = dict(extra_listeners or {})
@@ -201,6 +206,7 @@ class LocalCluster:
         data = self.base / f"broker-{bid}"
         data.mkdir(parents=True, exist_ok=True)
         extra = {name: free_port() for name in self.extra_listeners}
+        metrics_port = (self._metrics_ports.get(bid) or free_port()) if self.prometheus else None
         props = {
             "broker.id": str(bid),
             "listeners": ",".join([f"PLAINTEXT://127.0.0.1:{port}"] + [f"{n}://127.0.0.1:{p}" for n, p in extra.items()]),
@@ -212,6 +218,7 @@ class LocalCluster:
             "controlled.shutdown.retry.backoff.ms": "500",
             "replica.fetch.backoff.ms": "200",
             "replica.lag.time.max.ms": "10000",
+            **({"prometheus.listener": f"http://127.0.0.1:{metrics_port}"} if metrics_port else {}),
             **self.overrides,
             **self.broker_overrides.get(bid, {}),
         }
@@ -222,7 +229,8 @@ class LocalCluster:
             props["broker.rack"] = rack
         config = data / "server.properties"
         config.write_text("".join(f"{k}={v}\n" for k, v in props.items()))
-        b = BrokerProcess(bid, port, config, data / "console.log", data, env=self.env, ports=extra)
+        b = BrokerProcess(bid, port, config, data / "console.log", data, env=self.env, ports=extra,
+                          metrics_port=metrics_port)
         self.brokers[bid] = b
         if start:
             b.start()

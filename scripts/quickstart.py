@@ -75,6 +75,27 @@ def status() -> None:
         print(f"{name}: pid {pid} {'running' if alive else 'not running'}")
 
 
+def _metrics_ports() -> dict[int, int]:
+    """prometheus.listener ports: 9404, 9405, 9406 when free (the JMX exporter's customary 9404 and up)."""
+    return {i: _port(9404 + i) for i in range(3)}
+
+
+def _write_prometheus_config(cluster: LocalCluster) -> str:
+    """A ready prometheus.yml scraping every broker's /metrics, with the alert rules; returns how to use it."""
+    targets = ", ".join(f"'127.0.0.1:{b.metrics_port}'" for b in cluster.brokers.values())
+    rules = ROOT / "config" / "prometheus" / "pylog-alerts.yml"
+    config = STATE / "prometheus.yml"
+    config.write_text(f"# Written by scripts/quickstart: scrape the quickstart cluster's brokers (docs/metrics.md).\n"
+                      f"global:\n  scrape_interval: 10s\n  evaluation_interval: 10s\n"
+                      f"rule_files:\n  - '{rules}'\n"
+                      f"scrape_configs:\n  - job_name: pylog\n    static_configs:\n      - targets: [{targets}]\n")
+    first = next(iter(cluster.brokers.values()))
+    return (f"Prometheus metrics: http://127.0.0.1:{first.metrics_port}/metrics (one port per broker: "
+            f"{', '.join(str(b.metrics_port) for b in cluster.brokers.values())}); scrape them all with\n"
+            f"  prometheus --config.file={config} --storage.tsdb.path={STATE / 'prometheus-data'}\n"
+            f"or watch them with: bin/pylog-top.sh --bootstrap-server {cluster.bootstrap.split(',')[0]}")
+
+
 def start() -> None:
     """Start the cluster and run the demo against it."""
     if PIDS.exists():
@@ -82,9 +103,10 @@ def start() -> None:
         stop(quiet=True)
     shutil.rmtree(STATE, ignore_errors=True)
     ports = {i: _port(9092 + i) for i in range(3)}
-    cluster = LocalCluster(STATE, 3, zk_port=_port(2181), broker_ports=ports,
+    cluster = LocalCluster(STATE, 3, zk_port=_port(2181), broker_ports=ports, metrics_ports=_metrics_ports(),
                            overrides={"zookeeper.session.timeout.ms": "18000"})
     cluster.start()
+    scrape = _write_prometheus_config(cluster)
     pids = {"zookeeper": cluster.zk_process.pid, **{f"broker-{i}": b.pid for i, b in cluster.brokers.items()}}
     PIDS.write_text(json.dumps(pids))
     bootstrap = cluster.bootstrap
@@ -100,7 +122,9 @@ def start() -> None:
     print(f"\n$ bin/pylog-topics.sh --bootstrap-server {bootstrap} --describe --topic {TOPIC}")
     print(_run(topics, "--bootstrap-server", bootstrap, "--describe", "--topic", TOPIC), end="")
     print(f"\nThe cluster keeps running: ZooKeeper at {cluster.zk_connect}, brokers at {bootstrap} "
-          f"(logs in {STATE}).\nStop it with: ./scripts/quickstart stop")
+          f"(logs in {STATE}).")
+    print(scrape)
+    print("Stop it with: ./scripts/quickstart stop")
 
 
 def secure() -> None:
@@ -124,8 +148,9 @@ def secure() -> None:
                  # admin (PLAIN), the one super user; alice gets only what pylog-acls.sh grants her below.
                  "authorizer.class.name": "kafka.security.authorizer.AclAuthorizer", "super.users": "User:admin"}
     cluster = LocalCluster(STATE, 3, zk_port=_port(2181), broker_ports={i: _port(9092 + i) for i in range(3)},
-                           overrides=overrides, extra_listeners={"SASL_SSL": "SASL_SSL"})
+                           overrides=overrides, extra_listeners={"SASL_SSL": "SASL_SSL"}, metrics_ports=_metrics_ports())
     cluster.start()
+    print(_write_prometheus_config(cluster))
     PIDS.write_text(json.dumps({"zookeeper": cluster.zk_process.pid,
                                 **{f"broker-{i}": b.pid for i, b in cluster.brokers.items()}}))
     secure_bs = cluster.bootstrap_on("SASL_SSL")

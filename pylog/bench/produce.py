@@ -84,11 +84,23 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--partitions", type=int, default=1, help="partitions of the topic, written round-robin")
     ap.add_argument("--no-mock", action="store_true", help="skip the librdkafka mock peer")
     ap.add_argument("--profile", metavar="DIR", help="cProfile the broker's event loop into DIR (slows it down)")
+    ap.add_argument("--metrics-overhead", action="store_true",
+                    help="instead: a broker with prometheus.listener on (scraped) against one with it off")
+    ap.add_argument("--scrape-interval", type=float, default=1.0, help="with --metrics-overhead: seconds between scrapes")
     args = ap.parse_args(argv)
     scenarios = h.scenarios_arg(ap, args.scenarios)
     if args.partitions < 1:
         ap.error(f"--partitions must be >= 1, got {args.partitions}")
     print(f"<!-- {h.machine_notes()} -->")
+    if args.metrics_overhead:
+        from pylog.bench import metrics_overhead
+        rows = metrics_overhead.run(args.records, args.reps, scenarios, args.value_size, args.scrape_interval,
+                                    partitions=args.partitions)
+        h.print_report(f"produce, /metrics on (scraped every {args.scrape_interval:g} s) vs off: {args.records:,} x "
+                       f"{args.value_size} B records per run, {args.partitions} partition(s), RF 1, acks=1, "
+                       f"median of {args.reps}",
+                       metrics_overhead.HEADER, rows)
+        return 0
     rows = run(args.records, args.reps, scenarios, args.loops.split(","), args.value_size, not args.no_mock,
                args.profile, partitions=args.partitions)
     h.print_report(f"produce: {args.records:,} x {args.value_size} B records per run, {args.partitions} "

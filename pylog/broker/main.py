@@ -15,7 +15,7 @@ import contextlib
 import logging
 import os
 import sys
-from typing import Callable, Iterator
+from typing import Any, Callable, Iterator
 
 import click
 
@@ -87,10 +87,23 @@ def cli(config_file: str, overrides: tuple[str, ...], log_level: str) -> None:
     loop_factory = _loop_factory()
     try:
         with _profiled(os.environ.get("PYLOG_PROFILE")), asyncio.Runner(loop_factory=loop_factory) as runner:
+            start_metrics_endpoint(broker, runner.get_loop())  # before start(): it reports loading too
             runner.run(broker.run_until_signalled())
     except Exception as exc:  # a start-up failure: one clear line, the details in the log above
         logging.getLogger("pylog.broker").exception("Fatal error during broker startup")
         raise click.ClickException(f"Broker {config.get('broker.id')} failed to start: {exc}") from exc
+
+
+def start_metrics_endpoint(broker: Any, loop: asyncio.AbstractEventLoop) -> None:
+    """prometheus.listener's /metrics endpoint, if set; a taken port is a start-up error with the key named."""
+    from pylog.broker.metrics_view import MetricsView
+    from pylog.metrics.exporter import start_exporter
+
+    listener = broker.config.get("prometheus.listener")
+    try:
+        start_exporter(listener, MetricsView(broker, loop).take)
+    except OSError as exc:
+        raise click.ClickException(f"prometheus.listener {listener}: {exc}") from exc
 
 
 def main() -> None:

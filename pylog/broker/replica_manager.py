@@ -18,6 +18,7 @@ from pylog.broker.topic_configs import ConfigListener, TopicConfigs
 from pylog.common.clock import now_ms
 from pylog.common.config import BrokerConfig
 from pylog.log.errors import KafkaStorageError, RecordValidationError
+from pylog.metrics.recorders import BROKER as BROKER_METRICS
 from pylog.protocol.errors import ErrorCode
 from pylog.protocol import records
 
@@ -343,6 +344,7 @@ class ReplicaManager(ConfigListener):
                         p.partition_epoch, p)
             p.fenced = True
             return False
+        BROKER_METRICS.isr_changed(p.isr, new_isr)
         p.isr = list(new_isr)
         p.partition_epoch = new_version
         if not p.maybe_increment_high_watermark():

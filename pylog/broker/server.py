@@ -22,11 +22,13 @@ import collections
 import logging
 import os
 import socket
+import time
 from dataclasses import dataclass
 from typing import Any
 
 from pylog.broker.handlers import HANDLERS, Later, advertised_ranges, load_all
 from pylog.broker.services import BrokerServices
+from pylog.metrics.recorders import FETCH_FOLLOWER, REQUESTS
 from pylog.protocol.api import ApiKey, api_name
 from pylog.protocol.codec import (
     MalformedRequest,
@@ -63,6 +65,8 @@ class _Owed:
 
     header: RequestHeader
     later: Later
+    key: int  # the request metrics' key (FETCH_FOLLOWER for a replica's Fetch)
+    started: float  # time.perf_counter() on arrival, for the request metrics' total time
 
 
 @dataclass(slots=True)
@@ -266,6 +270,7 @@ class KafkaConnection(asyncio.BufferedProtocol):
             out = entry
             if isinstance(entry, _Owed):
                 resp = await entry.later.finish()
+                REQUESTS.record(entry.key, entry.header.api_version, entry.started, getattr(resp, "error_code", 0))
                 out = None if resp is None else _output(entry.header, resp)
             if out is not None:
                 # More owed behind this one: hold it so that responses completed together
@@ -306,12 +311,13 @@ class KafkaConnection(asyncio.BufferedProtocol):
             log.warning("Closing connection from %s: %s is not allowed %s (CLUSTER_ACTION)", self.peer,
                         self.security.principal, api_name(header.api_key))
             return False
+        started = time.perf_counter()
         resp = await h.func(ctx, req)
-        if resp is None:
-            return None
+        key = FETCH_FOLLOWER if header.api_key == ApiKey.Fetch and req.replica_id >= 0 else header.api_key
         if isinstance(resp, Later):
-            return _Owed(header, resp)
-        return _output(header, resp)
+            return _Owed(header, resp, key, started)
+        REQUESTS.record(key, header.api_version, started, getattr(resp, "error_code", 0))
+        return None if resp is None else _output(header, resp)
 
     async def _write(self, out: Any, more: bool = False) -> None:
         transport = self.transport

@@ -12,7 +12,7 @@ from typing import Any
 from pylog.common.configdef import (
     LONG_MAX, ConfigKey, Importance, Type, ValidList, ValidString, at_least, between, define,
 )
-from pylog.common.listeners import DEFAULT_PROTOCOL_MAP, SECURITY_PROTOCOLS
+from pylog.common.listeners import DEFAULT_PROTOCOL_MAP, SECURITY_PROTOCOLS, HttpListener
 from pylog.common.versions import METADATA_VERSION_VALIDATOR
 
 __all__ = ["BROKER_CONFIGS", "BROKER_GROUPS", "COMPRESSION_TYPES", "NO_EFFECT"]
@@ -345,6 +345,10 @@ _k("metrics.sample.interval.ms", Type.LONG, 60000, "How often (ms) each broker s
    "topic __pylog_metrics. 0 disables sampling.", at_least(0), LOW)
 _k("metrics.topic.replication.factor", Type.SHORT, 1, "The replication factor of __pylog_metrics when a broker "
    "creates it. The samples are advisory, so losing some is harmless.", at_least(1), LOW)
+_k("prometheus.listener", Type.STRING, "", "Where the broker serves Prometheus metrics at /metrics with Kafka's "
+   "names (docs/metrics.md), e.g. http://127.0.0.1:9404 (an empty host listens on all interfaces). Empty: no "
+   "endpoint. It answers from the start of the process, while the broker loads its logs, runs, is fenced or "
+   "shuts down.", HttpListener(), LOW)
 
 BROKER_CONFIGS: dict[str, ConfigKey] = define(_keys)
 del _keys

@@ -81,3 +81,26 @@ def parse_listeners(value: str, protocol_map: dict[str, str], require_distinct_p
     if require_distinct_ports and len(set(ports)) != len(ports):
         raise ConfigError(f"requirement failed: Each listener must have a different port, listeners: {value}")
     return listeners
+
+
+_HTTP = re.compile(r"http://\[?([0-9a-zA-Z\-%._:]*?)\]?:([0-9]+)/?")
+
+
+def parse_http_listener(value: str | None, key: str = "prometheus.listener") -> tuple[str, int] | None:
+    """`http://host:port` (empty host = all interfaces) as (host, port); None for an empty value."""
+    if value is None or not value.strip():
+        return None
+    m = _HTTP.fullmatch(value.strip())
+    if m is None or not 0 <= int(m.group(2)) <= 65535:
+        raise ConfigError.invalid(key, value, "Expected http://host:port (empty to disable)")
+    return m.group(1) or "0.0.0.0", int(m.group(2))
+
+
+class HttpListener:
+    """Validator for an optional http://host:port key."""
+
+    def __call__(self, name: str, value: object) -> None:
+        parse_http_listener(value if isinstance(value, str) else None, name)
+
+    def __str__(self) -> str:
+        return "empty or http://host:port"

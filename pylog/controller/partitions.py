@@ -8,6 +8,7 @@ under it, and then tells the brokers (Controller.propagate).
 from __future__ import annotations
 
 import logging
+import time
 from typing import Any, Callable, Iterable
 
 from pylog.common.types import TP
@@ -16,6 +17,7 @@ from pylog.controller.context import Assignment
 from pylog.controller.core import ControllerCore
 from pylog.controller.states import PartitionLifecycle as PS
 from pylog.controller.states import ReplicaLifecycle as RS
+from pylog.metrics.recorders import CONTROLLER as CONTROLLER_METRICS
 from pylog.protocol.errors import ErrorCode
 from pylog.zk.codecs import PartitionState
 from pylog.zk.errors import ControllerMovedError
@@ -53,6 +55,7 @@ class PartitionChanges:
         result = elect.offline_leader(a.replicas, st.isr, live,
                                       self.unclean_enabled(tp[0]))
         if result is not None and result.unclean:
+            CONTROLLER_METRICS.unclean_elections += 1
             log.warning("Unclean leader election. Broker %d was elected as leader of %s-%d from outside the ISR %s;"
                         " committed records may be lost", result.leader, tp[0], tp[1], list(st.isr))
         return result
@@ -66,6 +69,7 @@ class PartitionChanges:
         A partition `strategy` finds no leader for goes OFFLINE unless `offline_on_failure` is
         false (a failed preferred election or reassignment step leaves a good leader in place).
         """
+        started = time.perf_counter()
         ctx = self.core.ctx
         live = self.eligible() if live is None else live
         remaining = [tp for tp in dict.fromkeys(tps) if tp in ctx.assignments]
@@ -105,6 +109,7 @@ class PartitionChanges:
         for tp in remaining:
             outcome[tp] = ErrorCode.NOT_CONTROLLER
         self.core.propagate(changed)
+        CONTROLLER_METRICS.election_time.observe((time.perf_counter() - started) * 1000)
         return outcome
 
     async def init_new(self, tps: Iterable[TP]) -> None:

@@ -20,6 +20,7 @@ from kazoo.client import KazooClient
 from kazoo.protocol.states import KazooState, ZnodeStat
 from kazoo.security import ACL
 
+from pylog.metrics.recorders import ZK as ZK_METRICS
 from pylog.zk import errors
 from pylog.zk.acls import AclPolicy
 from pylog.zk.paths import prefixes
@@ -207,6 +208,7 @@ class ZkConnection:
             self._connected.clear()
             event = SessionEvent.CLOSED if self._closing else SessionEvent.EXPIRED
         log.info("ZooKeeper session %s: %s", hex(self._session_id or 0), event.value)
+        ZK_METRICS.events[event.value] += 1
         self._session_events.post(event)
 
     def _write_session_file(self, creds: SessionCredentials) -> None:
@@ -229,6 +231,7 @@ class ZkConnection:
         the (translated) exception of that request; only timeouts and a closed client raise.
         """
         deadline = self._deadline()
+        started_at = time.perf_counter()
         results: dict[Any, Any] = {}
         pending = list(requests)
         while pending:
@@ -254,6 +257,7 @@ class ZkConnection:
             if retry:
                 self.wait_until_connected(deadline - time.monotonic())
             pending = retry
+        ZK_METRICS.latency.observe((time.perf_counter() - started_at) * 1000)  # Kafka's ZooKeeperRequestLatencyMs
         return results
 
     def _call(self, path: str, start: Callable[[], Any]) -> Any:

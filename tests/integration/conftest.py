@@ -21,10 +21,11 @@ def cluster_factory(zk_connect: str, tmp_path) -> Iterator[Callable[..., LocalCl
 
     def start(n_brokers: int = 1, overrides: dict[str, str] | None = None,
               broker_overrides: dict[int, dict[str, str]] | None = None,
-              extra_listeners: dict[str, str] | None = None, env: dict[str, str] | None = None) -> LocalCluster:
+              extra_listeners: dict[str, str] | None = None, env: dict[str, str] | None = None,
+              prometheus: bool = False) -> LocalCluster:
         c = LocalCluster(tmp_path / f"cluster-{len(started)}", n_brokers, zk_connect=zk_connect,
                          overrides=overrides, broker_overrides=broker_overrides, extra_listeners=extra_listeners,
-                         env=env)
+                         env=env, prometheus=prometheus)
         started.append(c)
         return c.start()
 

@@ -21,6 +21,7 @@ from pylog.broker.handlers import handler
 from pylog.broker.partition import wait_for_change
 from pylog.broker.services import HandlerContext
 from pylog.common.clock import now_ms
+from pylog.metrics.recorders import BROKER as BROKER_METRICS
 from pylog.protocol.api import ApiKey
 from pylog.protocol.errors import ErrorCode
 from pylog.security.authorizer import allowed
@@ -83,6 +84,7 @@ def _read_all(ctx, req, follower: bool, first_pass: bool, denied: frozenset = fr
                                                      for t in plog.collect_aborted_txns(fp.fetch_offset, max_offset)]
                 except OSError as exc:  # the log dir failed (KIP-112): it goes offline, the client looks elsewhere
                     ctx.broker.storage_failed(plog.dir, exc)
+                    BROKER_METRICS.failed_fetch[ft.topic] += 1
                     data.error_code = int(ErrorCode.KAFKA_STORAGE_ERROR)
                     parts.append(data)
                     continue

@@ -26,6 +26,7 @@ from pylog.broker.delayed_produce import Append, DelayedProduce
 from pylog.broker.handlers import Later, handler
 from pylog.broker.services import HandlerContext
 from pylog.broker.txn_verify import needs_verification, verify
+from pylog.metrics.recorders import BROKER as BROKER_METRICS
 from pylog.protocol.api import ApiKey
 from pylog.protocol.errors import ErrorCode
 from pylog.protocol.produce import PartitionProduceResult, decode_produce_request, encode_produce_response
@@ -67,7 +68,9 @@ async def handle_produce(ctx: HandlerContext, req):
     for key, p, buf in targets:
         out = delayed.outcomes[key]
         results[key] = [out.error, out.base_offset, out.record_errors, out.message]
-        if out.error == ErrorCode.NONE and not out.duplicate:
+        if out.error != ErrorCode.NONE:
+            BROKER_METRICS.failed_produce[p.topic] += 1
+        elif not out.duplicate:
             ctx.broker.stats.record_in(p, len(buf), out.last_offset - out.base_offset + 1)
     if acks == 0:
         return None

@@ -16,6 +16,7 @@ from pylog.coordinator.group.api import JoinRequest, JoinResult, SyncResult
 from pylog.coordinator.group.core import CoordinatorCore
 from pylog.coordinator.group.group import Group, Member, new_member_id
 from pylog.coordinator.group.state import GroupState
+from pylog.metrics.recorders import GROUPS as GROUP_METRICS
 from pylog.protocol.errors import ErrorCode
 
 log = logging.getLogger("pylog.coordinator.group")
@@ -212,6 +213,7 @@ class MembershipOps(CoordinatorCore):
             self.schedule(("join", group.group_id), group.rebalance_timeout_ms(), self.complete_join, group)
             return
         group.next_generation(self.now_ms())
+        GROUP_METRICS.rebalances += 1
         log.info("Group %s moved to generation %d (%s) with %d members", group.group_id, group.generation,
                  group.state.value, len(group.members))
         if group.state == S.EMPTY:

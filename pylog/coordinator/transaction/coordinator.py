@@ -27,6 +27,7 @@ from pylog.coordinator.transaction.records import (
     RecordFormatError, decode_key, decode_value, encode_key, encode_value,
 )
 from pylog.coordinator.transaction.state import EXPIRATION_ALLOWED, TxnState, transition
+from pylog.metrics.recorders import TXNS as TXN_METRICS
 
 log = logging.getLogger("pylog.coordinator.transaction")
 S = TxnState
@@ -202,7 +203,9 @@ class TransactionCoordinator:
                     await asyncio.sleep(self.config.marker_retry_backoff_ms / 1000)
             if self.txns.get(tid) is not meta:
                 continue
-            if await self._write(meta, decisions.complete(meta, self.now_ms())) == E.NONE:
+            done = decisions.complete(meta, self.now_ms())
+            if await self._write(meta, done) == E.NONE:
+                TXN_METRICS.count(done.state is TxnState.COMPLETE_COMMIT)
                 return
             await asyncio.sleep(self.config.marker_retry_backoff_ms / 1000)
 

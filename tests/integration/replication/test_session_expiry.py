@@ -14,6 +14,7 @@ from pylog.zk import paths
 from pylog.zk.client import ZkClient
 from support.clients import create_topic, kcat, wait_for
 from support.inspect import controller, partitions
+from support.metrics import scrape, value
 
 pytestmark = pytest.mark.integration
 
@@ -40,10 +41,15 @@ def _pause_until_expired(broker, zk: ZkClient) -> int:
 
 
 def test_sole_broker_reregisters_and_wins_the_controller_election_again(cluster_factory, zk_connect, zk):
-    c = cluster_factory(1, overrides=FAST)
+    c = cluster_factory(1, overrides=FAST, prometheus=True)
     b = c.brokers[0]
     _, epoch = wait_for(lambda: (x := controller(zk_connect)) and x[0] == 0 and x, 30, "broker 0 to be controller")
     old = _pause_until_expired(b, zk)
+    # /metrics counts the expiry (Kafka's SessionExpireListener ZooKeeperExpiresPerSec) and the reconnection.
+    fams = wait_for(lambda: (f := scrape(b.metrics_port)) and value(
+        f, "kafka_server_sessionexpirelistener_zookeepersyncconnects_total") == 2 and f, 30, "the new session in /metrics")
+    assert value(fams, "kafka_server_sessionexpirelistener_zookeeperexpires_total") == 1
+    assert value(fams, "pylog_zookeeper_connected") == 1
     # re-registered under a new session, and the election ran again: same broker, next epoch
     wait_for(lambda: _owner(zk, paths.broker_id(0)) not in (None, old), 30, "re-registration")
     wait_for(lambda: controller(zk_connect) == (0, epoch + 1), 30, f"broker 0 controller at epoch {epoch + 1}")
