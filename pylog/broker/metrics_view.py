@@ -11,22 +11,47 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import logging
-from typing import Any
+from typing import TYPE_CHECKING, Any, Protocol
 
-from pylog.broker.metrics_lag import EndOffsets
+from pylog.broker.metrics_lag import EndOffsets, LagSources
 from pylog.broker.throttle import UNLIMITED
+from pylog.common.errors import ErrorCode
 from pylog.metrics.snapshot import BrokerSnapshot, ControllerView, GroupView, PartitionView
 
+if TYPE_CHECKING:
+    from pylog.broker.group_host import GroupHost
+    from pylog.broker.stats import PartitionStats
+    from pylog.broker.throttle import ReplicationThrottle
+    from pylog.broker.txn_host import TxnHost
+    from pylog.controller.controller import Controller
+    from pylog.log.manager import LogManager
+    from pylog.zk.client import ZkClient
+
 log = logging.getLogger("pylog.metrics")
+
+
+class MetricsSources(LagSources, Protocol):
+    """What the metrics view reads of a broker, read only. Its parts appear as the broker starts (the endpoint
+    answers from before then), so they are read where they are, not handed over once."""
+
+    zk: ZkClient | None
+    logs: LogManager | None
+    stats: PartitionStats
+    throttle: ReplicationThrottle | None
+    groups: GroupHost | None
+    transactions: TxnHost | None
+    controller: Controller | None
+    stop_requested: asyncio.Event
+    started: bool
 
 
 class MetricsView:
     """Snapshots of one broker for the collector."""
 
-    def __init__(self, broker: Any, loop: asyncio.AbstractEventLoop) -> None:
-        self.broker = broker
+    def __init__(self, sources: MetricsSources, loop: asyncio.AbstractEventLoop) -> None:
+        self.sources = sources
         self.loop = loop
-        self.end_offsets = EndOffsets(broker)
+        self.end_offsets = EndOffsets(sources)
 
     def take(self, timeout: float = 2.0) -> BrokerSnapshot:
         """A snapshot, read on the broker's loop (from any other thread)."""
@@ -51,7 +76,7 @@ class MetricsView:
             return cheap
 
     def _cheap(self) -> BrokerSnapshot:
-        b = self.broker
+        b = self.sources
         zk = b.zk
         connected = bool(zk is not None and zk.connected)
         if b.stop_requested.is_set():
@@ -66,7 +91,7 @@ class MetricsView:
         return BrokerSnapshot(b.broker_id, state, connected, log_dirs=dirs, offline_log_dirs=offline)
 
     def _full(self, snap: BrokerSnapshot) -> BrokerSnapshot:
-        b = self.broker
+        b = self.sources
         if b.replicas is not None:
             snap.partitions = [_partition(p) for p in b.replicas.partitions.values() if p.log is not None]
             snap.offline_replicas = len(b.replicas.offline)
@@ -86,6 +111,8 @@ class MetricsView:
                 name = meta.state.value[1]
                 snap.transactions[name] = snap.transactions.get(name, 0) + 1
         for direction in ("leader", "follower"):
+            if b.throttle is None:
+                break
             rate = getattr(b.throttle, direction).rate
             snap.throttle_rates[direction] = -1.0 if rate >= UNLIMITED else float(rate)
         return snap
@@ -93,7 +120,7 @@ class MetricsView:
 
 def _partition(p: Any) -> PartitionView:
     plog = p.log
-    view = PartitionView(p.topic, p.index, p.is_leader, tuple(p.replicas), tuple(p.isr), p.min_insync_replicas,
+    view = PartitionView(p.topic, p.index, p.is_leader, tuple(p.replicas), tuple(p.isr), plog.config.min_insync_replicas,
                          plog.size_bytes, plog.log_start_offset, plog.log_end_offset, p.high_watermark,
                          len(plog.producer_state.producers), tuple(p.adding))
     if p.is_leader and p.adding:
