@@ -13,6 +13,7 @@ from pylog.broker.partition import Partition
 from pylog.broker.replica_prepare import ReplicaPreparer
 from pylog.broker.services import BrokerServices
 from pylog.common.clock import now_ms
+from pylog.common.errors import KafkaError
 from pylog.log.errors import KafkaStorageError, RecordValidationError
 from pylog.protocol.errors import ErrorCode
 from pylog.protocol import records
@@ -221,7 +222,7 @@ class ReplicaManager:
         except RecordValidationError as exc:  # Kafka answers these with per-record errors and its message
             log.info("Rejecting produce to %s: %s", p, exc)
             return AppendOutcome(ErrorCode(exc.error_code), record_errors=exc.record_errors, message=str(exc))
-        except records.CodedError as exc:  # segment.bytes, timestamps, storage: a per-partition error, as in Kafka
+        except KafkaError as exc:  # segment.bytes, timestamps, storage: a per-partition error, as in Kafka
             log.info("Rejecting produce to %s: %s", p, exc)
             return AppendOutcome(ErrorCode(exc.error_code))
         if info.duplicate:  # an idempotent producer's retry: the original offsets, nothing new to replicate
