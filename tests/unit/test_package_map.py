@@ -8,7 +8,6 @@ from __future__ import annotations
 import ast
 import re
 import sys
-from functools import cache
 from pathlib import Path
 
 import pytest
@@ -161,38 +160,26 @@ LITERAL_CODES_ALLOWED: dict[str, int] = {}
 REGISTRY_FILE = "common/errors.py"  # the registry is where the numbers are written, once
 
 
-@cache
-def _tree(path: Path) -> ast.AST:
-    return ast.parse(path.read_text(), str(path))
+def _findings(rule, allowed: dict[str, int]) -> list[str]:
+    """Every finding of `rule` in files over their allowance, as `pylog/<file>:<line>: <what>`."""
+    out = []
+    for path in sorted(PYLOG.rglob("*.py")):
+        rel = str(path.relative_to(PYLOG))
+        if rel == REGISTRY_FILE:
+            continue
+        found = list(rule(ast.parse(path.read_text(), str(path)), path))
+        if len(found) > allowed.get(rel, 0):
+            out += [f"pylog/{rel}:{f.line}: {f.text}" for f in found]
+    return out
 
 
-def _sources() -> list[Path]:
-    return sorted(PYLOG.rglob("*.py"))
+def test_error_codes_are_named():
+    bad = _findings(lambda tree, _: literal_codes(tree), LITERAL_CODES_ALLOWED)
+    assert not bad, ("Kafka error codes written as numbers; name them from pylog/common/errors.py "
+                     "(ErrorCode.X, or int(ErrorCode.X) where a number must be stored):\n" + "\n".join(bad))
 
 
-def _id(path: Path) -> str:
-    return str(path.relative_to(PYLOG))
-
-
-@pytest.mark.parametrize("path", _sources(), ids=_id)
-def test_error_codes_are_named(path):
-    rel = _id(path)
-    if rel == REGISTRY_FILE:
-        return
-    found = list(literal_codes(_tree(path)))
-    if len(found) <= LITERAL_CODES_ALLOWED.get(rel, 0):
-        return
-    lines = [f"pylog/{rel}:{f.line}: {f.text}" for f in found]
-    pytest.fail("Kafka error codes written as numbers; name them from pylog/common/errors.py "
-                "(ErrorCode.X, or int(ErrorCode.X) where a number must be stored):\n" + "\n".join(lines))
-
-
-@pytest.mark.parametrize("path", _sources(), ids=_id)
-def test_no_module_touches_another_modules_privates(path):
-    rel = _id(path)
-    found = list(private_accesses(_tree(path), path))
-    if len(found) <= PRIVATE_ALLOWED.get(rel, 0):
-        return
-    lines = [f"pylog/{rel}:{f.line}: {f.text}" for f in found]
-    pytest.fail("private attributes of another module; give the owner a public method or property for what is "
-                "needed (or make the name public if it is meant to be shared), and use that:\n" + "\n".join(lines))
+def test_no_module_touches_another_modules_privates():
+    bad = _findings(private_accesses, PRIVATE_ALLOWED)
+    assert not bad, ("private names of another module; give the owner a public method or property for what is "
+                     "needed (or make the name public if it is meant to be shared), and use that:\n" + "\n".join(bad))
