@@ -18,6 +18,7 @@ import asyncio
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Sequence
 
+from pylog.common.types import TP
 from pylog.coordinator.group.hashing import OFFSETS_TOPIC
 from pylog.log.control import ControlType, Marker, build_marker
 from pylog.protocol.errors import ErrorCode
@@ -25,7 +26,6 @@ from pylog.protocol.errors import ErrorCode
 if TYPE_CHECKING:
     from pylog.broker.services import BrokerServices
 
-TP = tuple[str, int]
 MARKER_TIMEOUT_S = 30.0  # Kafka's request.timeout.ms default, which bounds the coordinator's marker requests
 
 

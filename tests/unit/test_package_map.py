@@ -183,3 +183,12 @@ def test_no_module_touches_another_modules_privates():
     bad = _findings(private_accesses, PRIVATE_ALLOWED)
     assert not bad, ("private names of another module; give the owner a public method or property for what is "
                      "needed (or make the name public if it is meant to be shared), and use that:\n" + "\n".join(bad))
+
+
+def test_shared_names_have_one_home():
+    # A topic partition is common/types.TP everywhere; a module that needs it imports it.
+    homes = [str(p.relative_to(PYLOG)) for p in sorted(PYLOG.rglob("*.py"))
+             for node in ast.parse(p.read_text()).body if isinstance(node, (ast.Assign, ast.AnnAssign))
+             for t in (node.targets if isinstance(node, ast.Assign) else [node.target])
+             if isinstance(t, ast.Name) and t.id == "TP"]
+    assert homes == ["common/types.py"], f"TP is defined in {homes}; import it from pylog.common.types instead"

@@ -21,6 +21,7 @@ from typing import AsyncIterator, Awaitable, Callable, Iterable, Protocol
 
 from pylog.common.clock import now_ms
 from pylog.common.errors import ErrorCode
+from pylog.common.types import TP
 from pylog.coordinator.transaction import decisions, queries
 from pylog.coordinator.transaction.metadata import TxnMetadata, from_log_value, to_log_value
 from pylog.coordinator.transaction.records import (
@@ -31,7 +32,6 @@ from pylog.coordinator.transaction.state import EXPIRATION_ALLOWED, TxnState, tr
 log = logging.getLogger("pylog.coordinator.transaction")
 S = TxnState
 E = ErrorCode
-TP = tuple[str, int]
 _PARTITION_CACHE_MAX = 100_000
 
 
