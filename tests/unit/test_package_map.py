@@ -8,6 +8,7 @@ from __future__ import annotations
 import ast
 import re
 import sys
+from functools import cache
 from pathlib import Path
 
 import pytest
@@ -63,9 +64,15 @@ THIRD_PARTY: dict[str, set[str] | None] = {
 NO_IO = {"asyncio", "socket", "selectors", "ssl", "subprocess"}  # protocol/ only moves bytes it is given
 
 
+@cache
+def _tree(path: Path) -> ast.Module:
+    """Each source parsed once for all the rules."""
+    return ast.parse(path.read_text(), str(path))
+
+
 def _imports(path: Path) -> list[str]:
     names = []
-    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+    for node in ast.walk(_tree(path)):
         if isinstance(node, ast.Import):
             names += [a.name for a in node.names]
         elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
@@ -170,7 +177,7 @@ def _findings(rule, allowed: dict[str, int]) -> list[str]:
         rel = str(path.relative_to(PYLOG))
         if rel == REGISTRY_FILE:
             continue
-        found = list(rule(ast.parse(path.read_text(), str(path)), path))
+        found = list(rule(_tree(path), path))
         if len(found) > allowed.get(rel, 0):
             out += [f"pylog/{rel}:{f.line}: {f.text}" for f in found]
     return out
@@ -191,7 +198,7 @@ def test_no_module_touches_another_modules_privates():
 def test_shared_names_have_one_home():
     # A topic partition is common/types.TP everywhere; a module that needs it imports it.
     homes = [str(p.relative_to(PYLOG)) for p in sorted(PYLOG.rglob("*.py"))
-             for node in ast.parse(p.read_text()).body if isinstance(node, (ast.Assign, ast.AnnAssign))
+             for node in _tree(p).body if isinstance(node, (ast.Assign, ast.AnnAssign))
              for t in (node.targets if isinstance(node, ast.Assign) else [node.target])
              if isinstance(t, ast.Name) and t.id == "TP"]
     assert homes == ["common/types.py"], f"TP is defined in {homes}; import it from pylog.common.types instead"
