@@ -475,6 +475,11 @@ class Summary:
     busy: float
 
 
+def summary_cells(s: Summary) -> list:
+    """A summary's table cells: records/s, MB/s, server CPU-s/GB (sys), server busy."""
+    return [s.rate, s.mb_per_s, f"{s.cpu_per_gb:.2f} ({s.sys_per_gb:.2f})", f"{s.busy:.0%}"]
+
+
 def summarize(results: list[RunResult]) -> Summary:
     """Medians of rec/s, MB/s, server CPU-s/GB (and its kernel share) and busy share; mean batch size."""
     return Summary(median([r.rate for r in results]), median([r.mb_per_s for r in results]),

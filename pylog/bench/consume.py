@@ -47,7 +47,7 @@ def window_for(value_size: int) -> int:
     return window
 
 
-def _fill(target: h.Target, topic: str, n: int, value_size: int, partitions: int = 1) -> dict[int, tuple[int, int]]:
+def fill_topic(target: h.Target, topic: str, n: int, value_size: int, partitions: int = 1) -> dict[int, tuple[int, int]]:
     """Write n records per partition (round-robin, ~1 MB batches); {partition: (low, high)}."""
     h.produce(target, topic, n * partitions, value_size, h.SCENARIOS["1m"], partitions=partitions)
     ranges = {}
@@ -76,14 +76,14 @@ def run(records: int, reps: int, loops: list[str], value_size: int, with_mock: b
     label = f"window ({window:,} records{f' x {partitions} partitions' if partitions > 1 else ''}, re-read)"
     with h.mock_peer({WINDOW_TOPIC: partitions} if partitions > 1 else None) as mock:
         if with_mock:
-            mock_window = _fill(mock, WINDOW_TOPIC, window, value_size, partitions)
+            mock_window = fill_topic(mock, WINDOW_TOPIC, window, value_size, partitions)
         for loop in loops:
             h.log(f"starting a pylog broker on the {loop} event loop")
             with h.pylog_cluster(1, event_loop=loop, profile_dir=profile_dir, zk_connect=zk_connect) as cluster:
                 target = h.pylog_target(cluster, f"pylog/{loop}")
                 h.create_topics(target.bootstrap, [WINDOW_TOPIC, FULL_TOPIC], partitions=partitions)
-                windows = {target.name: _fill(target, WINDOW_TOPIC, window, value_size, partitions)}
-                full = _fill(target, FULL_TOPIC, records // partitions, value_size, partitions)
+                windows = {target.name: fill_topic(target, WINDOW_TOPIC, window, value_size, partitions)}
+                full = fill_topic(target, FULL_TOPIC, records // partitions, value_size, partitions)
                 targets = [target]
                 if with_mock:
                     windows[mock.name] = mock_window
@@ -97,24 +97,20 @@ def run(records: int, reps: int, loops: list[str], value_size: int, with_mock: b
                         consumers[t.name], t, WINDOW_TOPIC, windows[t.name], passes, value_size))
                     base = h.summarize(res[target.name])
                     peer = h.summarize(res[mock.name]) if with_mock else None
-                    rows.append([label, target.name, *_fmt(base),
+                    rows.append([label, target.name, *h.summary_cells(base),
                                  f"{base.rate / peer.rate:.2f}" if peer else "-"])
                     if peer and loop == loops[0]:
-                        rows.append([label, "mock (C)", *_fmt(peer), "1.00"])
+                        rows.append([label, "mock (C)", *h.summary_cells(peer), "1.00"])
                     n_full = records // partitions * partitions
                     h.log(f"full log: {n_full:,} records")
                     res = h.interleaved(reps, [target], lambda t: _read(
                         consumers[t.name], t, FULL_TOPIC, full, 1, value_size))
                     rows.append([f"full log ({n_full:,} records)", target.name,
-                                 *_fmt(h.summarize(res[target.name])), "-"])
+                                 *h.summary_cells(h.summarize(res[target.name])), "-"])
                 finally:
                     for c in consumers.values():
                         c.close()
     return rows
-
-
-def _fmt(s: h.Summary) -> list:
-    return [s.rate, s.mb_per_s, f"{s.cpu_per_gb:.2f} ({s.sys_per_gb:.2f})", f"{s.busy:.0%}"]
 
 
 HEADER = ["read", "server", "records/s", "MB/s", "server CPU-s/GB (sys)", "server busy (of 1 core)", "ratio vs mock"]

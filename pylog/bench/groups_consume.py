@@ -20,7 +20,7 @@ import uuid
 import confluent_kafka as ck
 
 from pylog.bench import _harness as h
-from pylog.bench.consume import WINDOW, _fill
+from pylog.bench.consume import WINDOW, fill_topic
 
 TOPIC = "bench-groups-consume"
 # fetch.wait.max.ms as pylog.bench.consume sets it: with librdkafka's 500 the long poll at the end of
@@ -59,7 +59,7 @@ def run(records: int, reps: int) -> None:
     with h.mock_peer() as mock, h.pylog_cluster(1) as one:
         pylog = h.pylog_target(one, "pylog")
         h.create_topics(pylog.bootstrap, [TOPIC], 1)
-        windows = {t.name: _fill(t, TOPIC, WINDOW, 100) for t in (mock, pylog)}
+        windows = {t.name: fill_topic(t, TOPIC, WINDOW, 100) for t in (mock, pylog)}
         h.log(f"{WINDOW:,} records x {passes} passes per run; warm-up")
         for t in (mock, pylog):
             one_run(t, "assign", windows[t.name], 1)

@@ -16,7 +16,7 @@ import argparse
 from typing import Sequence
 
 from pylog.bench import _harness as h
-from pylog.bench.produce import BROKER_CONFIG, PRIME_MB, TOPIC_CONFIG, _fmt
+from pylog.bench.produce import BROKER_CONFIG, PRIME_MB, TOPIC_CONFIG, row_cells
 
 TOPIC = "bench-idempotence"
 MODES = {
@@ -55,7 +55,7 @@ def run(records: int, reps: int, scenarios: list[str], value_size: int, prime_mb
             for s in servers:
                 got = {mode: h.summarize(res[f"{s.name} {mode}"]) for mode in MODES}
                 for mode, r in got.items():
-                    rows.append([name, s.name, mode, *_fmt(r), f"{r.rate / got['plain'].rate:.2f}",
+                    rows.append([name, s.name, mode, *row_cells(r), f"{r.rate / got['plain'].rate:.2f}",
                                  f"{r.rate / got['plain-1'].rate:.2f}"])
         end = h.end_offset(pylog.bootstrap, TOPIC)[1]
         if end != sent:

@@ -57,15 +57,15 @@ def run(records: int, reps: int, scenarios: list[str], loops: list[str], value_s
                                                                            partitions=partitions))
                     base = h.summarize(res[target.name])
                     peer = h.summarize(res[mock.name]) if with_mock else None
-                    rows.append([name, target.name, *_fmt(base), f"{base.rate / peer.rate:.2f}" if peer else "-"])
+                    rows.append([name, target.name, *row_cells(base), f"{base.rate / peer.rate:.2f}" if peer else "-"])
                     if peer and loop == loops[0]:
-                        rows.append([name, "mock (C)", *_fmt(peer), "1.00"])
+                        rows.append([name, "mock (C)", *row_cells(peer), "1.00"])
     return rows
 
 
-def _fmt(s: h.Summary) -> list:
-    return [s.rate, s.mb_per_s, f"{s.cpu_per_gb:.2f} ({s.sys_per_gb:.2f})", f"{s.busy:.0%}",
-            f"{s.avg_batch_bytes / 1024:.0f}"]
+def row_cells(s: h.Summary) -> list:
+    """A summary's cells in the produce table: the common ones and the average batch size."""
+    return [*h.summary_cells(s), f"{s.avg_batch_bytes / 1024:.0f}"]
 
 
 HEADER = ["batching", "server", "records/s", "MB/s", "server CPU-s/GB (sys)", "server busy (of 1 core)",

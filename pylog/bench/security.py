@@ -54,10 +54,6 @@ def secure_cluster(zk_connect: str | None = None) -> Iterator[tuple[h.Target, h.
         yield plain, secure, confs, ca
 
 
-def _fmt(s: h.Summary) -> list:
-    return [s.rate, s.mb_per_s, f"{s.cpu_per_gb:.2f} ({s.sys_per_gb:.2f})", f"{s.busy:.0%}"]
-
-
 def _ratio(res: dict[str, list[h.RunResult]]) -> str:
     """The median of the per-rep SASL_SSL/PLAINTEXT ratios, and their range.
 
@@ -80,8 +76,8 @@ def throughput(records: int, reps: int, value_size: int, plain: h.Target, secure
     res = h.interleaved(reps, [plain, secure], lambda t: h.produce(t, TOPIC, records, value_size,
                                                                   {**batching, **confs[t.name]}))
     base, sec = h.summarize(res["PLAINTEXT"]), h.summarize(res["SASL_SSL"])
-    rows.append(["produce", "PLAINTEXT", *_fmt(base), "1.00"])
-    rows.append(["produce", "SASL_SSL", *_fmt(sec), _ratio(res)])
+    rows.append(["produce", "PLAINTEXT", *h.summary_cells(base), "1.00"])
+    rows.append(["produce", "SASL_SSL", *h.summary_cells(sec), _ratio(res)])
     lo, hi = h.end_offset(plain.bootstrap, TOPIC)
     start, end = max(lo, hi - records), hi
     consumers = {t.name: h.consumer(t, confs[t.name]) for t in (plain, secure)}
@@ -94,8 +90,8 @@ def throughput(records: int, reps: int, value_size: int, plain: h.Target, secure
         for c in consumers.values():
             c.close()
     base, sec = h.summarize(res["PLAINTEXT"]), h.summarize(res["SASL_SSL"])
-    rows.append([f"consume ({end - start:,} records)", "PLAINTEXT", *_fmt(base), "1.00"])
-    rows.append([f"consume ({end - start:,} records)", "SASL_SSL", *_fmt(sec), _ratio(res)])
+    rows.append([f"consume ({end - start:,} records)", "PLAINTEXT", *h.summary_cells(base), "1.00"])
+    rows.append([f"consume ({end - start:,} records)", "SASL_SSL", *h.summary_cells(sec), _ratio(res)])
     return rows
 
 

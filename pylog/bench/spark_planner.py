@@ -57,12 +57,12 @@ def transport_s(session, snap, targets, racks) -> float:
     are): what shipping the rows to the Python workers, grouping them and bringing them back costs alone."""
     from pylog.planner.model import PlanOptions
     from pylog.planner.plan import prepare
-    from pylog.spark.job import _IN_SCHEMA, _input_rows
-    rows = _input_rows(prepare(snap, None, targets, PlanOptions(), racks))
+    from pylog.spark.job import IN_SCHEMA, input_rows
+    rows = input_rows(prepare(snap, None, targets, PlanOptions(), racks))
     n_slices = max(2, min(64, rows["grp"].nunique(), len(rows) // 20_000 + 2))
     session.conf.set("spark.sql.shuffle.partitions", str(n_slices))
     t = time.perf_counter()
-    out = (session.createDataFrame(rows, _IN_SCHEMA).groupBy("grp")
+    out = (session.createDataFrame(rows, IN_SCHEMA).groupBy("grp")
            .applyInPandas(lambda pdf: pdf[["idx", "replicas"]], schema="idx long, replicas array<int>").toPandas())
     elapsed = time.perf_counter() - t
     if len(out) != len(rows):

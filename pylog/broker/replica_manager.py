@@ -17,6 +17,7 @@ from pylog.broker.replica_prepare import ReplicaPreparer
 from pylog.broker.topic_configs import ConfigListener, TopicConfigs
 from pylog.common.clock import now_ms
 from pylog.common.config import BrokerConfig
+from pylog.common.errors import KafkaError
 from pylog.log.errors import KafkaStorageError, RecordValidationError
 from pylog.metrics.recorders import BROKER as BROKER_METRICS
 from pylog.protocol.errors import ErrorCode
@@ -253,7 +254,7 @@ class ReplicaManager(ConfigListener):
         except RecordValidationError as exc:  # Kafka answers these with per-record errors and its message
             log.info("Rejecting produce to %s: %s", p, exc)
             return AppendOutcome(ErrorCode(exc.error_code), record_errors=exc.record_errors, message=str(exc))
-        except records.CodedError as exc:  # segment.bytes, timestamps, storage: a per-partition error, as in Kafka
+        except KafkaError as exc:  # segment.bytes, timestamps, storage: a per-partition error, as in Kafka
             log.info("Rejecting produce to %s: %s", p, exc)
             return AppendOutcome(ErrorCode(exc.error_code))
         if info.duplicate:  # an idempotent producer's retry: the original offsets, nothing new to replicate

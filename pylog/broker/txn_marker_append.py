@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable, Sequence
 
 from pylog.broker.delayed_produce import Append
+from pylog.common.types import TP
 from pylog.coordinator.group.hashing import OFFSETS_TOPIC
 from pylog.log.control import ControlType, Marker, build_marker
 from pylog.protocol.errors import ErrorCode
@@ -25,7 +26,6 @@ from pylog.protocol.errors import ErrorCode
 if TYPE_CHECKING:
     from pylog.broker.replica_manager import ReplicaManager
 
-TP = tuple[str, int]
 # A marker was written to a `__consumer_offsets` partition: (partition, producer id, commit, its offset).
 OffsetsMarker = Callable[[int, int, bool, int], None]
 MARKER_TIMEOUT_MS = 30_000  # Kafka's request.timeout.ms default, which bounds the coordinator's marker requests

@@ -21,11 +21,11 @@ from typing import Any, Awaitable, Callable
 
 from pylog.broker.txn_marker_append import MarkerSet
 from pylog.client.aio import AsyncBrokerConnection
+from pylog.common.types import TP
 from pylog.protocol.api import ApiKey, request_class
 from pylog.protocol.errors import ErrorCode
 
 log = logging.getLogger("pylog.coordinator.transaction")
-TP = tuple[str, int]
 LocalAppend = Callable[[MarkerSet], Awaitable[dict[TP, ErrorCode]]]
 VERSION = 1
 # The leader does not host the partition yet: retried, unlike a partition gone from our own metadata.

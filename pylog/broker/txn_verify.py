@@ -15,6 +15,7 @@ import asyncio
 import logging
 from typing import TYPE_CHECKING, Any
 
+from pylog.common.types import TP
 from pylog.protocol import records
 from pylog.protocol.api import ApiKey, request_class
 from pylog.protocol.errors import ErrorCode
@@ -23,7 +24,6 @@ if TYPE_CHECKING:
     from pylog.broker.txn_host import TxnHost
 
 log = logging.getLogger("pylog.coordinator.transaction")
-TP = tuple[str, int]
 VERSION = 4
 REQUEST_TIMEOUT_S = 30.0
 _RETRIABLE = frozenset({ErrorCode.NOT_COORDINATOR, ErrorCode.COORDINATOR_NOT_AVAILABLE,

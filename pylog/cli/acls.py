@@ -14,7 +14,7 @@ from typing import Any, Iterable
 import click
 
 from pylog.cli import render
-from pylog.cli.admin_client import _check
+from pylog.cli.admin_client import check_error
 from pylog.cli.common import OperationError, OptionRules, command, open_admin, open_zk
 from pylog.protocol.api import ApiKey
 from pylog.security.acl import (CLUSTER_NAME, OPERATIONS, PATTERNS, PERMISSIONS, RESOURCE_TYPES, AclBinding, AclEntry,
@@ -85,7 +85,7 @@ class BrokerAcls:
                 resource_pattern_type=_CODE[pattern.pattern_type], principal=e.principal, host=e.host,
                 operation=_CODE[e.operation], permission_type=_CODE[e.permission]) for e in sorted(entries)])
         for r in self.client.call(ApiKey.CreateAcls, build).results:
-            _check(r.error_code, r.error_message)
+            check_error(r.error_code, r.error_message)
 
     def matching(self, f: BindingFilter) -> list[AclBinding]:
         """DescribeAcls."""
@@ -94,7 +94,7 @@ class BrokerAcls:
                        pattern_type_filter=_CODE[f.pattern_type], principal_filter=f.principal, host_filter=f.host,
                        operation=_CODE[f.operation], permission_type=_CODE[f.permission])
         resp = self.client.call(ApiKey.DescribeAcls, build)
-        _check(resp.error_code, resp.error_message)
+        check_error(resp.error_code, resp.error_message)
         return sorted(AclBinding(ResourcePattern(RESOURCE_TYPES[r.resource_type], r.resource_name,
                                                  PATTERNS[r.pattern_type]),
                                  AclEntry(a.principal, a.host, OPERATIONS[a.operation], PERMISSIONS[a.permission_type]))
@@ -108,7 +108,7 @@ class BrokerAcls:
                 pattern_type_filter=_CODE[f.pattern_type], principal_filter=f.principal, host_filter=f.host,
                 operation=_CODE[f.operation], permission_type=_CODE[f.permission])])
         for r in self.client.call(ApiKey.DeleteAcls, build).filter_results:
-            _check(r.error_code, r.error_message)
+            check_error(r.error_code, r.error_message)
 
 
 def _resources(opts: dict[str, Any], pattern_type: str, required: bool) -> list[tuple[str, str]]:

@@ -15,8 +15,8 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from pylog.client.sync import ClientError, KafkaClient
 from pylog.common.describe import ConfigSource
+from pylog.common.errors import ErrorCode, KafkaError
 from pylog.protocol.api import ApiKey, ApiMessage
-from pylog.protocol.errors import ErrorCode
 from pylog.zk.uuids import ZERO_UUID, uuid_to_base64
 
 TOPIC_RESOURCE, BROKER_RESOURCE = 2, 4  # ConfigResource.Type ids
@@ -27,20 +27,19 @@ _CONTROLLER_BACKOFF_S = 0.5
 _SOCKET_GRACE_S = 5.0
 
 
-class ApiError(Exception):
+class ApiError(KafkaError):
     """A Kafka error code from a response, with the message the broker gave (or Kafka's default)."""
 
     def __init__(self, code: int, message: str | None = None) -> None:
-        self.code = ErrorCode(code)
-        self.message = message or self.code.message
-        super().__init__(self.message)
+        super().__init__(message or None, code=code)
 
     def java_string(self) -> str:
         """Java's Throwable.toString, as Kafka's tools print a per-partition failure."""
         return f"{self.code.exception_name}: {self.message}"
 
 
-def _check(code: int, message: str | None = None) -> None:
+def check_error(code: int, message: str | None = None) -> None:
+    """Raise ApiError for a response's error code other than NONE (the tools share it)."""
     if code != ErrorCode.NONE:
         raise ApiError(code, message)
 
@@ -187,7 +186,7 @@ class BrokerAdmin:
             return cls(timeout_ms=self.timeout_ms, topics=t)
         resp = self._to_controller(ApiKey.ListPartitionReassignments, build,
                                    lambda r: r.error_code == ErrorCode.NOT_CONTROLLER)
-        _check(resp.error_code, resp.error_message)
+        check_error(resp.error_code, resp.error_message)
         return {(t.name, p.partition_index): Reassignment(tuple(p.replicas), tuple(p.adding_replicas),
                                                           tuple(p.removing_replicas))
                 for t in resp.topics for p in t.partitions}
@@ -208,7 +207,7 @@ class BrokerAdmin:
                 for t, ps in by_topic.items()])
         resp = self._to_controller(ApiKey.AlterPartitionReassignments, build,
                                    lambda r: r.error_code == ErrorCode.NOT_CONTROLLER)
-        _check(resp.error_code, resp.error_message)
+        check_error(resp.error_code, resp.error_message)
         return {(t.name, p.partition_index): None if p.error_code == ErrorCode.NONE else
                 ApiError(p.error_code, p.error_message) for t in resp.responses for p in t.partitions}
 
@@ -216,7 +215,7 @@ class BrokerAdmin:
         """DescribeLogDirs (API 35) on one broker: the size in bytes of each replica it holds."""
         self._require(ApiKey.DescribeLogDirs, node)
         resp = self.client.call(ApiKey.DescribeLogDirs, lambda cls, v: cls(topics=None), node=node)
-        _check(getattr(resp, "error_code", 0))
+        check_error(getattr(resp, "error_code", 0))
         return {(t.name, p.partition_index): p.partition_size
                 for d in resp.results if d.error_code == ErrorCode.NONE for t in d.topics for p in t.partitions
                 if not p.is_future_key}
@@ -236,7 +235,7 @@ class BrokerAdmin:
             return cls(topics=[topic], timeout_ms=self.timeout_ms, validate_only=False)
         resp = self._to_controller(ApiKey.CreateTopics, build,
                                    lambda r: r.topics[0].error_code == ErrorCode.NOT_CONTROLLER)
-        _check(resp.topics[0].error_code, resp.topics[0].error_message)
+        check_error(resp.topics[0].error_code, resp.topics[0].error_message)
 
     def delete_topics(self, names: Sequence[str]) -> None:
         """DeleteTopics; the first per-topic error is raised (after the others were attempted)."""
@@ -247,7 +246,7 @@ class BrokerAdmin:
         resp = self._to_controller(ApiKey.DeleteTopics, build, lambda r: any(
             t.error_code == ErrorCode.NOT_CONTROLLER for t in r.responses))
         for t in resp.responses:
-            _check(t.error_code, getattr(t, "error_message", None))
+            check_error(t.error_code, getattr(t, "error_message", None))
 
     def create_partitions(self, increases: Mapping[str, tuple[int, list[list[int]] | None]]) -> None:
         """CreatePartitions: topic -> (new total count, replicas of the new partitions or None)."""
@@ -259,7 +258,7 @@ class BrokerAdmin:
         resp = self._to_controller(ApiKey.CreatePartitions, build, lambda r: any(
             t.error_code == ErrorCode.NOT_CONTROLLER for t in r.results))
         for t in resp.results:
-            _check(t.error_code, t.error_message)
+            check_error(t.error_code, t.error_message)
 
     # ------------------------------------------------------------------ configs
 
@@ -282,7 +281,7 @@ class BrokerAdmin:
                     raise ApiError(ErrorCode.BROKER_NOT_AVAILABLE, f"Broker {node} is not available.")
             resp = self.client.call(ApiKey.DescribeConfigs, build, node=node)
             for r in resp.results:
-                _check(r.error_code, r.error_message)
+                check_error(r.error_code, r.error_message)
                 out[(r.resource_type, r.resource_name)] = [DescribedConfig(
                     c.name, c.value, ConfigSource(c.config_source) if hasattr(c, "config_source") else
                     (ConfigSource.DEFAULT_CONFIG if c.is_default else ConfigSource.UNKNOWN),
@@ -306,7 +305,7 @@ class BrokerAdmin:
                        validate_only=False)
         resp = self.client.call(ApiKey.IncrementalAlterConfigs, build, node=node)
         for r in resp.responses:
-            _check(r.error_code, r.error_message)
+            check_error(r.error_code, r.error_message)
 
     # ------------------------------------------------------------------ leader election
 
@@ -327,7 +326,7 @@ class BrokerAdmin:
             return cls(election_type=election_type, topic_partitions=tps, timeout_ms=self.timeout_ms)
         resp = self._to_controller(ApiKey.ElectLeaders, build,
                                    lambda r: getattr(r, "error_code", 0) == ErrorCode.NOT_CONTROLLER)
-        _check(getattr(resp, "error_code", 0))
+        check_error(getattr(resp, "error_code", 0))
         return {(t.topic, p.partition_id): None if p.error_code == ErrorCode.NONE else
                 ApiError(p.error_code, p.error_message)
                 for t in resp.replica_election_results for p in t.partition_result}

@@ -109,7 +109,7 @@ def _(r: ClusterAltered) -> list[str]:
 
 @render.table.register
 def _(r: ClusterAltered) -> None:
-    console = render._console()
+    console = render.make_console()
     for t in report_tables(r.report):
         console.print(t)
     for line in _outcome_lines(r):

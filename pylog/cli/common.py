@@ -20,12 +20,11 @@ import click
 from click.core import ParameterSource
 
 from pylog.cli import render, status_codes
-from pylog.cli.admin_client import ApiError, BrokerAdmin
+from pylog.cli.admin_client import BrokerAdmin
 from pylog.client.sync import ClientError
 from pylog.common.configdef import ConfigError
-from pylog.planner.assignment import AssignmentError
+from pylog.common.errors import KafkaError
 from pylog.planner.model import PlanError
-from pylog.zk.admin import AdminError
 from pylog.zk.client import ZkClient
 from pylog.zk.errors import ZkError
 
@@ -50,8 +49,9 @@ class CliError(click.ClickException):
         click.echo(self.format_message(), err=True)
 
 
-# Exceptions whose message is meant for the operator; anything else also names its type.
-_EXPECTED = (OperationError, ApiError, ConfigError, AdminError, AssignmentError, PlanError, ClientError, ZkError)
+# Exceptions whose message is meant for the operator; anything else also names its type. KafkaError covers the
+# admin client's, the placement's and the brokers' refusals (ApiError), all carrying a Kafka error code.
+_EXPECTED = (OperationError, KafkaError, ConfigError, PlanError, ClientError, ZkError)
 
 
 def describe_exception(exc: BaseException) -> str:

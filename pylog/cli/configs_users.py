@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import os
 
-from pylog.cli.admin_client import BrokerAdmin, _check
+from pylog.cli.admin_client import BrokerAdmin, check_error
 from pylog.cli.common import OperationError
 from pylog.cli.results import ConfigsAltered, ConfigsDescribed, ConfigView, EntityConfigs
+from pylog.common.errors import ErrorCode
 from pylog.protocol.api import ApiKey
 from pylog.security.credentials import sanitize, write_user_credentials
 from pylog.security.scram import DEFAULT_ITERATIONS, MECHANISM_CODES, MECHANISMS, make_credential, salted_password
@@ -88,12 +89,13 @@ class UsersBrokerService:
         def build(cls: type, v: int):
             return cls(users=None if name is None else [cls.UserName(name=name)])
         resp = self.admin.client.call(ApiKey.DescribeUserScramCredentials, build)
-        _check(resp.error_code, resp.error_message)
+        check_error(resp.error_code, resp.error_message)
         out = []
         for r in resp.results:
-            if r.error_code == 91 and name is not None:  # no credentials: nothing to list, as Kafka prints
+            # no credentials: nothing to list, as Kafka prints
+            if r.error_code == ErrorCode.RESOURCE_NOT_FOUND and name is not None:
                 continue
-            _check(r.error_code, r.error_message)
+            check_error(r.error_code, r.error_message)
             out.append(EntityConfigs("users", r.user, [
                 ConfigView(mechanism_name(i.mechanism) or str(i.mechanism), f"iterations={i.iterations}", False)
                 for i in r.credential_infos]))
@@ -115,5 +117,5 @@ class UsersBrokerService:
             return cls(deletions=dels, upsertions=ups)
         resp = self.admin.client.call(ApiKey.AlterUserScramCredentials, build)
         for r in resp.results:
-            _check(r.error_code, r.error_message)
+            check_error(r.error_code, r.error_message)
         return ConfigsAltered("users", user, {k: "[hidden]" for k in to_set}, to_delete, self.via)

@@ -238,7 +238,7 @@ def _changes_table(current: dict, proposed: dict) -> Any:
         if old != p["replicas"]:
             moved = sorted(set(p["replicas"]) - set(old))
             rows.append([f"{p['topic']}-{p['partition']}", _ids(old), _ids(p["replicas"]), _ids(moved)])
-    return render._table("Proposed changes", ["Partition", "Current", "Proposed", "New replicas"], rows)
+    return render.make_table("Proposed changes", ["Partition", "Current", "Proposed", "New replicas"], rows)
 
 
 def report_tables(report: dict) -> list[Any]:
@@ -251,13 +251,13 @@ def report_tables(report: dict) -> list[Any]:
     brokers = [[str(b["id"]), b["rack"] or "", b["role"], f"{b['replicas_before']} -> {b['replicas_after']}",
                 f"{b['leaders_before']} -> {b['leaders_after']}", f"{b['bytes_before']} -> {b['bytes_after']}"]
                for b in report["brokers"]]
-    return [render._table(f"Plan ({report['planner']})", ["", ""], summary),
-            render._table("Brokers", ["Broker", "Rack", "Role", "Replicas", "Leaders", "Bytes"], brokers)]
+    return [render.make_table(f"Plan ({report['planner']})", ["", ""], summary),
+            render.make_table("Brokers", ["Broker", "Rack", "Role", "Replicas", "Leaders", "Bytes"], brokers)]
 
 
 @render.table.register
 def _(r: GeneratedPlan) -> None:
-    console = render._console()
+    console = render.make_console()
     console.print(_changes_table(r.current, r.proposed))
     for t in report_tables(r.report) if r.report else []:
         console.print(t)
@@ -266,7 +266,7 @@ def _(r: GeneratedPlan) -> None:
 @render.table.register
 def _(r: ReassignmentList) -> None:
     rows = [[o.partition, _ids(o.replicas), _ids(o.adding), _ids(o.removing)] for o in r.reassignments]
-    render._console().print(render._table("Partition reassignments in progress",
+    render.make_console().print(render.make_table("Partition reassignments in progress",
                                           ["Partition", "Replicas", "Adding", "Removing"], rows))
 
 
@@ -274,7 +274,7 @@ def _(r: ReassignmentList) -> None:
 def _(r: ReassignmentStatus) -> None:
     rows = [[p.partition, p.state.replace("_", " "), _ids(p.current_replicas), _ids(p.target_replicas)]
             for p in r.partitions]
-    render._console().print(render._table("Status of partition reassignment",
+    render.make_console().print(render.make_table("Status of partition reassignment",
                                           ["Partition", "State", "Current", "Target"], rows))
     for line in cleared_lines(r.cleared):
-        render._console().print(line)
+        render.make_console().print(line)

@@ -345,12 +345,14 @@ def table(result: Any) -> None:
         click.echo("\n".join(lines))
 
 
-def _console() -> Any:
+def make_console() -> Any:
+    """A rich Console on stdout (rich is imported on first use)."""
     from rich.console import Console
     return Console(file=sys.stdout, highlight=False)
 
 
-def _table(title: str, columns: list[str], rows: list[list[str]]) -> Any:
+def make_table(title: str, columns: list[str], rows: list[list[str]]) -> Any:
+    """A rich Table with a title, one header per column and the rows as given."""
     from rich.table import Table
     t = Table(title=title, title_justify="left")
     for c in columns:
@@ -363,7 +365,7 @@ def _table(title: str, columns: list[str], rows: list[list[str]]) -> Any:
 @table.register
 def _(r: TopicList) -> None:
     rows = [[t.name, "yes" if t.marked_for_deletion else ""] for t in r.topics]
-    _console().print(_table("Topics", ["Topic", "Marked for deletion"], rows))
+    make_console().print(make_table("Topics", ["Topic", "Marked for deletion"], rows))
 
 
 @table.register
@@ -381,24 +383,24 @@ def _(r: GroupsDescribed) -> None:
         rows = [[_dash(getattr(x, f)) for f in ("group", "topic", "partition", "current_offset", "log_end_offset",
                                                 "lag", "consumer_id", "host", "client_id")]
                 for g in r.groups for x in g.rows]
-    _console().print(_table(title, columns, rows))
+    make_console().print(make_table(title, columns, rows))
 
 
 @table.register
 def _(r: GroupListing) -> None:
     rows = [[g, (r.states or {}).get(g, "")] for g in r.groups]
-    _console().print(_table("Consumer groups", ["GROUP", "STATE"], rows))
+    make_console().print(make_table("Consumer groups", ["GROUP", "STATE"], rows))
 
 
 @table.register
 def _(r: TopicsDescribed) -> None:
-    console = _console()
+    console = make_console()
     if r.topics:
-        console.print(_table("Topics", ["Topic", "TopicId", "Partitions", "RF", "Configs"], [
+        console.print(make_table("Topics", ["Topic", "TopicId", "Partitions", "RF", "Configs"], [
             [t.topic, t.topic_id or "", str(t.partition_count), str(t.replication_factor),
              "\n".join(f"{k}={v}" for k, v in t.configs.items())] for t in r.topics]))
     if r.partitions:
-        console.print(_table("Partitions", ["Topic", "Partition", "Leader", "Replicas", "Isr", "Adding", "Removing"], [
+        console.print(make_table("Partitions", ["Topic", "Partition", "Leader", "Replicas", "Isr", "Adding", "Removing"], [
             [p.topic, str(p.partition), "none" if p.leader is None else str(p.leader), _ids(p.replicas),
              _ids(p.isr), _ids(p.adding_replicas), _ids(p.removing_replicas)] for p in r.partitions]))
 
@@ -411,9 +413,9 @@ def _entity_title(e: EntityConfigs) -> str:
 
 @table.register
 def _(r: ConfigsDescribed) -> None:
-    console = _console()
+    console = make_console()
     for e in r.entities:
-        console.print(_table(_entity_title(e), ["Name", "Value", "Source", "Sensitive", "Synonyms"], [
+        console.print(make_table(_entity_title(e), ["Name", "Value", "Source", "Sensitive", "Synonyms"], [
             [c.name, _null(c.value), c.source or "", "yes" if c.sensitive else "",
              "\n".join(f"{s.source}:{s.name}={_null(s.value)}" for s in c.synonyms)] for c in e.configs]))
 
@@ -422,10 +424,10 @@ def _(r: ConfigsDescribed) -> None:
 def _(r: ElectionResult) -> None:
     rows = [[p, "elected", ""] for p in r.succeeded] + [[p, "already elected", ""] for p in r.not_needed]
     rows += [[f.partition, "failed", f"{f.exception.rsplit('.', 1)[-1]}: {f.message}"] for f in r.failed]
-    _console().print(_table(f"Leader election ({r.election_type})", ["Partition", "Result", "Detail"], rows))
+    make_console().print(make_table(f"Leader election ({r.election_type})", ["Partition", "Result", "Detail"], rows))
 
 
 @table.register
 def _(r: RecordsDeleted) -> None:
     rows = [[p.partition, "" if p.low_watermark is None else str(p.low_watermark), p.error or ""] for p in r.partitions]
-    _console().print(_table("Records deleted", ["Partition", "Low watermark", "Error"], rows))
+    make_console().print(make_table("Records deleted", ["Partition", "Low watermark", "Error"], rows))

@@ -12,11 +12,11 @@ from dataclasses import dataclass
 from typing import Callable, Iterable, TypeVar
 
 from pylog.cli.admin_client import ApiError, BrokerAdmin
+from pylog.common.types import TP
 from pylog.protocol.api import ApiKey
 from pylog.protocol.errors import ErrorCode
 
 E = ErrorCode
-TP = tuple[str, int]
 T = TypeVar("T")
 _RETRIES, _BACKOFF_S = 20, 0.25
 TRANSACTION_KEY = 1  # FindCoordinator's key type for a transactional id

@@ -274,15 +274,52 @@ _INFO = _load()
 class KafkaError(Exception):
     """Kafka's ApiException: an operation refused with an error code a client should see.
 
-    Subclasses name their code as the class attribute `code`; the message defaults to Kafka's.
+    The one base of every exception that carries a Kafka error code. Subclasses name their code as the
+    class attribute `code`; where one class stands for many codes (a refusal passed on from a response,
+    a SASL failure), the instance gets its own with `code=`. The message defaults to Kafka's.
     """
 
     code: ErrorCode = ErrorCode.UNKNOWN_SERVER_ERROR
 
-    def __init__(self, message: str | None = None) -> None:
+    def __init__(self, message: str | None = None, *, code: int | None = None) -> None:
+        if code is not None:
+            self.code = ErrorCode(code)
         super().__init__(message if message is not None else self.code.message)
+
+    @property
+    def message(self) -> str:
+        """The text the client is shown (the response's error message)."""
+        return str(self.args[0])
 
     @property
     def error_code(self) -> int:
         """The wire number of `code`."""
         return int(self.code)
+
+
+# Kafka's ApiExceptions that more than one part raises (the ZooKeeper admin client, the planner's placement, the
+# broker's topic admin): one class each, so a caller catches the same type whoever refused.
+
+
+class InvalidPartitionsError(KafkaError):
+    """Kafka's InvalidPartitionsException: a partition count that is not allowed."""
+
+    code = ErrorCode.INVALID_PARTITIONS
+
+
+class InvalidReplicationFactorError(KafkaError):
+    """Kafka's InvalidReplicationFactorException."""
+
+    code = ErrorCode.INVALID_REPLICATION_FACTOR
+
+
+class InvalidReplicaAssignmentError(KafkaError):
+    """Kafka's InvalidReplicaAssignmentException: an inconsistent replica assignment."""
+
+    code = ErrorCode.INVALID_REPLICA_ASSIGNMENT
+
+
+class BrokerNotAvailableError(KafkaError):
+    """Kafka's BrokerNotAvailableException: a replica on a broker that is not registered."""
+
+    code = ErrorCode.BROKER_NOT_AVAILABLE

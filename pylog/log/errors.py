@@ -2,21 +2,21 @@
 
 from __future__ import annotations
 
-from pylog.protocol.errors import ErrorCode
-from pylog.protocol.records import CodedError, RecordError
+from pylog.common.errors import ErrorCode, KafkaError
+from pylog.protocol.records import RecordError
 
 
 class LogError(Exception):
     """Base of the log's own errors that have no wire error code (a broker bug or disk state)."""
 
 
-class OffsetOutOfRangeError(CodedError):
+class OffsetOutOfRangeError(KafkaError):
     """A read or log-start move outside [log start offset, log end offset] (OFFSET_OUT_OF_RANGE)."""
 
     code = ErrorCode.OFFSET_OUT_OF_RANGE
 
 
-class KafkaStorageError(CodedError):
+class KafkaStorageError(KafkaError):
     """The log's files are unusable, e.g. flushed data is corrupt (KAFKA_STORAGE_ERROR)."""
 
     code = ErrorCode.KAFKA_STORAGE_ERROR

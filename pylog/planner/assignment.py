@@ -9,7 +9,8 @@ import random
 from collections.abc import Mapping, Sequence
 from typing import Protocol
 
-from pylog.common.errors import ErrorCode, KafkaError
+from pylog.common.errors import (BrokerNotAvailableError, InvalidPartitionsError, InvalidReplicaAssignmentError,
+                                 InvalidReplicationFactorError, KafkaError)
 
 __all__ = [
     "AdminOperationError",
@@ -25,32 +26,9 @@ __all__ = [
 
 
 class AssignmentError(KafkaError, ValueError):
-    """Base class; `code` is the Kafka error the broker should answer with (UNKNOWN_SERVER_ERROR here:
-    Kafka's AdminOperationException is not an ApiException)."""
-
-
-class InvalidPartitionsError(AssignmentError):
-    """Kafka's InvalidPartitionsException."""
-
-    code = ErrorCode.INVALID_PARTITIONS
-
-
-class InvalidReplicationFactorError(AssignmentError):
-    """Kafka's InvalidReplicationFactorException."""
-
-    code = ErrorCode.INVALID_REPLICATION_FACTOR
-
-
-class InvalidReplicaAssignmentError(AssignmentError):
-    """Kafka's InvalidReplicaAssignmentException."""
-
-    code = ErrorCode.INVALID_REPLICA_ASSIGNMENT
-
-
-class BrokerNotAvailableError(AssignmentError):
-    """Kafka's BrokerNotAvailableException."""
-
-    code = ErrorCode.BROKER_NOT_AVAILABLE
+    """The placement's own refusals; `code` is UNKNOWN_SERVER_ERROR, as Kafka's AdminOperationException is not
+    an ApiException. Its ApiExceptions (invalid partitions, replication factor, replica assignment, broker not
+    available) are the registry's classes in pylog.common.errors, shared with the ZooKeeper admin client."""
 
 
 class AdminOperationError(AssignmentError):

@@ -1,8 +1,7 @@
 """A small max-flow with lower bounds (Dinic), for the planner's rack-level questions.
 
 The rack-level graphs have a handful of nodes (replication-factor classes and racks), so exactness is cheap:
-"can the racks hold balanced totals?" is a feasible-flow question, and the min cut names the racks that make
-it impossible.
+"can the racks hold balanced totals?" is a feasible-flow question.
 """
 from __future__ import annotations
 
@@ -20,7 +19,6 @@ class FlowNetwork:
         self.n = n_nodes
         self.edges: list[tuple[int, int, int, int]] = []  # (u, v, lo, hi)
         self._flow: list[int] = []
-        self._side: set[int] = set()
 
     def add_node(self) -> int:
         """A new node's index."""
@@ -55,33 +53,16 @@ class FlowNetwork:
                 _arc(graph, v, t, -ex)
         got = _dinic(graph, s, t)
         self._flow = [lo + (hi - lo - graph[u][i][1]) for (u, i), (_, _, lo, hi) in zip(refs, self.edges)]
-        self._side = _reachable(graph, s)
         return got == need
 
     def flow(self, edge: int) -> int:
         """Units on `edge` in the flow found by the last `feasible()`."""
         return self._flow[edge]
 
-    def cut_side(self) -> set[int]:
-        """Nodes reachable from the super source in the last residual graph (a min cut when infeasible)."""
-        return self._side
-
 
 def _arc(graph: list[list[list[int]]], u: int, v: int, cap: int) -> None:
     graph[u].append([v, cap, len(graph[v])])
     graph[v].append([u, 0, len(graph[u]) - 1])
-
-
-def _reachable(graph: list[list[list[int]]], s: int) -> set[int]:
-    seen = {s}
-    queue = deque([s])
-    while queue:
-        u = queue.popleft()
-        for v, cap, _ in graph[u]:
-            if cap > 0 and v not in seen:
-                seen.add(v)
-                queue.append(v)
-    return seen
 
 
 def _dinic(graph: list[list[list[int]]], s: int, t: int) -> int:

@@ -2,15 +2,6 @@
 
 from __future__ import annotations
 
-from pylog.common.errors import ErrorCode, KafkaError
+from pylog.common.errors import ErrorCode
 
-__all__ = ["ErrorCode", "KafkaProtocolError"]
-
-
-class KafkaProtocolError(KafkaError):
-    """An error that maps to a Kafka error code; handlers turn it into a per-entity code."""
-
-    def __init__(self, code: ErrorCode, message: str | None = None) -> None:
-        self.code = code
-        super().__init__(message or code.message)
-        self.message = message or code.message
+__all__ = ["ErrorCode"]

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Mapping, Sequence
 
 from pylog.protocol.codec import MalformedRequest, RequestHeader, response_header
-from pylog.protocol.produce import _length, _skip_tags, _uvarint_bytes
+from pylog.protocol.produce import read_length, skip_tags, uvarint_bytes
 
 MIN_VERSION, MAX_VERSION = 2, 9
 FLEXIBLE_FROM = 8
@@ -76,7 +76,7 @@ def _string(mv: memoryview, pos: int, end: int, flexible: bool) -> tuple[str | N
         n = mv[pos] - 1
         pos += 1
     else:
-        n, pos = _length(mv, pos, flexible, _I16)
+        n, pos = read_length(mv, pos, flexible, _I16)
     if n < 0:
         return None, pos
     stop = pos + n
@@ -86,7 +86,7 @@ def _string(mv: memoryview, pos: int, end: int, flexible: bool) -> tuple[str | N
 
 
 def _count(mv: memoryview, pos: int, end: int, flexible: bool, what: str) -> tuple[int, int]:
-    n, pos = _length(mv, pos, flexible, _I32)
+    n, pos = read_length(mv, pos, flexible, _I32)
     if not 0 <= n <= end - pos:  # null, or more elements than bytes left
         raise MalformedRequest(f"bad {what} count {n}")
     return n, pos
@@ -114,13 +114,13 @@ def _decode(mv: memoryview, pos: int, end: int, version: int, flexible: bool) ->
             fields = part.unpack_from(mv, pos)
             metadata, pos = _string(mv, pos + part.size, end, flexible)
             if flexible:
-                pos = _skip_tags(mv, pos)
+                pos = skip_tags(mv, pos)
             parts.append(OffsetCommitPartition(fields[0], fields[1], fields[2] if version >= 6 else -1, metadata))
         if flexible:
-            pos = _skip_tags(mv, pos)
+            pos = skip_tags(mv, pos)
         topics.append(OffsetCommitTopic(name or "", parts))
     if flexible:
-        pos = _skip_tags(mv, pos)
+        pos = skip_tags(mv, pos)
     if pos > end:
         raise MalformedRequest("the request runs past the end of the frame")
     return OffsetCommitRequest(group_id, generation, member_id, instance_id, retention, topics)
@@ -140,11 +140,11 @@ def encode_offset_commit_response(header: RequestHeader, order: Sequence[tuple[s
     out = bytearray(response_header(header))
     if version >= 3:
         out += _I32.pack(throttle_time_ms)
-    out += _uvarint_bytes(len(topics) + 1) if flexible else _I32.pack(len(topics))
+    out += uvarint_bytes(len(topics) + 1) if flexible else _I32.pack(len(topics))
     for name, parts in topics.items():
         raw = name.encode()
-        out += (_uvarint_bytes(len(raw) + 1) if flexible else _I16.pack(len(raw))) + raw
-        out += _uvarint_bytes(len(parts) + 1) if flexible else _I32.pack(len(parts))
+        out += (uvarint_bytes(len(raw) + 1) if flexible else _I16.pack(len(raw))) + raw
+        out += uvarint_bytes(len(parts) + 1) if flexible else _I32.pack(len(parts))
         for index, error in parts:
             out += _RESULT.pack(index, error)
             if flexible:

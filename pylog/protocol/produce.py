@@ -80,7 +80,7 @@ def decode_produce_request(header: RequestHeader, frame: bytes | bytearray | mem
         raise MalformedRequest(f"cannot decode ProduceRequest v{version}: {exc}") from exc
 
 
-def _length(mv: memoryview, pos: int, flexible: bool, fixed: struct.Struct) -> tuple[int, int]:
+def read_length(mv: memoryview, pos: int, flexible: bool, fixed: struct.Struct) -> tuple[int, int]:
     """A string/array/bytes length (-1 = null): compact (varint - 1) when flexible, else `fixed`."""
     if flexible:
         n = mv[pos]
@@ -91,36 +91,37 @@ def _length(mv: memoryview, pos: int, flexible: bool, fixed: struct.Struct) -> t
     return fixed.unpack_from(mv, pos)[0], pos + fixed.size
 
 
-def _skip_tags(mv: memoryview, pos: int) -> int:
+def skip_tags(mv: memoryview, pos: int) -> int:
+    """The position after a tagged-fields section (the OffsetCommit codec shares it)."""
     return skip_tagged_fields(mv, pos) if mv[pos] else pos + 1  # almost always an empty section
 
 
 def _decode(mv: memoryview, pos: int, end: int, version: int, flexible: bool) -> ProduceRequest:
     transactional_id = None
     if version >= 3:
-        n, pos = _length(mv, pos, flexible, _I16)
+        n, pos = read_length(mv, pos, flexible, _I16)
         if n >= 0:
             if pos + n > end:
                 raise MalformedRequest("transactional_id runs past the end of the frame")
             transactional_id = str(mv[pos:pos + n], "utf-8")
             pos += n
     acks, timeout_ms = _ACKS_TIMEOUT.unpack_from(mv, pos)
-    n_topics, pos = _length(mv, pos + 6, flexible, _I32)
+    n_topics, pos = read_length(mv, pos + 6, flexible, _I32)
     if not 0 <= n_topics <= end - pos:  # null, or more elements than bytes left
         raise MalformedRequest(f"bad topic count {n_topics}")
     topics = []
     for _ in range(n_topics):
-        n, pos = _length(mv, pos, flexible, _I16)
+        n, pos = read_length(mv, pos, flexible, _I16)
         if not 0 <= n <= end - pos:
             raise MalformedRequest(f"bad topic name length {n}")
         name = str(mv[pos:pos + n], "utf-8")
-        n_parts, pos = _length(mv, pos + n, flexible, _I32)
+        n_parts, pos = read_length(mv, pos + n, flexible, _I32)
         if not 0 <= n_parts <= end - pos:
             raise MalformedRequest(f"bad partition count {n_parts}")
         parts = []
         for _ in range(n_parts):
             (index,) = _I32.unpack_from(mv, pos)
-            size, pos = _length(mv, pos + 4, flexible, _I32)
+            size, pos = read_length(mv, pos + 4, flexible, _I32)
             records = None
             if size >= 0:
                 if pos + size > end:
@@ -128,13 +129,13 @@ def _decode(mv: memoryview, pos: int, end: int, version: int, flexible: bool) ->
                 records = mv[pos:pos + size]
                 pos += size
             if flexible:
-                pos = _skip_tags(mv, pos)
+                pos = skip_tags(mv, pos)
             parts.append(PartitionProduceData(index, records))
         if flexible:
-            pos = _skip_tags(mv, pos)
+            pos = skip_tags(mv, pos)
         topics.append(TopicProduceData(name, parts))
     if flexible:
-        pos = _skip_tags(mv, pos)
+        pos = skip_tags(mv, pos)
     if pos > end:
         raise MalformedRequest("tagged fields run past the end of the frame")
     return ProduceRequest(transactional_id, acks, timeout_ms, topics)
@@ -143,7 +144,8 @@ def _decode(mv: memoryview, pos: int, end: int, version: int, flexible: bool) ->
 _SMALL_UVARINTS = [bytes((i,)) for i in range(0x80)]
 
 
-def _uvarint_bytes(n: int) -> bytes:
+def uvarint_bytes(n: int) -> bytes:
+    """An unsigned varint, as the compact lengths of flexible versions are written."""
     if n < 0x80:
         return _SMALL_UVARINTS[n]
     out = bytearray()
@@ -158,12 +160,12 @@ def _nullable_string(value: str | None, flexible: bool) -> bytes:
     if value is None:
         return b"\x00" if flexible else b"\xff\xff"
     raw = value.encode()
-    return (_uvarint_bytes(len(raw) + 1) if flexible else _I16.pack(len(raw))) + raw
+    return (uvarint_bytes(len(raw) + 1) if flexible else _I16.pack(len(raw))) + raw
 
 
 def _error_details(p: PartitionProduceResult, flexible: bool) -> bytes:
     """record_errors (batch index + message, each with tagged fields when flexible) and error_message."""
-    out = bytearray(_uvarint_bytes(len(p.record_errors) + 1) if flexible else _I32.pack(len(p.record_errors)))
+    out = bytearray(uvarint_bytes(len(p.record_errors) + 1) if flexible else _I32.pack(len(p.record_errors)))
     for index, message in p.record_errors:
         out += _I32.pack(index) + _nullable_string(message, flexible)
         if flexible:
@@ -186,11 +188,11 @@ def encode_produce_response(
     # v8+: an empty record_errors array and a null error_message follow each partition
     tail = (b"\x01\x00" if flexible else b"\x00\x00\x00\x00\xff\xff") if version >= 8 else b""
     out = bytearray(response_header(header))
-    out += _uvarint_bytes(len(topics) + 1) if flexible else _I32.pack(len(topics))
+    out += uvarint_bytes(len(topics) + 1) if flexible else _I32.pack(len(topics))
     for name, parts in topics:
         raw = name.encode()
-        out += (_uvarint_bytes(len(raw) + 1) if flexible else _I16.pack(len(raw))) + raw
-        out += _uvarint_bytes(len(parts) + 1) if flexible else _I32.pack(len(parts))
+        out += (uvarint_bytes(len(raw) + 1) if flexible else _I16.pack(len(raw))) + raw
+        out += uvarint_bytes(len(parts) + 1) if flexible else _I32.pack(len(parts))
         for p in parts:
             if version < 2:
                 out += part.pack(p.index, p.error_code, p.base_offset)

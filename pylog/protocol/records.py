@@ -25,7 +25,7 @@ from crc32c import crc32c
 from kafka import codec as _codec
 from kafka.record.default_records import DefaultRecordBatch, DefaultRecordBatchBuilder
 
-from pylog.protocol.errors import ErrorCode, KafkaProtocolError
+from pylog.common.errors import ErrorCode, KafkaError
 
 BATCH_OVERHEAD = 61  # header bytes of a v2 batch, including the 12 bytes of offset + length
 LOG_OVERHEAD = 12  # baseOffset + batchLength: the part not counted in batchLength
@@ -54,21 +54,7 @@ _ATTRS = struct.Struct(">h")
 _INT_MAX = 2**31 - 1
 
 
-class CodedError(KafkaProtocolError):
-    """An error whose class fixes its Kafka error code; `error_code` goes into the response."""
-
-    code: ErrorCode = ErrorCode.UNKNOWN_SERVER_ERROR
-
-    def __init__(self, message: str) -> None:
-        super().__init__(self.code, message)
-
-    @property
-    def error_code(self) -> int:
-        """Kafka's wire error code for this error."""
-        return int(self.code)
-
-
-class RecordError(CodedError):
+class RecordError(KafkaError):
     """A produce/fetch record set the broker refuses."""
 
     code = ErrorCode.CORRUPT_MESSAGE

@@ -3,7 +3,7 @@
 It keeps every ACL in memory, loaded from ZooKeeper at start and refreshed per resource from the
 `/kafka-acl-changes` and `/kafka-acl-extended-changes` notifications, so a change made on any broker
 or by the tools takes effect everywhere without a restart. Handlers ask `allowed(ctx, ...)`; the
-Create/Describe/DeleteAcls handlers hand their requests to it.
+Create/Describe/DeleteAcls handlers store, read and remove bindings through it and build their own responses.
 """
 
 from __future__ import annotations
@@ -13,8 +13,9 @@ import logging
 import time
 from typing import Any
 
-from pylog.security.acl import (CLUSTER_NAME, OPERATIONS, PATTERNS, PERMISSIONS, RESOURCE_TYPES, AclBinding, AclEntry,
-                                BindingFilter, ResourcePattern, authorize, authorize_any, supported_operations)
+from pylog.common.errors import ErrorCode
+from pylog.security.acl import (CLUSTER_NAME, OPERATIONS, AclBinding, AclEntry, BindingFilter, ResourcePattern,
+                                authorize, authorize_any, supported_operations)
 from pylog.security.acl_store import PATTERN_TYPES, bindings, decode_change, read_all, read_resource, update_resource
 from pylog.security.connection import ANONYMOUS
 from pylog.zk import paths
@@ -26,8 +27,6 @@ __all__ = ["AUTHORIZER_NAMES", "AclAuthorizer", "allowed", "allowed_any", "autho
 
 AUTHORIZER_NAMES = ("kafka.security.authorizer.AclAuthorizer", "kafka.security.auth.SimpleAclAuthorizer",
                     "pylog.security.AclAuthorizer")
-_CODE = {name: code for table in (RESOURCE_TYPES, OPERATIONS, PERMISSIONS, PATTERNS) for code, name in table.items()}
-INVALID_REQUEST, TOPIC_AUTHORIZATION_FAILED, CLUSTER_AUTHORIZATION_FAILED = 42, 29, 31
 NOTIFICATION_EXPIRY_MS = 15 * 60 * 1000  # Kafka's changeExpirationMs
 
 
@@ -78,13 +77,13 @@ def authorized_operations(ctx: Any, resource_type: str, name: str = CLUSTER_NAME
                      if op in supported_operations(resource_type) and allowed(ctx, op, resource_type, name))
 
 
-def config_refusal(ctx: Any, operation: str, resource_type: int, name: str) -> tuple[int, str] | None:
+def config_refusal(ctx: Any, operation: str, resource_type: int, name: str) -> tuple[ErrorCode, str] | None:
     """(error code, message) when a Describe/AlterConfigs resource is not allowed: topics need `operation` on
     the topic, brokers on the cluster (ConfigResource types 2 and 4)."""
     if resource_type == 2 and not allowed(ctx, operation, "TOPIC", name):
-        return TOPIC_AUTHORIZATION_FAILED, "Authorization failed."
+        return ErrorCode.TOPIC_AUTHORIZATION_FAILED, "Authorization failed."
     if resource_type == 4 and not allowed(ctx, operation, "CLUSTER"):
-        return CLUSTER_AUTHORIZATION_FAILED, "Authorization failed."
+        return ErrorCode.CLUSTER_AUTHORIZATION_FAILED, "Authorization failed."
     return None
 
 
@@ -179,87 +178,26 @@ class AclAuthorizer:
                       operation, host, resource_type, name)
         return ok
 
-    # -- the ACL APIs ----------------------------------------------------------------------
+    # -- what the ACL APIs change and read (their handlers build the responses) ------------------
 
-    async def create_acls_response(self, ctx: Any, req: Any, cls: Any) -> Any:
-        """CreateAcls: validate each binding, store it (one conditional write per resource)."""
-        results = []
-        if not allowed(ctx, "ALTER", "CLUSTER"):
-            return cls(throttle_time_ms=0, results=[cls.AclCreationResult(
-                error_code=CLUSTER_AUTHORIZATION_FAILED, error_message="Cluster authorization failed.")
-                for _ in req.creations])
-        for c in req.creations:
-            binding, problem = _binding(c)
-            if problem is None:
-                await self._zk(update_resource, self.zk, binding.pattern, lambda s, e=binding.entry: s | {e})
-            results.append(cls.AclCreationResult(error_code=INVALID_REQUEST if problem else 0, error_message=problem))
-        return cls(throttle_time_ms=0, results=results)
+    async def create_acls(self, created: list[AclBinding]) -> None:
+        """Store bindings, in order: one conditional write per binding's resource."""
+        for binding in created:
+            await self._zk(update_resource, self.zk, binding.pattern, lambda s, e=binding.entry: s | {e})
 
-    async def describe_acls_response(self, ctx: Any, req: Any, cls: Any) -> Any:
-        """DescribeAcls: the bindings matching the filter, grouped by resource pattern."""
-        if not allowed(ctx, "DESCRIBE", "CLUSTER"):
-            return cls(throttle_time_ms=0, error_code=CLUSTER_AUTHORIZATION_FAILED,
-                       error_message="Cluster authorization failed.", resources=[])
-        f = _filter(req.resource_type_filter, req.resource_name_filter, req.pattern_type_filter, req.principal_filter,
-                    req.host_filter, req.operation, req.permission_type)
-        acls = await self._zk(read_all, self.zk)  # what ZooKeeper holds now, not the cache
-        by_pattern: dict[ResourcePattern, list[AclEntry]] = {}
-        for b in sorted(bindings(acls)):
-            if f.matches(b):
-                by_pattern.setdefault(b.pattern, []).append(b.entry)
-        r = cls.DescribeAclsResource
-        return cls(throttle_time_ms=0, error_code=0, error_message=None, resources=[
-            r(resource_type=_CODE[p.resource_type], resource_name=p.name, pattern_type=_CODE[p.pattern_type],
-              acls=[r.AclDescription(principal=e.principal, host=e.host, operation=_CODE[e.operation],
-                                     permission_type=_CODE[e.permission]) for e in entries])
-            for p, entries in by_pattern.items()])
-
-    async def delete_acls_response(self, ctx: Any, req: Any, cls: Any) -> Any:
-        """DeleteAcls: remove what each filter matches; report every binding removed."""
-        fr = cls.DeleteAclsFilterResult
-        if not allowed(ctx, "ALTER", "CLUSTER"):
-            return cls(throttle_time_ms=0, filter_results=[fr(
-                error_code=CLUSTER_AUTHORIZATION_FAILED, error_message="Cluster authorization failed.",
-                matching_acls=[]) for _ in req.filters])
-        results = []
+    async def matching_acls(self, f: BindingFilter) -> list[AclBinding]:
+        """The bindings matching `f` in what ZooKeeper holds now (not the cache), sorted."""
         acls = await self._zk(read_all, self.zk)
-        for flt in req.filters:
-            f = _filter(flt.resource_type_filter, flt.resource_name_filter, flt.pattern_type_filter,
-                        flt.principal_filter, flt.host_filter, flt.operation, flt.permission_type)
+        return [b for b in sorted(bindings(acls)) if f.matches(b)]
+
+    async def delete_acls(self, filters: list[BindingFilter]) -> list[list[AclBinding]]:
+        """Remove what each filter matches in one read of ZooKeeper; the bindings removed, per filter."""
+        acls = await self._zk(read_all, self.zk)
+        removed = []
+        for f in filters:
             doomed = [b for b in sorted(bindings(acls)) if f.matches(b)]
             for pattern in {b.pattern for b in doomed}:
                 gone = {b.entry for b in doomed if b.pattern == pattern}
                 await self._zk(update_resource, self.zk, pattern, lambda s, g=gone: s - g)
-            results.append(fr(error_code=0, error_message=None, matching_acls=[fr.DeleteAclsMatchingAcl(
-                error_code=0, error_message=None, resource_type=_CODE[b.pattern.resource_type],
-                resource_name=b.pattern.name, pattern_type=_CODE[b.pattern.pattern_type], principal=b.entry.principal,
-                host=b.entry.host, operation=_CODE[b.entry.operation], permission_type=_CODE[b.entry.permission])
-                for b in doomed]))
-        return cls(throttle_time_ms=0, filter_results=results)
-
-
-def _name(table: dict[int, str], code: int) -> str:
-    return table.get(code, "UNKNOWN")
-
-
-def _filter(rtype: int, name: str | None, ptype: int, principal: str | None, host: str | None, op: int,
-            perm: int) -> BindingFilter:
-    return BindingFilter(_name(RESOURCE_TYPES, rtype), name, _name(PATTERNS, ptype), principal, host,
-                         _name(OPERATIONS, op), _name(PERMISSIONS, perm))
-
-
-def _binding(c: Any) -> tuple[AclBinding | None, str | None]:
-    """A CreateAcls creation as a binding, or why it is invalid (Kafka's messages where it has them)."""
-    rtype, ptype = _name(RESOURCE_TYPES, c.resource_type), _name(PATTERNS, c.resource_pattern_type)
-    op, perm = _name(OPERATIONS, c.operation), _name(PERMISSIONS, c.permission_type)
-    if rtype in ("ANY", "UNKNOWN") or ptype not in ("LITERAL", "PREFIXED") or op in ("ANY", "UNKNOWN") \
-            or perm in ("ANY", "UNKNOWN"):
-        return None, "Invalid ACL creation: the binding has an ANY or UNKNOWN field"
-    if rtype == "CLUSTER" and c.resource_name != CLUSTER_NAME:
-        return None, f"The only valid name for the CLUSTER resource is {CLUSTER_NAME}"
-    if not c.resource_name or "/" in c.resource_name or c.resource_name in (".", ".."):
-        return None, f"Invalid resource name: {c.resource_name!r}"
-    if not c.principal or ":" not in c.principal:
-        return None, f"Invalid principal: {c.principal!r} (expected <type>:<name>, e.g. User:alice)"
-    return AclBinding(ResourcePattern(rtype, c.resource_name, ptype),
-                      AclEntry(c.principal, c.host or "*", op, perm)), None
+            removed.append(doomed)
+        return removed

@@ -15,6 +15,7 @@ import logging
 import time
 from typing import Any, Callable
 
+from pylog.common.errors import ErrorCode, KafkaError
 from pylog.security.scram import MECHANISMS as SCRAM_MECHANISMS
 from pylog.security.scram import ScramError, ScramServer
 from pylog.security.settings import ListenerSecurity
@@ -25,15 +26,13 @@ __all__ = ["SaslSession", "SaslFailure", "PRE_AUTH_APIS"]
 
 API_VERSIONS, SASL_HANDSHAKE, SASL_AUTHENTICATE = 18, 17, 36
 PRE_AUTH_APIS = frozenset((API_VERSIONS, SASL_HANDSHAKE, SASL_AUTHENTICATE))
-UNSUPPORTED_SASL_MECHANISM, ILLEGAL_SASL_STATE, SASL_AUTHENTICATION_FAILED = 33, 34, 58
 
 
-class SaslFailure(Exception):
+class SaslFailure(KafkaError):
     """Authentication failed: `code` and `message` go to the client, then the connection closes."""
 
     def __init__(self, code: int, message: str) -> None:
-        super().__init__(message)
-        self.code, self.message = code, message
+        super().__init__(message, code=code)
 
 
 class _Plain:
@@ -106,30 +105,31 @@ class SaslSession:
         """SaslHandshake: (error code, enabled mechanisms); starts (re-)authentication."""
         enabled = self.listener.mechanisms
         if self._mechanism is not None:
-            return ILLEGAL_SASL_STATE, enabled
+            return ErrorCode.ILLEGAL_SASL_STATE, enabled
         if self.principal is not None and (version < 1 or self.listener.reauth_ms <= 0):
-            return ILLEGAL_SASL_STATE, enabled
+            return ErrorCode.ILLEGAL_SASL_STATE, enabled
         if mechanism not in enabled:
-            raise SaslFailure(UNSUPPORTED_SASL_MECHANISM, f"Unsupported SASL mechanism {mechanism}")
+            raise SaslFailure(ErrorCode.UNSUPPORTED_SASL_MECHANISM, f"Unsupported SASL mechanism {mechanism}")
         if mechanism == "PLAIN":
             self._mechanism = _Plain(self.listener.logins["PLAIN"].users)
         elif mechanism in SCRAM_MECHANISMS:
             self._mechanism = _Scram(mechanism, self.lookup)
         self._mechanism_name = mechanism
         self._reauthenticating = self.principal is not None
-        return 0, enabled
+        return ErrorCode.NONE, enabled
 
     def authenticate(self, token: bytes) -> tuple[bytes, int]:
         """One SaslAuthenticate round: (server bytes, session lifetime ms); SaslFailure when it fails."""
         mech = self._mechanism
         if mech is None:
-            raise SaslFailure(ILLEGAL_SASL_STATE, "Unexpected SaslAuthenticate request: no SaslHandshake first")
+            raise SaslFailure(ErrorCode.ILLEGAL_SASL_STATE,
+                              "Unexpected SaslAuthenticate request: no SaslHandshake first")
         try:
             reply = mech.step(bytes(token))
         except (ScramError, ValueError) as exc:
             log.info("Failed authentication with %s (%s)", self.peer, exc)
             self._mechanism = None
-            raise SaslFailure(SASL_AUTHENTICATION_FAILED, str(exc)) from None
+            raise SaslFailure(ErrorCode.SASL_AUTHENTICATION_FAILED, str(exc)) from None
         if not mech.complete:
             return reply, 0
         principal = f"User:{mech.username}"
@@ -137,8 +137,8 @@ class SaslSession:
         if self._reauthenticating and principal != self.principal:
             log.info("Failed re-authentication with %s: principal changed from %s to %s", self.peer,
                      self.principal, principal)
-            raise SaslFailure(SASL_AUTHENTICATION_FAILED, "Cannot change principals during re-authentication from "
-                                                          f"{self.principal}: {principal}")
+            raise SaslFailure(ErrorCode.SASL_AUTHENTICATION_FAILED,
+                              f"Cannot change principals during re-authentication from {self.principal}: {principal}")
         self.principal = principal
         lifetime = self.listener.reauth_ms
         self.expires_at = time.monotonic() + lifetime / 1000 if lifetime > 0 else None

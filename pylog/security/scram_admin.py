@@ -10,13 +10,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Iterable
 
+from pylog.common.errors import ErrorCode
 from pylog.security.credentials import all_credential_users, read_user_credentials, write_user_credentials
 from pylog.security.scram import (MAX_ITERATIONS, MECHANISM_CODES, MECHANISMS, MIN_ITERATIONS,
                                   credential_from_salted)
 
 __all__ = ["Upsertion", "Deletion", "alter_credentials", "describe_credentials", "mechanism_name"]
 
-UNSUPPORTED_SASL_MECHANISM, RESOURCE_NOT_FOUND, DUPLICATE_RESOURCE, UNACCEPTABLE_CREDENTIAL = 33, 91, 92, 93
 _NAMES = {code: name for name, code in MECHANISM_CODES.items()}
 
 
@@ -46,17 +46,17 @@ class Deletion:
 
 def _check(change: Upsertion | Deletion, existing: dict[str, Any]) -> tuple[int, str] | None:
     if not change.user:
-        return UNACCEPTABLE_CREDENTIAL, "Username must not be empty"
+        return ErrorCode.UNACCEPTABLE_CREDENTIAL, "Username must not be empty"
     name = mechanism_name(change.mechanism)
     if name is None:
-        return UNSUPPORTED_SASL_MECHANISM, "Unknown SCRAM mechanism"
+        return ErrorCode.UNSUPPORTED_SASL_MECHANISM, "Unknown SCRAM mechanism"
     if isinstance(change, Deletion):
         if name not in existing:
-            return RESOURCE_NOT_FOUND, "Attempt to delete a user credential that does not exist"
+            return ErrorCode.RESOURCE_NOT_FOUND, "Attempt to delete a user credential that does not exist"
     elif change.iterations < MIN_ITERATIONS:
-        return UNACCEPTABLE_CREDENTIAL, "Too few iterations"
+        return ErrorCode.UNACCEPTABLE_CREDENTIAL, "Too few iterations"
     elif change.iterations > MAX_ITERATIONS:
-        return UNACCEPTABLE_CREDENTIAL, "Too many iterations"
+        return ErrorCode.UNACCEPTABLE_CREDENTIAL, "Too many iterations"
     return None
 
 
@@ -69,7 +69,8 @@ def alter_credentials(zk: Any, changes: Iterable[Upsertion | Deletion]) -> dict[
     for user, mine in by_user.items():
         keys = [(c.mechanism) for c in mine]
         if len(set(keys)) != len(keys):
-            results[user] = (DUPLICATE_RESOURCE, "A user credential cannot be altered twice in the same request")
+            results[user] = (ErrorCode.DUPLICATE_RESOURCE,
+                             "A user credential cannot be altered twice in the same request")
             continue
         existing = read_user_credentials(zk, user) if user else {}
         error = next((e for e in (_check(c, existing) for c in mine) if e is not None), None)
@@ -83,9 +84,9 @@ def alter_credentials(zk: Any, changes: Iterable[Upsertion | Deletion]) -> dict[
         try:
             write_user_credentials(zk, user, upserts, deletes)  # type: ignore[arg-type]
         except ValueError as exc:  # a name no znode can have ("." or "..")
-            results[user] = (UNACCEPTABLE_CREDENTIAL, str(exc))
+            results[user] = (ErrorCode.UNACCEPTABLE_CREDENTIAL, str(exc))
             continue
-        results[user] = (0, None)
+        results[user] = (ErrorCode.NONE, None)
     return results
 
 
@@ -93,7 +94,7 @@ def describe_credentials(zk: Any, users: list[str] | None) -> list[tuple[str, in
     """(user, error code, message, [(mechanism code, iterations)]) per user; None/[] means all (blocking)."""
     if not users:
         everyone = all_credential_users(zk)
-        return [(u, 0, None, _infos(everyone[u])) for u in sorted(everyone)]
+        return [(u, ErrorCode.NONE, None, _infos(everyone[u])) for u in sorted(everyone)]
     out = []
     seen: set[str] = set()
     duplicates = {u for u in users if users.count(u) > 1}
@@ -102,14 +103,15 @@ def describe_credentials(zk: Any, users: list[str] | None) -> list[tuple[str, in
             continue
         seen.add(user)
         if user in duplicates:
-            out.append((user, DUPLICATE_RESOURCE, "Cannot describe SCRAM credentials for the same user twice in a "
-                                                  "single request", []))
+            out.append((user, ErrorCode.DUPLICATE_RESOURCE,
+                        "Cannot describe SCRAM credentials for the same user twice in a single request", []))
             continue
         creds = read_user_credentials(zk, user)
         if not creds:
-            out.append((user, RESOURCE_NOT_FOUND, "Attempt to describe a user credential that does not exist", []))
+            out.append((user, ErrorCode.RESOURCE_NOT_FOUND,
+                        "Attempt to describe a user credential that does not exist", []))
         else:
-            out.append((user, 0, None, _infos(creds)))
+            out.append((user, ErrorCode.NONE, None, _infos(creds)))
     return out
 
 

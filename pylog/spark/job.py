@@ -16,7 +16,7 @@ from pylog.planner.report import load_summary
 
 __all__ = ["spark_session", "plan_with_spark", "run"]
 
-_IN_SCHEMA = "grp string, idx long, replicas array<int>, size long, dep_src array<int>, dep_rack array<int>"
+IN_SCHEMA = "grp string, idx long, replicas array<int>, size long, dep_src array<int>, dep_rack array<int>"
 _OUT_SCHEMA = "idx long, replicas array<int>, rack_fix int, detour int, unbalanced int, mover_s double"
 
 
@@ -49,7 +49,7 @@ def spark_session(master: str | None = "local[*]", app_name: str = "pylog-planne
     return session
 
 
-def _input_rows(prep):
+def input_rows(prep):
     """One pandas row per planned partition: its group (topic), replicas, size and rack departures."""
     import pandas as pd
     leaving: dict[int, list[tuple[int, int]]] = {}
@@ -114,7 +114,7 @@ def plan_with_spark(spark, snapshot: Snapshot, topics: Sequence[str] | None, bro
     # A Spark Connect session has no SparkContext to broadcast with: the targets then travel in the function.
     targets = None if _is_connect(spark) else spark.sparkContext.broadcast(per_group)
     shipped = per_group if targets is None else None  # what the function's closure carries: nothing when broadcast
-    rows = _input_rows(prep)
+    rows = input_rows(prep)
     lap("rows")
     # About 20k partitions per task: enough to keep the executors busy, few tasks for small plans.
     n_slices = max(2, min(64, len(prep.groups), len(rows) // 20_000 + 2))
@@ -122,7 +122,7 @@ def plan_with_spark(spark, snapshot: Snapshot, topics: Sequence[str] | None, bro
     before = spark.conf.get("spark.sql.shuffle.partitions")
     spark.conf.set("spark.sql.shuffle.partitions", str(n_slices))
     try:
-        df = spark.createDataFrame(rows, _IN_SCHEMA)
+        df = spark.createDataFrame(rows, IN_SCHEMA)
         out = df.groupBy("grp").applyInPandas(_group_planner(prep.ctx, targets, shipped), schema=_OUT_SCHEMA).toPandas()
     finally:
         spark.conf.set("spark.sql.shuffle.partitions", before)

@@ -10,7 +10,9 @@ from __future__ import annotations
 
 from typing import Callable, Iterable, Mapping, Sequence
 
-from pylog.common.errors import ErrorCode, KafkaError
+# The registry's shared ApiExceptions, named from here too (zk_admin.InvalidPartitionsError is that one class).
+from pylog.common.errors import (BrokerNotAvailableError, ErrorCode, InvalidPartitionsError,  # noqa: F401
+                                 InvalidReplicaAssignmentError, KafkaError)
 from pylog.zk import errors, paths
 from pylog.zk.client import ZkClient
 from pylog.zk.codecs import BrokerRegistration, PartitionState, TopicAssignment, TopicPartition
@@ -37,12 +39,6 @@ class UnknownTopicOrPartitionError(AdminError):
     code = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
 
 
-class BrokerNotAvailableError(AdminError):
-    """A replica is on a broker that is not registered (BROKER_NOT_AVAILABLE)."""
-
-    code = ErrorCode.BROKER_NOT_AVAILABLE
-
-
 class InvalidTopicError(AdminError):
     """Illegal topic name, or it collides with an existing one (INVALID_TOPIC_EXCEPTION)."""
 
@@ -53,18 +49,6 @@ class TopicExistsError(AdminError):
     """The topic exists or is being deleted (TOPIC_ALREADY_EXISTS)."""
 
     code = ErrorCode.TOPIC_ALREADY_EXISTS
-
-
-class InvalidPartitionsError(AdminError):
-    """The partition count would not increase (INVALID_PARTITIONS)."""
-
-    code = ErrorCode.INVALID_PARTITIONS
-
-
-class InvalidReplicaAssignmentError(AdminError):
-    """The replica assignment is inconsistent (INVALID_REPLICA_ASSIGNMENT)."""
-
-    code = ErrorCode.INVALID_REPLICA_ASSIGNMENT
 
 
 class ReassignmentInProgressError(AdminError):

@@ -1,4 +1,4 @@
-"""ZkClient operations on configs, admin-request znodes, notifications and producer id blocks.
+"""ZkClient operations on configs, admin-request znodes and notifications (producer id blocks: client.py).
 
 A mixin of ZkClient (client.py): it relies on ZkConnection's get/set/create/get_many and on ZkClient's
 fenced_multi_many. Writes the controller makes (deleting processed requests and notifications) take
@@ -12,14 +12,12 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping
 from pylog.zk import errors, paths
 from pylog.zk.codecs import ConfigChangeNotification, ConfigEntity, TopicPartition
 from pylog.zk.codecs_admin import (IsrChangeNotification, LogDirEventNotification, PreferredReplicaElection,
-                                   ProducerIdBlock, ReassignPartitions)
+                                   ReassignPartitions)
 from pylog.zk.ops import ANY_VERSION, DeleteOp, SetDataOp
 
 if TYPE_CHECKING:
     from pylog.zk.client import ZkClient
     from pylog.zk.core import WatchHandle
-
-PRODUCER_ID_BLOCK_SIZE = 1000  # ProducerIdsBlock.PRODUCER_ID_BLOCK_SIZE
 
 
 class ZkAdminOps:
@@ -182,19 +180,3 @@ class ZkAdminOps:
         """Delete processed log dir event notifications."""
         self._delete_all((f"{paths.log_dir_event_notifications()}/{n}" for n in names),
                          controller_epoch_zk_version)
-
-    # ------------------------------------------------------------------ producer ids
-
-    def allocate_producer_id_block(self: "ZkClient", broker_id: int,
-                                   block_size: int = PRODUCER_ID_BLOCK_SIZE) -> ProducerIdBlock:
-        """Claim the next block of producer ids with a conditional write (ZK-mode ProducerIdManager)."""
-        self.ensure_path(paths.latest_producer_id_block())
-        while True:
-            data, stat = self.get(paths.latest_producer_id_block())
-            start = ProducerIdBlock.decode(data).block_end + 1 if data else 0
-            block = ProducerIdBlock(broker_id, start, start + block_size - 1)
-            try:
-                self.set(paths.latest_producer_id_block(), block.encode(), stat.version)
-                return block
-            except errors.BadVersionError:
-                continue  # another broker took a block first; read again

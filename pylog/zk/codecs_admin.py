@@ -1,7 +1,8 @@
 """JSON of the admin-request, notification and bookkeeping znodes (ZkData.scala).
 
 /admin/reassign_partitions (legacy), /admin/preferred_replica_election, pylog's /admin/shutdown_brokers/<id>,
-/isr_change_notification/*, /log_dir_event_notification/*, /latest_producer_id_block and /feature. Same rules as codecs.py:
+/isr_change_notification/*, /log_dir_event_notification/* and /feature (/latest_producer_id_block is in codecs.py,
+with the rule for the next block). Same rules as codecs.py:
 compact JSON in Kafka's key order, decoders ignore key order and raise ValueError naming path and field.
 """
 
@@ -140,26 +141,6 @@ class ShutdownRequest:
         r = JsonReader(data, path or paths.shutdown_brokers() + "/<id>")
         r.version((1,), default=1)
         return cls(r.int("broker_epoch"))
-
-
-@dataclass(frozen=True)
-class ProducerIdBlock:
-    """/latest_producer_id_block: the last block of 1000 producer ids handed to a broker."""
-
-    broker_id: int
-    block_start: int
-    block_end: int
-
-    def encode(self) -> bytes:
-        """{"version":1,"broker":N,"block_start":"0","block_end":"999"}; the bounds are strings."""
-        return dumps({"version": 1, "broker": self.broker_id,
-                      "block_start": str(self.block_start), "block_end": str(self.block_end)})
-
-    @classmethod
-    def decode(cls, data: bytes, path: str | None = None) -> "ProducerIdBlock":
-        """Parse the block."""
-        r = JsonReader(data, path or paths.latest_producer_id_block())
-        return cls(r.int("broker"), r.int_or_numeric_string("block_start"), r.int_or_numeric_string("block_end"))
 
 
 @dataclass(frozen=True)

@@ -19,11 +19,10 @@ from __future__ import annotations
 from pylog.broker.handlers import handler, txn_coordinator_of
 from pylog.broker.services import HandlerContext
 from pylog.broker.txn_host import fenced_as
+from pylog.common.types import TP
 from pylog.protocol.api import ApiKey, response_class
 from pylog.protocol.errors import ErrorCode
 from pylog.security.authorizer import allowed
-
-TP = tuple[str, int]
 
 
 @handler(ApiKey.AddPartitionsToTxn, 0, 4)

@@ -13,6 +13,7 @@ import asyncio
 from pylog.broker.handlers import handler
 from pylog.broker.services import HandlerContext
 from pylog.protocol.api import ApiKey, response_class
+from pylog.protocol.errors import ErrorCode
 from pylog.security.authorizer import allowed
 from pylog.security.scram_admin import Deletion, Upsertion, alter_credentials
 
@@ -25,7 +26,7 @@ async def handle_alter_user_scram_credentials(ctx: HandlerContext, req):
     changes += [Upsertion(u.name, u.mechanism, u.iterations, bytes(u.salt or b""), bytes(u.salted_password or b""))
                 for u in req.upsertions]
     if not allowed(ctx, "ALTER", "CLUSTER"):  # CLUSTER_AUTHORIZATION_FAILED for every user named
-        results = {c.user: (31, "Cluster authorization failed.") for c in changes}
+        results = {c.user: (ErrorCode.CLUSTER_AUTHORIZATION_FAILED, "Cluster authorization failed.") for c in changes}
     else:
         results = await asyncio.get_running_loop().run_in_executor(None, alter_credentials, ctx.broker.zk, changes)
     return cls(throttle_time_ms=0, results=[

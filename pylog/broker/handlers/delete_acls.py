@@ -12,16 +12,31 @@ from pylog.broker.services import HandlerContext
 from pylog.broker.handlers.describe_acls import NO_AUTHORIZER
 from pylog.protocol.api import ApiKey, response_class
 from pylog.protocol.errors import ErrorCode
+from pylog.security.acl_wire import binding_filter, code_of
+from pylog.security.authorizer import allowed
 
 
 @handler(ApiKey.DeleteAcls, 1, 3)
 async def handle_delete_acls(ctx: HandlerContext, req):
     """Remove the ACL bindings matching each filter."""
     cls = response_class(ApiKey.DeleteAcls)[ctx.header.api_version]
+    fr = cls.DeleteAclsFilterResult
     authorizer = ctx.broker.authorizer
     if authorizer is None:
         return cls(throttle_time_ms=0, filter_results=[
-            cls.DeleteAclsFilterResult(error_code=int(ErrorCode.SECURITY_DISABLED), error_message=NO_AUTHORIZER,
-                                       matching_acls=[])
+            fr(error_code=int(ErrorCode.SECURITY_DISABLED), error_message=NO_AUTHORIZER, matching_acls=[])
             for _ in req.filters])
-    return await authorizer.delete_acls_response(ctx, req, cls)
+    if not allowed(ctx, "ALTER", "CLUSTER"):
+        return cls(throttle_time_ms=0, filter_results=[
+            fr(error_code=int(ErrorCode.CLUSTER_AUTHORIZATION_FAILED), error_message="Cluster authorization failed.",
+               matching_acls=[]) for _ in req.filters])
+    filters = [binding_filter(f.resource_type_filter, f.resource_name_filter, f.pattern_type_filter,
+                              f.principal_filter, f.host_filter, f.operation, f.permission_type) for f in req.filters]
+    none = int(ErrorCode.NONE)
+    return cls(throttle_time_ms=0, filter_results=[
+        fr(error_code=none, error_message=None, matching_acls=[fr.DeleteAclsMatchingAcl(
+            error_code=none, error_message=None, resource_type=code_of(b.pattern.resource_type),
+            resource_name=b.pattern.name, pattern_type=code_of(b.pattern.pattern_type), principal=b.entry.principal,
+            host=b.entry.host, operation=code_of(b.entry.operation), permission_type=code_of(b.entry.permission))
+            for b in removed])
+        for removed in await authorizer.delete_acls(filters)])

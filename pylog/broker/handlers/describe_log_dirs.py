@@ -34,7 +34,7 @@ async def handle_describe_log_dirs(ctx: HandlerContext, req):
     cls = response_class(ApiKey.DescribeLogDirs)[ctx.header.api_version]
     logs = ctx.broker.logs
     if not allowed(ctx, "DESCRIBE", "CLUSTER"):  # Kafka: no log dirs (v3+: with the error code)
-        return cls(throttle_time_ms=0, error_code=31, results=[])
+        return cls(throttle_time_ms=0, error_code=int(ErrorCode.CLUSTER_AUTHORIZATION_FAILED), results=[])
     wanted = None if req.topics is None else {(t.topic, p) for t in req.topics for p in t.partitions}
     by_dir: dict[str, dict[str, list]] = {d: {} for d in logs.log_dirs}
     futures = [(plog, True) for plog in logs.future_logs()]
@@ -58,7 +58,7 @@ async def handle_describe_log_dirs(ctx: HandlerContext, req):
             continue
         total, usable = _volume(root)
         results.append(cls.DescribeLogDirsResult(
-            error_code=0, log_dir=root, total_bytes=total, usable_bytes=usable,
+            error_code=int(ErrorCode.NONE), log_dir=root, total_bytes=total, usable_bytes=usable,
             topics=[cls.DescribeLogDirsResult.DescribeLogDirsTopic(name=t, partitions=sorted(
                 ps, key=lambda p: p.partition_index)) for t, ps in sorted(topics.items())]))
-    return cls(throttle_time_ms=0, error_code=0, results=results)
+    return cls(throttle_time_ms=0, error_code=int(ErrorCode.NONE), results=results)

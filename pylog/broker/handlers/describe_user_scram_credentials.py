@@ -12,6 +12,7 @@ import asyncio
 from pylog.broker.handlers import handler
 from pylog.broker.services import HandlerContext
 from pylog.protocol.api import ApiKey, response_class
+from pylog.protocol.errors import ErrorCode
 from pylog.security.authorizer import allowed
 from pylog.security.scram_admin import describe_credentials
 
@@ -22,11 +23,12 @@ async def handle_describe_user_scram_credentials(ctx: HandlerContext, req):
     cls = response_class(ApiKey.DescribeUserScramCredentials)[ctx.header.api_version]
     if not allowed(ctx, "DESCRIBE", "CLUSTER"):
         # Kafka's getErrorResponse (librdkafka 2.16 crashes on this answer, from Kafka too: see the test)
-        return cls(throttle_time_ms=0, error_code=31, error_message="Cluster authorization failed.", results=[])
+        return cls(throttle_time_ms=0, error_code=int(ErrorCode.CLUSTER_AUTHORIZATION_FAILED),
+                   error_message="Cluster authorization failed.", results=[])
     users = None if req.users is None else [u.name for u in req.users]
     rows = await asyncio.get_running_loop().run_in_executor(None, describe_credentials, ctx.broker.zk, users)
     result = cls.DescribeUserScramCredentialsResult
-    return cls(throttle_time_ms=0, error_code=0, error_message=None, results=[
+    return cls(throttle_time_ms=0, error_code=int(ErrorCode.NONE), error_message=None, results=[
         result(user=user, error_code=code, error_message=message, credential_infos=[
             result.CredentialInfo(mechanism=mech, iterations=iterations) for mech, iterations in infos])
         for user, code, message, infos in rows])

@@ -26,7 +26,7 @@ from pylog.common.dynamic import validate_dynamic_broker_config
 from pylog.common.topic_config import validate_topic_config
 from pylog.common.topic_keys import TOPIC_CONFIGS
 from pylog.protocol.api import ApiKey, response_class
-from pylog.protocol.errors import ErrorCode, KafkaProtocolError
+from pylog.common.errors import ErrorCode, KafkaError
 from pylog.security.authorizer import config_refusal
 from pylog.zk import paths
 from pylog.zk.admin import AdminZkClient
@@ -40,8 +40,8 @@ _TYPE_NAMES = {0: "UNKNOWN", 1: "UNKNOWN", 2: "TOPIC", 3: "GROUP", 4: "BROKER", 
 _OP_NAMES = {APPEND: "append", SUBTRACT: "subtract"}
 
 
-def _invalid_request(message: str) -> KafkaProtocolError:
-    return KafkaProtocolError(ErrorCode.INVALID_REQUEST, message)
+def _invalid_request(message: str) -> KafkaError:
+    return KafkaError(message, code=ErrorCode.INVALID_REQUEST)
 
 
 def apply_operations(current: Mapping[str, str], ops: Sequence[tuple[str, int, str | None]],
@@ -80,12 +80,12 @@ def _resource(type_id: int, name: str) -> str:
     return f"ConfigResource(type={_TYPE_NAMES.get(type_id, 'UNKNOWN')}, name='{name}')"
 
 
-def _config_error(type_id: int, name: str, exc: ConfigError) -> KafkaProtocolError:
+def _config_error(type_id: int, name: str, exc: ConfigError) -> KafkaError:
     text = str(exc)
     if text.startswith("Unknown topic config name"):  # InvalidConfigurationException, reported as is
-        return KafkaProtocolError(ErrorCode.INVALID_CONFIG, text)
-    return KafkaProtocolError(ErrorCode.INVALID_CONFIG,
-                              f"Invalid config value for resource {_resource(type_id, name)}: {text}")
+        return KafkaError(text, code=ErrorCode.INVALID_CONFIG)
+    return KafkaError(f"Invalid config value for resource {_resource(type_id, name)}: {text}",
+                      code=ErrorCode.INVALID_CONFIG)
 
 
 def preprocess(res, incremental: bool = True) -> None:
@@ -122,7 +122,7 @@ class ConfigAlterer:
         if not name:
             raise _invalid_request("Default topic resources are not allowed.")
         if name not in self.metadata.topics:
-            raise KafkaProtocolError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, f"The topic '{name}' does not exist.")
+            raise KafkaError(f"The topic '{name}' does not exist.", code=ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
         new = update(self.admin.fetch_entity_config("topics", name), TOPIC_CONFIGS)
         try:
             validate_topic_config(new)
@@ -173,11 +173,11 @@ async def alter_resources(ctx: HandlerContext, req, update_for: Callable[[Any], 
                 raise _invalid_request("Each resource must appear at most once.")
             refusal = config_refusal(ctx, "ALTER_CONFIGS", res.resource_type, res.resource_name)
             if refusal is not None:
-                raise KafkaProtocolError(*refusal)
+                raise KafkaError(refusal[1], code=refusal[0])
             preprocess(res, incremental)
             fn = alterer.topic if res.resource_type == TOPIC else alterer.broker_config
             await loop.run_in_executor(None, fn, res.resource_name, update_for(res))
-        except KafkaProtocolError as exc:
+        except KafkaError as exc:
             err, msg = exc.code, exc.message
         except Exception as exc:  # ZooKeeper trouble or a bug: this resource fails, the others proceed
             log.exception("Error processing %salter configs request for resource %s",

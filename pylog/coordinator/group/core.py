@@ -194,10 +194,6 @@ class CoordinatorCore:
         if handle is not None:
             handle.cancel()
 
-    def has_timer(self, key: tuple) -> bool:
-        """Whether a timer is set under `key`."""
-        return key in self._timers
-
     def schedule_heartbeat(self, group: Group, m: Member) -> None:
         """(Re)start a member's session timer."""
         self.schedule(("hb", group.group_id, m.member_id), m.session_timeout_ms, self.on_session_expired,

@@ -13,6 +13,9 @@ from __future__ import annotations
 
 import enum
 
+# IllegalStateTransition is named from here too: the one class, whose transition raised it.
+from pylog.common.states import IllegalStateTransition, StateTable  # noqa: F401
+
 
 class GroupState(enum.Enum):
     """A classic group's state; the value is Kafka's name (DescribeGroups, ListGroups)."""
@@ -35,15 +38,9 @@ PREVIOUS: dict[GroupState, frozenset[GroupState]] = {
 }
 
 
-class IllegalStateTransition(Exception):
-    """A transition the state table does not allow: a coordinator bug, never a client error."""
-
-
-def transition(current: GroupState, target: GroupState) -> GroupState:
-    """`target` if the table allows coming to it from `current`; raises IllegalStateTransition otherwise."""
-    if current not in PREVIOUS[target]:
-        raise IllegalStateTransition(f"Group cannot transition to {target.value} from {current.value}")
-    return target
+TABLE = StateTable("Group", PREVIOUS, lambda s: s.value)
+# `target` if the table allows coming to it from `current`; raises IllegalStateTransition otherwise.
+transition = TABLE.transition
 
 
 def parse_state(name: str) -> GroupState | None:

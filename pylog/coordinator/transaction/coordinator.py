@@ -21,6 +21,7 @@ from typing import AsyncIterator, Awaitable, Callable, Iterable, Protocol
 
 from pylog.common.clock import now_ms
 from pylog.common.errors import ErrorCode
+from pylog.common.types import TP
 from pylog.coordinator.transaction import decisions, queries
 from pylog.coordinator.transaction.metadata import TxnMetadata, from_log_value, to_log_value
 from pylog.coordinator.transaction.records import (
@@ -32,7 +33,6 @@ from pylog.metrics.recorders import TXNS as TXN_METRICS
 log = logging.getLogger("pylog.coordinator.transaction")
 S = TxnState
 E = ErrorCode
-TP = tuple[str, int]
 _PARTITION_CACHE_MAX = 100_000
 
 

@@ -20,6 +20,9 @@ from __future__ import annotations
 
 import enum
 
+# IllegalStateTransition is named from here too: the one class, whose transition raised it.
+from pylog.common.states import IllegalStateTransition, StateTable  # noqa: F401
+
 
 class TxnState(enum.Enum):
     """A transactional id's state; value = (TransactionStatus byte, Kafka's name)."""
@@ -65,16 +68,9 @@ PREPARING = frozenset({S.PREPARE_COMMIT, S.PREPARE_ABORT, S.PREPARE_EPOCH_FENCE}
 _BY_ID = {s.id: s for s in TxnState}
 
 
-class IllegalStateTransition(Exception):
-    """A transition the state table does not allow: a coordinator bug, never a client error."""
-
-
-def transition(current: TxnState, target: TxnState) -> TxnState:
-    """`target` if the table allows coming to it from `current`; raises IllegalStateTransition otherwise."""
-    if current not in PREVIOUS[target]:
-        raise IllegalStateTransition(
-            f"TransactionalId cannot transition to {target.kafka_name} from {current.kafka_name}")
-    return target
+TABLE = StateTable("TransactionalId", PREVIOUS, lambda s: s.kafka_name)
+# `target` if the table allows coming to it from `current`; raises IllegalStateTransition otherwise.
+transition = TABLE.transition
 
 
 def from_id(status: int) -> TxnState:

@@ -2,10 +2,14 @@
 
 import pytest
 
+from pylog import common
+from pylog.cli.admin_client import ApiError
 from pylog.common.errors import ErrorCode, KafkaError
+from pylog.log import errors as log_errors
 from pylog.planner import assignment as placement
+from pylog.protocol import records
 from pylog.protocol.errors import ErrorCode as ProtocolErrorCode
-from pylog.protocol.errors import KafkaProtocolError
+from pylog.security.sasl import SaslFailure
 from pylog.zk import admin as zk_admin
 
 
@@ -35,7 +39,27 @@ def test_exception_codes_come_from_the_registry(cls, code):
 
 def test_default_message_is_kafkas():
     assert str(zk_admin.TopicExistsError()) == "Topic with this name already exists."
-    assert str(KafkaProtocolError(ErrorCode.INVALID_RECORD)) == ErrorCode.INVALID_RECORD.message
+    assert str(KafkaError(code=ErrorCode.INVALID_RECORD)) == ErrorCode.INVALID_RECORD.message
+
+
+@pytest.mark.parametrize("exc,code,message", [
+    (KafkaError("why", code=ErrorCode.INVALID_CONFIG), ErrorCode.INVALID_CONFIG, "why"),
+    (ApiError(29), ErrorCode.TOPIC_AUTHORIZATION_FAILED, "Topic authorization failed."),
+    (ApiError(29, ""), ErrorCode.TOPIC_AUTHORIZATION_FAILED, "Topic authorization failed."),
+    (SaslFailure(ErrorCode.SASL_AUTHENTICATION_FAILED, "bad"), ErrorCode.SASL_AUTHENTICATION_FAILED, "bad"),
+    (records.CorruptRecordError("crc"), ErrorCode.CORRUPT_MESSAGE, "crc"),
+    (log_errors.OffsetOutOfRangeError("past the end"), ErrorCode.OFFSET_OUT_OF_RANGE, "past the end"),
+])
+def test_one_base_for_every_coded_exception(exc, code, message):
+    # Whether the class or the instance fixes the code, callers read the same three things.
+    assert isinstance(exc, KafkaError)
+    assert (exc.code, exc.error_code, exc.message, str(exc)) == (code, int(code), message, message)
+
+
+def test_shared_api_exceptions_have_one_class():
+    # The ZooKeeper admin client and the placement raise the same types: one `except` catches either.
+    for name in ("InvalidPartitionsError", "InvalidReplicaAssignmentError", "BrokerNotAvailableError"):
+        assert getattr(zk_admin, name) is getattr(placement, name) is getattr(common.errors, name)
 
 
 def test_protocol_names_the_same_registry():

@@ -7,10 +7,10 @@ import json
 import pytest
 
 from pylog.zk.codecs import (RECOVERING, BrokerRegistration, ClusterId, ConfigChangeNotification, ConfigEntity,
-                             ControllerInfo, EndPoint, PartitionState, TopicAssignment, TopicPartition,
-                             decode_controller_epoch, encode_controller_epoch)
+                             ControllerInfo, EndPoint, PartitionState, ProducerIdBlock, TopicAssignment,
+                             TopicPartition, decode_controller_epoch, encode_controller_epoch)
 from pylog.zk.codecs_admin import (FeatureZNodeData, IsrChangeNotification, LogDirEventNotification, ShutdownRequest,
-                                   PreferredReplicaElection, ProducerIdBlock, ReassignPartitions)
+                                   PreferredReplicaElection, ReassignPartitions)
 
 BROKER_V5 = (b'{"features":{},"listener_security_protocol_map":{"PLAINTEXT":"PLAINTEXT"},'
              b'"endpoints":["PLAINTEXT://localhost:9092"],"jmx_port":-1,"port":9092,"host":"localhost",'
