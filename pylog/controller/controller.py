@@ -283,6 +283,7 @@ class Controller:
                  len(ctx.topic_ids), len(ctx.assignments))
         await self.deletion.on_marked()
         await self.partitions.trigger_online()
+        await self.membership.on_failover()
         await self.listeners.on_failover()
         await self.notifications.on_isr_change()
         await self.log_dirs.on_event()

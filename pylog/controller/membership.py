@@ -70,6 +70,20 @@ class BrokerMembership:
         self.core.send_update_metadata(ctx.live_ids, [])
         await self.listeners.on_broker_failure(dead)
 
+    async def on_failover(self) -> None:
+        """A new controller drops the replicas of brokers that are not live from every ISR at once.
+
+        Kafka's ReplicaStateMachine.startup moves them to OfflineReplica. The broker that died may
+        have been the old controller, whose death no BrokerChange reports to anyone: left in the
+        ISRs it followed, it would hold acks=all writes until each leader's own lag shrink.
+        """
+        ctx = self.core.ctx
+        offline = [k for k, s in ctx.replica_states.items()
+                   if s is RS.OFFLINE and k[2] not in ctx.live and k[0] not in ctx.topics_to_delete]
+        moved = ctx.move_replicas(offline, RS.OFFLINE)
+        if moved:
+            await self.partitions.remove_from_isr({r for _t, _p, r in moved}, sorted({(t, p) for t, p, _r in moved}))
+
     async def on_started(self, started: set[int]) -> None:
         """Tell new brokers everything, others about them, and retry what they make possible."""
         ctx = self.core.ctx

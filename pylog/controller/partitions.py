@@ -164,6 +164,8 @@ class PartitionChanges:
                 leader, isr = st.leader, tuple(st.isr)
                 for r in gone:
                     leader, isr = elect.remove_from_isr(leader, isr, r)
+                if (leader, isr) == (st.leader, tuple(st.isr)):
+                    continue  # only the last ISR member was gone, and it led nothing: nothing to write
                 proposals[tp] = PartitionState(leader, st.leader_epoch + 1, isr, ctx.epoch,
                                                partition_epoch=st.partition_epoch)
             written = await self.core.zk_call(self.core.ops.update_partition_states, proposals) if proposals else {}
