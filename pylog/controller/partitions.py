@@ -172,7 +172,7 @@ class PartitionChanges:
                 for r in gone:
                     leader, isr = elect.remove_from_isr(leader, isr, r)
                 if (leader, isr) == (st.leader, tuple(st.isr)):
-                    continue  # only the last ISR member was gone, and it led nothing: nothing to write
+                    continue  # the ISR keeps its last member and the leader stays: nothing to write
                 if leader < 0 and st.leader >= 0 and not ctx.may_move_partitions([tp], PS.OFFLINE):
                     continue  # losing its leader takes the partition OFFLINE, which its state refuses
                 proposals[tp] = PartitionState(leader, st.leader_epoch + 1, isr, ctx.epoch,
