@@ -2,7 +2,8 @@
 when that leader is not the controller and when it is.
 
 Three pylog brokers, one topic of 3 partitions, RF 3, min.insync.replicas 2, preferred leaders
-restored before every round (so each broker leads one partition). A confluent-kafka producer sends
+restored before every round (so each broker leads one partition), and an idle topic of 50 RF 3
+partitions (--other-partitions) that every failover handles too. A confluent-kafka producer sends
 an acks=all record to every partition every 5 ms. Each round kills -9 a leader, (a) one that is not
 the controller or (b) the controller itself, and times the first acknowledgement of a record sent
 to its partition after the kill. A dead broker is noticed when ZooKeeper expires its session, so
@@ -35,6 +36,7 @@ import confluent_kafka as ck
 
 from pylog.bench import _harness as h
 from pylog.localcluster import LocalCluster
+from pylog.zk import paths
 from pylog.zk.client import ZkClient
 from pylog.zk.server import ZooKeeperProcess
 from pylog.zk.testing import free_port
@@ -170,7 +172,7 @@ class Rounds:
         partition = leaders[victim]
         logs = {b: (br.log_path, br.log_path.stat().st_size) for b, br in self.cluster.brokers.items()}
         zk_log = (self.zk_log, self.zk_log.stat().st_size)
-        owner = self.zk.exists(f"/brokers/ids/{victim}").ephemeralOwner
+        owner = self.zk.exists(paths.broker_id(victim)).ephemeralOwner
         wall, t0 = time.time(), time.monotonic()
         self.cluster.brokers[victim].kill()
         acked = self.pinger.first_ack_after(partition, t0, 120) - t0
@@ -197,7 +199,7 @@ class Rounds:
         b.start()
         b.wait_ready(60)
         deadline = time.monotonic() + 120
-        while (stat := self.zk.exists(f"/brokers/ids/{bid}")) is None or stat.ephemeralOwner == owner:
+        while (stat := self.zk.exists(paths.broker_id(bid))) is None or stat.ephemeralOwner == owner:
             if time.monotonic() > deadline:
                 raise TimeoutError(f"broker {bid} did not register again")
             time.sleep(0.1)
