@@ -10,7 +10,8 @@ from dataclasses import dataclass, field
 from typing import Iterable
 
 from pylog.common.types import TP
-from pylog.controller.states import PARTITION_PREVIOUS, REPLICA_PREVIOUS, PartitionLifecycle, ReplicaLifecycle, transition
+from pylog.controller.states import PARTITION_PREVIOUS, REPLICA_PREVIOUS, PartitionLifecycle, ReplicaLifecycle
+from pylog.controller.states import split_valid, transition
 from pylog.zk.codecs import BrokerRegistration, PartitionState as LeaderIsr
 
 TPR = tuple[str, int, int]  # a partition's replica: topic, partition, broker
@@ -88,11 +89,22 @@ class ControllerContext:
         return [tp for tp, a in self.assignments.items() if broker_id in a.replicas]
 
     def move_partitions(self, tps: Iterable[TP], target: PartitionLifecycle) -> list[TP]:
-        """Partition state changes, checked against PARTITION_PREVIOUS; returns those that moved."""
+        """Partition state changes, checked against PARTITION_PREVIOUS; returns those that moved.
+
+        Only the returned partitions may go on to the change's effects (ZooKeeper, requests).
+        """
         return transition(self.partition_states, tps, target, PARTITION_PREVIOUS)
 
+    def may_move_partitions(self, tps: Iterable[TP], target: PartitionLifecycle) -> list[TP]:
+        """The partitions allowed to move to `target` (refusals logged), moving none: checked before a
+        ZooKeeper write whose success decides the move."""
+        return split_valid(list(dict.fromkeys(tps)),
+                           lambda tp: self.partition_states.get(tp, PartitionLifecycle.NON_EXISTENT),
+                           target, PARTITION_PREVIOUS)
+
     def move_replicas(self, replicas: Iterable[TPR], target: ReplicaLifecycle) -> list[TPR]:
-        """Replica state changes, checked against REPLICA_PREVIOUS; returns those that moved."""
+        """Replica state changes, checked against REPLICA_PREVIOUS; returns those that moved (and may
+        go on to the change's effects)."""
         return transition(self.replica_states, replicas, target, REPLICA_PREVIOUS)
 
     def initialize_states(self) -> None:

@@ -279,10 +279,11 @@ class Controller:
         self.send_update_metadata(ctx.live_ids, None, resend=True)
         for bid in ctx.live_ids:
             self.send_leader_and_isr(bid, [tp for tp in ctx.partitions_on(bid) if tp in ctx.leaders], resend=True)
-        log.info("Controller %d loaded %d brokers, %d topics, %d partitions", self.broker_id, len(ctx.live),
-                 len(ctx.topic_ids), len(ctx.assignments))
+        log.info("Controller %d loaded %d brokers, %d topics, %d partitions in %.0f ms", self.broker_id,
+                 len(ctx.live), len(ctx.topic_ids), len(ctx.assignments), (time.monotonic() - t0) * 1000)
         await self.deletion.on_marked()
         await self.partitions.trigger_online()
+        await self.membership.on_failover()
         await self.listeners.on_failover()
         await self.notifications.on_isr_change()
         await self.log_dirs.on_event()

@@ -67,12 +67,12 @@ class TopicDeletionManager:
                 continue
             to_start = sorted((topic, p, r) for p, r in pending
                               if r in live and ctx.replica_states.get((topic, p, r)) != RS.DELETION_STARTED)
-            # Kafka's onPartitionDeletion: OfflineReplica, then ReplicaDeletionStarted. The request goes
-            # out even if a transition is refused: the pending set, not the state, drives deletion.
-            ctx.move_replicas(to_start, RS.OFFLINE)
-            ctx.move_replicas(to_start, RS.DELETION_STARTED)
+            # Kafka's onPartitionDeletion: OfflineReplica, then ReplicaDeletionStarted. Only replicas
+            # that made both moves are asked to delete; a refused one stays pending (and its topic
+            # undeleted) and is tried again at the next resume, as Kafka's ineligible replicas are.
+            started = ctx.move_replicas(ctx.move_replicas(to_start, RS.OFFLINE), RS.DELETION_STARTED)
             by_broker: dict[int, list] = {}
-            for _t, p, r in to_start:
+            for _t, p, r in started:
                 by_broker.setdefault(r, []).append((topic, p))
             for bid, tps in sorted(by_broker.items()):
                 c.send_stop_replica(bid, tps, delete=True, deleting_topic=True,
@@ -90,8 +90,10 @@ class TopicDeletionManager:
         for pe in resp.partition_errors:
             key = (pe.topic_name, pe.partition_index, broker_id)
             if pe.error_code == 0:
-                pending.discard((pe.partition_index, broker_id))
-                ctx.move_replicas([key], RS.DELETED)
+                # Deleted only if its state agrees (Kafka's ReplicaDeletionSuccessful); a refused one
+                # stays pending, so the topic's znodes stay until it is deleted again.
+                if ctx.move_replicas([key], RS.DELETED):
+                    pending.discard((pe.partition_index, broker_id))
             else:
                 ctx.move_replicas([key], RS.OFFLINE)  # retried on the next resume
         if not pending:

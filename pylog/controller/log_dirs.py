@@ -70,7 +70,9 @@ class LogDirFailures:
         known.update(new)
         log.info("Controller %d: replicas of %s on broker %d are offline (failed log dir)", self.core.broker_id,
                  ",".join(f"{t}-{p}" for t, p in new), bid)
-        ctx.move_replicas([(*tp, bid) for tp in new], RS.OFFLINE)
+        new = [(t, p) for t, p, _r in ctx.move_replicas([(*tp, bid) for tp in new], RS.OFFLINE)]
+        if not new:
+            return
         led = [tp for tp in new if ctx.leaders.get(tp) and ctx.leaders[tp].leader == bid]
         if led:
             await self.partitions.elect(led, self.partitions.offline_strategy)

@@ -57,18 +57,31 @@ class BrokerMembership:
             ctx.shutting_down.discard(bid)
             self.core.close_channel(bid)
         # A replica already deleted stays DELETED until its topic's deletion completes.
-        ctx.move_replicas([k for k, s in ctx.replica_states.items() if k[2] in dead and s != RS.DELETED], RS.OFFLINE)
+        offline = ctx.move_replicas([(*tp, r) for tp, a in ctx.assignments.items() for r in a.replicas
+                                     if r in dead and ctx.replica_states.get((*tp, r)) is not RS.DELETED], RS.OFFLINE)
         led = [tp for tp, st in ctx.leaders.items() if st.leader in dead and tp[0] not in ctx.topics_to_delete]
-        ctx.move_partitions(led, PS.OFFLINE)
-        await self.partitions.elect(led, self.partitions.offline_strategy)
-        # Every partition they host, not just those whose cached ISR names them: a leader may have
-        # added one back moments ago (its ISR change notification not read yet). The fresh read in
-        # remove_replicas_from_isr skips the rest, as Kafka's OfflineReplica transition does.
-        hosted = [tp for tp, a in ctx.assignments.items()
-                  if set(a.replicas) & dead and tp[0] not in ctx.topics_to_delete]
+        await self.partitions.elect(ctx.move_partitions(led, PS.OFFLINE), self.partitions.offline_strategy)
+        # Every partition whose replica went offline, not just those whose cached ISR names it: a
+        # leader may have added one back moments ago (its ISR change notification not read yet).
+        # The fresh read in remove_from_isr skips the rest, as Kafka's OfflineReplica transition does.
+        hosted = sorted({(t, p) for t, p, _r in offline if t not in ctx.topics_to_delete})
         await self.partitions.remove_from_isr(dead, hosted)
         self.core.send_update_metadata(ctx.live_ids, [])
         await self.listeners.on_broker_failure(dead)
+
+    async def on_failover(self) -> None:
+        """A new controller drops the replicas of brokers that are not live from every ISR at once.
+
+        Kafka's ReplicaStateMachine.startup moves them to OfflineReplica. The broker that died may
+        have been the old controller, whose death no BrokerChange reports to anyone: left in the
+        ISRs it followed, it would hold acks=all writes until each leader's own lag shrink.
+        """
+        ctx = self.core.ctx
+        offline = [k for k, s in ctx.replica_states.items()
+                   if s is RS.OFFLINE and k[2] not in ctx.live and k[0] not in ctx.topics_to_delete]
+        moved = ctx.move_replicas(offline, RS.OFFLINE)
+        if moved:
+            await self.partitions.remove_from_isr({r for _t, _p, r in moved}, sorted({(t, p) for t, p, _r in moved}))
 
     async def on_started(self, started: set[int]) -> None:
         """Tell new brokers everything, others about them, and retry what they make possible."""
@@ -78,8 +91,8 @@ class BrokerMembership:
         self.core.send_update_metadata(ctx.live_ids - started, [])
         for bid in sorted(started):
             tps = [tp for tp in ctx.partitions_on(bid) if tp in ctx.leaders and tp[0] not in ctx.topics_to_delete]
-            ctx.move_replicas([(*tp, bid) for tp in tps], RS.ONLINE)
-            self.core.send_leader_and_isr(bid, tps)
+            online = ctx.move_replicas([(*tp, bid) for tp in tps], RS.ONLINE)
+            self.core.send_leader_and_isr(bid, [(t, p) for t, p, _r in online])
         await self.partitions.trigger_online()
         await self.deletion.resume()
         await self.listeners.on_broker_startup(started)
@@ -107,9 +120,12 @@ class BrokerMembership:
         # over: a replica still fetching on its way out gets added back to the ISR by its leader,
         # and acks=all then waits on a stopped broker until replica.lag.time.max.ms. (The new
         # LeaderAndIsr is not sent to it at all; see Controller.propagate.)
+        # Kafka moves them to OfflineReplica; only those that moved are stopped and leave the ISRs.
         followed = [tp for tp in replicated if ctx.leaders.get(tp) and ctx.leaders[tp].leader != broker_id]
-        self.core.send_stop_replica(broker_id, followed, delete=False)
-        await self.partitions.remove_from_isr({broker_id}, followed)
+        stopped = [(t, p) for t, p, _r in ctx.move_replicas([(*tp, broker_id) for tp in followed], RS.OFFLINE)]
+        if stopped:
+            self.core.send_stop_replica(broker_id, stopped, delete=False)
+        await self.partitions.remove_from_isr({broker_id}, stopped)
         remaining = [tp for tp in replicated if ctx.leaders.get(tp) and ctx.leaders[tp].leader == broker_id]
         return ErrorCode.NONE, remaining
 

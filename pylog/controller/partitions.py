@@ -1,8 +1,10 @@
 """Partition state changes the controller makes: elections, new partitions, ISR removals.
 
-Each change reads the partition's state fresh from ZooKeeper (leaders change ISRs on their own),
-writes the new state conditionally with the controller epoch, retries partitions whose state moved
-under it, and then tells the brokers (Controller.propagate).
+Each change checks the partition state machine first (a partition whose transition is refused gets
+no write and no request, as in Kafka's handleStateChanges), reads the partition's state fresh from
+ZooKeeper (leaders change ISRs on their own), writes the new state conditionally with the
+controller epoch, retries partitions whose state moved under it, and then tells the brokers
+(Controller.propagate).
 """
 
 from __future__ import annotations
@@ -68,12 +70,14 @@ class PartitionChanges:
         partitions whose state moved under us. Returns NONE per elected partition, else the error.
         A partition `strategy` finds no leader for goes OFFLINE unless `offline_on_failure` is
         false (a failed preferred election or reassignment step leaves a good leader in place).
+        A partition that may not go ONLINE gets UNKNOWN_SERVER_ERROR (Kafka's IllegalStateException).
         """
         started = time.perf_counter()
         ctx = self.core.ctx
         live = self.eligible() if live is None else live
-        remaining = [tp for tp in dict.fromkeys(tps) if tp in ctx.assignments]
-        outcome: dict[TP, ErrorCode] = {}
+        known = [tp for tp in dict.fromkeys(tps) if tp in ctx.assignments]
+        remaining = ctx.may_move_partitions(known, PS.ONLINE)
+        outcome: dict[TP, ErrorCode] = {tp: ErrorCode.UNKNOWN_SERVER_ERROR for tp in set(known) - set(remaining)}
         changed: list[TP] = []
         for _attempt in range(10):
             if not remaining:
@@ -120,7 +124,10 @@ class PartitionChanges:
         ctx = self.core.ctx
         live = self.eligible()
         proposals = {}
-        for tp in tps:
+        # Only a NEW partition gets its first leader here; one that may not go ONLINE gets no znode.
+        for tp in ctx.may_move_partitions(tps, PS.ONLINE):
+            if ctx.partition_states.get(tp) is not PS.NEW:
+                continue
             a = ctx.assignments[tp]
             isr = tuple(r for r in a.replicas if r in live)
             if not isr:
@@ -169,6 +176,10 @@ class PartitionChanges:
                 leader, isr = st.leader, tuple(st.isr)
                 for r in gone:
                     leader, isr = elect.remove_from_isr(leader, isr, r)
+                if (leader, isr) == (st.leader, tuple(st.isr)):
+                    continue  # the ISR keeps its last member and the leader stays: nothing to write
+                if leader < 0 and st.leader >= 0 and not ctx.may_move_partitions([tp], PS.OFFLINE):
+                    continue  # losing its leader takes the partition OFFLINE, which its state refuses
                 proposals[tp] = PartitionState(leader, st.leader_epoch + 1, isr, ctx.epoch,
                                                partition_epoch=st.partition_epoch)
             written = await self.core.zk_call(self.core.ops.update_partition_states, proposals) if proposals else {}

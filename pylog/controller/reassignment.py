@@ -245,10 +245,11 @@ class PartitionReassignments(ControllerListener):
         """stopRemovedReplicasOfReassignedPartition: walk the replicas to NON_EXISTENT, delete their logs."""
         c = self.core
         keys = [(*tp, r) for r in replicas]
+        # Only the replicas whose every move is allowed get their log deleted.
         for state in (RS.OFFLINE, RS.DELETION_STARTED, RS.DELETED, RS.NON_EXISTENT):
-            c.ctx.move_replicas(keys, state)
+            keys = c.ctx.move_replicas(keys, state)
         live = c.ctx.live_ids
-        for r in replicas:
+        for _t, _p, r in keys:
             if r in live:
                 c.send_stop_replica(r, [tp], delete=True)
 

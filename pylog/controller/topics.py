@@ -59,9 +59,8 @@ class TopicChanges:
         if not new:
             return
         added = await self.load(sorted(new))
-        self._mark_new(added)
         log.info("Controller %d: new topics %s", core.broker_id, sorted(new))
-        await self.partitions.init_new(added)
+        await self.partitions.init_new(self._mark_new(added))
 
     async def on_modified(self, topic: str) -> None:
         """A topic znode changed: bring partitions added to it online."""
@@ -78,13 +77,14 @@ class TopicChanges:
             if (topic, p) not in ctx.assignments:
                 ctx.assignments[(topic, p)] = Assignment(tuple(reps), ta.adding(p), ta.removing(p))
                 added.append((topic, p))
-        self._mark_new(added)
         if added:
             log.info("Controller %d: new partitions %s", core.broker_id, added)
-            await self.partitions.init_new(added)
+            await self.partitions.init_new(self._mark_new(added))
 
-    def _mark_new(self, tps: list[TP]) -> None:
-        """NON_EXISTENT -> NEW for new partitions and their replicas (onNewPartitionCreation's first steps)."""
+    def _mark_new(self, tps: list[TP]) -> list[TP]:
+        """NON_EXISTENT -> NEW for new partitions and their replicas (onNewPartitionCreation's first steps);
+        returns the partitions that moved, the only ones to get a first leader."""
         ctx = self.core.ctx
-        ctx.move_partitions(tps, PS.NEW)
-        ctx.move_replicas([(*tp, r) for tp in tps for r in ctx.assignments[tp].replicas], RS.NEW)
+        moved = ctx.move_partitions(tps, PS.NEW)
+        ctx.move_replicas([(*tp, r) for tp in moved for r in ctx.assignments[tp].replicas], RS.NEW)
+        return moved

@@ -2,7 +2,8 @@
 
 Pure unit tests only: the integration tests run the real controller against real ZooKeeper.
 FakeZk keeps znode state the way ControllerZk reads and writes it (conditional updates on the
-partition epoch); FakeCore records what the controller would have sent to brokers.
+partition epoch) and records every write in `writes`; FakeCore records what the controller would have
+sent to brokers.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ class FakeZk:
         self.topics_: dict[str, TopicAssignment] = {}
         self.states: dict[TP, PartitionState] = {}
         self.marked: set[str] = set()
+        self.writes: list[tuple[str, Any]] = []  # (operation, what it wrote), in order
 
     def topics(self) -> list[str]:
         return sorted(self.topics_)
@@ -34,6 +36,7 @@ class FakeZk:
         return {t: self.topics_[t] for t in topics if t in self.topics_}
 
     def write_assignment(self, topic: str, ta: TopicAssignment) -> None:
+        self.writes.append(("write_assignment", topic))
         self.topics_[topic] = ta
 
     def topic_configs(self, topics: Iterable[str]) -> dict[str, dict[str, str]]:
@@ -43,6 +46,7 @@ class FakeZk:
         return {tp: self.states[tp] for tp in tps if tp in self.states}
 
     def create_partition_states(self, states: Mapping[TP, PartitionState]) -> dict[TP, PartitionState | None]:
+        self.writes.append(("create_partition_states", sorted(states)))
         out: dict[TP, PartitionState | None] = {}
         for tp, st in states.items():
             out[tp] = None if tp in self.states else dataclasses.replace(st, partition_epoch=0)
@@ -50,6 +54,7 @@ class FakeZk:
         return out
 
     def update_partition_states(self, states: Mapping[TP, PartitionState]) -> dict[TP, PartitionState | None]:
+        self.writes.append(("update_partition_states", sorted(states)))
         out: dict[TP, PartitionState | None] = {}
         for tp, st in states.items():
             current = self.states.get(tp)
@@ -63,9 +68,11 @@ class FakeZk:
         return sorted(self.marked) if path == paths.delete_topics() else []
 
     def delete_path(self, path: str) -> None:
+        self.writes.append(("delete_path", path))
         self.marked.discard(path.rsplit("/", 1)[-1])
 
     def delete_topic_znodes(self, topic: str) -> None:
+        self.writes.append(("delete_topic_znodes", topic))
         self.topics_.pop(topic, None)
         self.marked.discard(topic)
         for tp in [tp for tp in self.states if tp[0] == topic]:

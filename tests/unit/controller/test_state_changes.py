@@ -149,3 +149,22 @@ def test_a_refused_transition_is_logged_and_leaves_the_state(state_log):
     asyncio.run(deletion.on_confirmed("t", 1, _confirm("t", 1, [0])))
     assert core.ctx.replica_states[("t", 0, 1)] is R.OFFLINE
     assert "Invalid state transition of ('t', 0, 1) from OFFLINE to DELETED" in state_log.text
+
+
+def test_a_new_controller_drops_brokers_that_are_not_live_from_every_isr(state_log):
+    # The old controller died: no BrokerChange reports it to the new one, which must still take it
+    # out of the ISRs it followed (Kafka's ReplicaStateMachine.startup), and out of leadership.
+    core = FakeCore(live={0, 1, 2})
+    changes = _created(core, "t", {0: (0, 2), 1: (2, 0), 2: (1, 0)})
+    del core.ctx.live[2]
+    core.ctx.replica_states.clear()
+    core.ctx.initialize_states()  # what the new controller starts from
+    core.sent.clear()
+    membership = BrokerMembership(core, changes, TopicDeletionManager(core), Listeners())
+    asyncio.run(changes.trigger_online())  # the partition 2 led gets a new leader (and ISR) first
+    asyncio.run(membership.on_failover())
+    assert [(core.ops.states[("t", p)].leader, core.ops.states[("t", p)].isr) for p in range(3)] == [
+        (0, (0,)), (0, (0,)), (1, (1, 0))]
+    assert core.sent == [("propagate", [("t", 1)]), ("propagate", [("t", 0)])]
+    assert core.ctx.replica_states[("t", 0, 2)] is R.OFFLINE
+    assert INVALID not in state_log.text
