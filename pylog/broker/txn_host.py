@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Awaitable, Callable
 from pylog.broker.internal_topic import InternalTopicHost, Spawn
 from pylog.broker.txn_marker_append import MarkerSet, OffsetsMarker, append_markers
 from pylog.broker.txn_markers import TxnMarkerChannel
-from pylog.coordinator.group.hashing import partition_for
+from pylog.coordinator.ownership import partition_for
 from pylog.coordinator.transaction.coordinator import TransactionCoordinator, TxnConfig
 from pylog.protocol.errors import ErrorCode
 

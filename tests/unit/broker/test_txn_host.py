@@ -6,7 +6,7 @@ from types import SimpleNamespace
 
 from pylog.broker.txn_host import TRANSACTION_STATE_TOPIC, TxnHost, fenced_as
 from pylog.common.config import BrokerConfig
-from pylog.coordinator.group.hashing import java_string_hash, kafka_abs
+from pylog.coordinator.ownership import java_string_hash, kafka_abs
 from pylog.protocol.errors import ErrorCode as E
 from support.fake_replicas import Replicas
 
