@@ -18,7 +18,7 @@ import asyncio
 import functools
 import logging
 import time
-from typing import Any, Awaitable, Callable, Generic, TypeVar
+from typing import Awaitable, Callable, Generic, TypeVar
 
 from pylog.common.errors import ErrorCode
 
@@ -127,11 +127,3 @@ class Ownership(Generic[T]):
         self._drop(p)
         if was_loaded:
             log.info("Unloaded %s-%d", self.topic, p)
-
-    def cancel_all(self) -> list[Any]:
-        """Stop every load under way (the coordinator is closing); the tasks stopped."""
-        tasks = [t for _, t in self._loading.values()]
-        for t in tasks:
-            t.cancel()
-        self._loading.clear()
-        return tasks

@@ -20,11 +20,13 @@ from pylog.coordinator.group.api import (
     CommitRequest, CoordinatorConfig, FetchResult, GroupSummary, JoinRequest, JoinResult, SyncResult, TopicPartition,
     TxnCommitRequest,
 )
-from pylog.coordinator.group.decisions import (
+from pylog.coordinator.group.effects import (
     CancelTimer, Decision, Effect, Note, ParkJoin, ParkSync, Persist, ReplyJoin, ReplySync, SetTimer, TimerKey,
+    session_timer,
 )
 from pylog.coordinator.group.group import Group, new_member_id
 from pylog.coordinator.group.offsets import OffsetOps
+from pylog.coordinator.group.pending import PendingTxnOffsets
 from pylog.coordinator.group.records import OFFSETS_TOPIC
 from pylog.coordinator.group.state import GroupState
 from pylog.coordinator.group.store import OffsetsLog, Replayed, client_error
@@ -44,7 +46,7 @@ class GroupCoordinator:
         self.table = GroupTable(self.partition_of)
         self.ownership: Ownership[Replayed] = Ownership(OFFSETS_TOPIC, store.leader_epoch, self._read,
                                                         self._install, self._drop)
-        self.offset_ops = OffsetOps(self.table, store, config, self._check, now_ms, self._apply)
+        self.offset_ops = OffsetOps(self.table, store, config, self.check, now_ms, self._apply)
         self._timers: dict[TimerKey, asyncio.TimerHandle] = {}
         self._joins: dict[tuple[str, str], asyncio.Future] = {}  # (group, member) -> parked JoinGroup
         self._syncs: dict[tuple[str, str], asyncio.Future] = {}  # (group, member) -> parked SyncGroup
@@ -58,7 +60,7 @@ class GroupCoordinator:
         return self.table.groups
 
     @property
-    def pending(self):  # type: ignore[no-untyped-def]
+    def pending(self) -> PendingTxnOffsets:
         """The transactional offsets waiting for their marker."""
         return self.table.pending
 
@@ -68,9 +70,6 @@ class GroupCoordinator:
 
     def check(self, group_id: str | None) -> ErrorCode:
         """NONE when this broker coordinates the group now, else the error the client should see."""
-        return self._check(group_id)
-
-    def _check(self, group_id: str | None) -> ErrorCode:
         if not group_id:
             return E.INVALID_GROUP_ID
         return self.ownership.check(self.partition_of(group_id))
@@ -91,7 +90,7 @@ class GroupCoordinator:
 
     def _install(self, p: int, epoch: int, state: Replayed) -> None:
         for group in self.table.install(p, state, self.now_ms()):
-            self._apply(group, [rules.session_timer(group, m) for m in group.members.values()])
+            self._apply(group, [session_timer(group, m) for m in group.members.values()])
         log.info("__consumer_offsets-%d holds %d groups, %d offsets", p, len(self.table.groups_of(p)),
                  sum(len(self.table.offsets.get(g.group_id, {})) for g in self.table.groups_of(p)))
 
@@ -166,7 +165,7 @@ class GroupCoordinator:
 
     async def join(self, req: JoinRequest) -> JoinResult:
         """Handle a JoinGroup; may wait for the rest of the group."""
-        err = self._check(req.group_id)
+        err = self.check(req.group_id)
         if err != E.NONE:
             return JoinResult(err, member_id=req.member_id)
         group = self.table.groups.get(req.group_id)
@@ -179,7 +178,7 @@ class GroupCoordinator:
                    protocol_type: str | None, protocol_name: str | None,
                    assignments: dict[str, bytes]) -> SyncResult:
         """Handle a SyncGroup: the leader brings the assignment, everyone gets theirs."""
-        err = self._check(group_id)
+        err = self.check(group_id)
         if err != E.NONE:
             return SyncResult(err)
         group = self.table.groups.get(group_id)
@@ -189,7 +188,7 @@ class GroupCoordinator:
 
     def heartbeat(self, group_id: str, generation: int, member_id: str, instance_id: str | None) -> ErrorCode:
         """Handle a Heartbeat: keep the member's session alive, tell it about a rebalance."""
-        err = self._check(group_id)
+        err = self.check(group_id)
         if err != E.NONE:
             return err
         group = self.table.groups.get(group_id)
@@ -199,7 +198,7 @@ class GroupCoordinator:
 
     def leave(self, group_id: str, members: list[tuple[str, str | None]]) -> tuple[ErrorCode, list[ErrorCode]]:
         """Handle a LeaveGroup (batched since v3): a group error, else one error per member."""
-        err = self._check(group_id)
+        err = self.check(group_id)
         if err != E.NONE:
             return err, []
         group = self.table.groups.get(group_id)
@@ -224,7 +223,8 @@ class GroupCoordinator:
         elif partition in self.ownership.loaded:
             self.table.complete_markers(partition, producer_id, commit)
 
-    def fetch(self, group_id: str, partitions: list[TopicPartition] | None, require_stable: bool = False) -> FetchResult:
+    def fetch(self, group_id: str, partitions: list[TopicPartition] | None,
+              require_stable: bool = False) -> FetchResult:
         """Handle an OffsetFetch for one group (see OffsetOps.fetch)."""
         return self.offset_ops.fetch(group_id, partitions, require_stable)
 

@@ -2,7 +2,7 @@
 
 Each function takes the group (plain data, changed in place), the request and the time, and returns
 a `Decision`: the answer, or None when the request parks until the join phase or the assignment
-completes, and the effects the shell (coordinator.py) carries out in order: park a request,
+completes, and the effects (effects.py) the shell (coordinator.py) carries out in order: park a request,
 answer parked ones, set or cancel a timer, write the group's metadata, log a line. No futures,
 timers, clocks or I/O here, so tests/unit/coordinator/test_group_decisions.py drives every rule
 through tables. The timers come back as decisions too (`timer_fired`).
@@ -16,11 +16,12 @@ and followers' SyncGroups park until the leader's SyncGroup brings the assignmen
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Any, Union
-
 from pylog.coordinator.group.api import (
     CommitRequest, CoordinatorConfig, JoinRequest, JoinResult, SyncResult, TopicPartition, TxnCommitRequest,
+)
+from pylog.coordinator.group.effects import (
+    CancelTimer, Decision, Effect, Note, ParkJoin, ParkSync, Persist, ReplyJoin, ReplySync, SetTimer, TimerKey,
+    session_timer,
 )
 from pylog.coordinator.group.group import Group, Member
 from pylog.coordinator.group.records import OffsetValue
@@ -29,84 +30,6 @@ from pylog.protocol.errors import ErrorCode
 
 S = GroupState
 E = ErrorCode
-TimerKey = tuple[str, ...]  # ("hb", group, member) session, ("join", group) join phase, ("pending", group, member)
-
-
-@dataclass(frozen=True, slots=True)
-class ParkJoin:
-    """The member's JoinGroup waits for the end of the join phase."""
-
-    member_id: str
-
-
-@dataclass(frozen=True, slots=True)
-class ParkSync:
-    """The member's SyncGroup waits for the leader's assignment."""
-
-    member_id: str
-
-
-@dataclass(frozen=True, slots=True)
-class ReplyJoin:
-    """Answer the member's parked JoinGroup (an ErrorCode alone: the error with the requester's member id)."""
-
-    member_id: str
-    result: JoinResult | ErrorCode
-
-
-@dataclass(frozen=True, slots=True)
-class ReplySync:
-    """Answer the member's parked SyncGroup."""
-
-    member_id: str
-    result: SyncResult
-
-
-@dataclass(frozen=True, slots=True)
-class SetTimer:
-    """(Re)start the timer under `key`; when it fires the shell asks `timer_fired`."""
-
-    key: TimerKey
-    delay_ms: int
-
-
-@dataclass(frozen=True, slots=True)
-class CancelTimer:
-    """Stop the timer under `key` if it is set."""
-
-    key: TimerKey
-
-
-@dataclass(frozen=True, slots=True)
-class Persist:
-    """Write the group's metadata record; `assignment`: report the outcome through `assignment_stored`."""
-
-    generation: int
-    assignment: bool = False
-
-
-@dataclass(frozen=True, slots=True)
-class Note:
-    """A line for the coordinator's log."""
-
-    text: str
-
-
-Effect = Union[ParkJoin, ParkSync, ReplyJoin, ReplySync, SetTimer, CancelTimer, Persist, Note]
-
-
-@dataclass(slots=True)
-class Decision:
-    """The answer (None: the request parked) and the effects, in order; `created`: a new group to keep."""
-
-    reply: Any = None
-    effects: list[Effect] = field(default_factory=list)
-    created: Group | None = None
-
-
-def session_timer(group: Group, m: Member) -> SetTimer:
-    """(Re)start a member's session timer."""
-    return SetTimer(("hb", group.group_id, m.member_id), m.session_timeout_ms)
 
 
 def _reply_join(fx: list[Effect], m: Member, result: JoinResult | ErrorCode) -> None:

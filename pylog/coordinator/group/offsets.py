@@ -16,7 +16,7 @@ from pylog.coordinator.group import decisions as rules
 from pylog.coordinator.group.api import (
     CommitRequest, CoordinatorConfig, FetchResult, GroupSummary, MemberSummary, TopicPartition, TxnCommitRequest,
 )
-from pylog.coordinator.group.decisions import Decision, Effect
+from pylog.coordinator.group.effects import Decision, Effect
 from pylog.coordinator.group.group import Group
 from pylog.coordinator.group.pending import IN_FLIGHT, apply_commit
 from pylog.coordinator.group.records import (
@@ -175,8 +175,8 @@ class OffsetOps:
         offsets = self.table.offsets.get(group_id, {})
         gone = [tp for tp, e in out.items() if e == E.NONE and tp in offsets]
         if gone:
-            stored = client_error(await self.store.append(
-                self.table.partition_of(group_id), [(encode_offset_key(OffsetKey(group_id, *tp)), None) for tp in gone]))
+            tombstones = [(encode_offset_key(OffsetKey(group_id, *tp)), None) for tp in gone]
+            stored = client_error(await self.store.append(self.table.partition_of(group_id), tombstones))
             if stored != E.NONE:
                 return stored, {}
             for tp in gone:

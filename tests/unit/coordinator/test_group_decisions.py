@@ -6,7 +6,7 @@ import pytest
 
 from pylog.coordinator.group import decisions as d
 from pylog.coordinator.group.api import CommitRequest, CoordinatorConfig, JoinRequest, JoinResult, SyncResult
-from pylog.coordinator.group.decisions import (
+from pylog.coordinator.group.effects import (
     CancelTimer, ParkJoin, ParkSync, Persist, ReplyJoin, ReplySync, SetTimer,
 )
 from pylog.coordinator.group.group import Group, Member
