@@ -69,10 +69,6 @@ class Group:
         self.state = transition(self.state, target)
         self.state_timestamp_ms = now_ms
 
-    def is_in(self, *states: GroupState) -> bool:
-        """Whether the group is in one of `states`."""
-        return self.state in states
-
     def add(self, m: Member) -> None:
         """Add a member; the first one leads."""
         if not self.members:
