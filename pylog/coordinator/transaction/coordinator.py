@@ -141,12 +141,9 @@ class TransactionCoordinator:
                 self._spawn(self._complete(meta.transactional_id))
 
     def _drop(self, p: int) -> None:
+        """Forget partition `p`'s ids (another broker coordinates them now)."""
         for tid in [t for t in self.txns if self.partition_of(t) == p]:
             del self.txns[tid]
-
-    def unload(self, p: int) -> None:
-        """Forget partition `p`'s ids (another broker coordinates them now)."""
-        self.ownership.unload(p)
 
     # -- writes ---------------------------------------------------------------------------------
 
