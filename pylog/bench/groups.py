@@ -77,7 +77,7 @@ def commit_rate(target: h.Target, seconds: float, consumers: int = 1) -> tuple[f
 
 def same_offsets_partition(prefix: str, n: int, partitions: int = 50) -> list[str]:
     """n group ids that Kafka's hashing puts on the same `__consumer_offsets` partition."""
-    from pylog.coordinator.group.hashing import partition_for
+    from pylog.coordinator.ownership import partition_for
     first = partition_for(f"{prefix}-0", partitions)
     out, i = [], 0
     while len(out) < n:

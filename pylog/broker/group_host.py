@@ -14,8 +14,9 @@ from typing import TYPE_CHECKING, AsyncIterator
 from pylog.broker.internal_topic import InternalTopicHost, Spawn
 from pylog.coordinator.group.api import CoordinatorConfig
 from pylog.coordinator.group.coordinator import GroupCoordinator
-from pylog.coordinator.group.hashing import OFFSETS_TOPIC, partition_for
+from pylog.coordinator.group.records import OFFSETS_TOPIC
 from pylog.coordinator.group.store import StoredRecord
+from pylog.coordinator.ownership import partition_for
 from pylog.log.control import ControlRecordError, ControlType, read_marker
 from pylog.protocol import records
 

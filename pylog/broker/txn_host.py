@@ -17,8 +17,8 @@ from typing import TYPE_CHECKING, Awaitable, Callable
 from pylog.broker.internal_topic import InternalTopicHost, Spawn
 from pylog.broker.txn_marker_append import MarkerSet, OffsetsMarker, append_markers
 from pylog.broker.txn_markers import TxnMarkerChannel
-from pylog.coordinator.group.hashing import partition_for
-from pylog.coordinator.transaction.coordinator import TransactionCoordinator, TxnConfig
+from pylog.coordinator.ownership import partition_for
+from pylog.coordinator.transaction.coordinator import TRANSACTION_STATE_TOPIC, TransactionCoordinator, TxnConfig
 from pylog.protocol.errors import ErrorCode
 
 if TYPE_CHECKING:
@@ -29,7 +29,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("pylog.coordinator.transaction")
 
-TRANSACTION_STATE_TOPIC = "__transaction_state"
+__all__ = ["TxnHost", "TRANSACTION_STATE_TOPIC", "fenced_as"]
 
 
 class TxnHost(InternalTopicHost):
@@ -57,10 +57,7 @@ class TxnHost(InternalTopicHost):
 
     def on_leadership_change(self, partition: int) -> None:
         """Load the partition's transactions (finishing any half-done ones), or forget them."""
-        if self.leader_epoch(partition) is None:
-            self.coordinator.unload(partition)
-        else:
-            self.spawn(self.coordinator.ensure_loaded(partition))
+        self.coordinator.on_leadership_change(partition)
 
     def topic_configs(self, replication_factor: int) -> dict[str, str]:
         """Kafka's settings of `__transaction_state`; min ISR is capped at the replication factor, which

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Callable, Sequence
 
 from pylog.broker.delayed_produce import Append
 from pylog.common.types import TP
-from pylog.coordinator.group.hashing import OFFSETS_TOPIC
+from pylog.coordinator.group.records import OFFSETS_TOPIC
 from pylog.log.control import ControlType, Marker, build_marker
 from pylog.protocol.errors import ErrorCode
 

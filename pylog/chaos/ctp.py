@@ -23,7 +23,7 @@ from pylog.chaos import txn as txn_chaos
 from pylog.chaos.ctp_worker import transactional_id
 from pylog.chaos.run import TOPIC
 from pylog.chaos.verify import divergences, read_back, replica_checks
-from pylog.coordinator.group.hashing import partition_for
+from pylog.coordinator.ownership import partition_for
 
 OUT_TOPIC = "chaos-out"
 TXN_STATE_PARTITIONS = 5

@@ -14,7 +14,7 @@ from pylog.broker.group_host import OFFSETS_TOPIC
 from pylog.broker.handlers import handler, txn_coordinator_of
 from pylog.broker.services import HandlerContext
 from pylog.broker.txn_host import fenced_as
-from pylog.coordinator.group.hashing import partition_for
+from pylog.coordinator.ownership import partition_for
 from pylog.protocol.api import ApiKey, response_class
 from pylog.protocol.errors import ErrorCode
 from pylog.security.authorizer import allowed

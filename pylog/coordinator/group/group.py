@@ -1,7 +1,7 @@
 """A classic group's membership and metadata as plain data, with the pure rules over them.
 
-No clocks and no I/O: the coordinator owns the timers and parked requests (`Member.join_waiter`,
-`Member.sync_waiter` are opaque slots it fills) and asks these objects what the rules say.
+No clocks and no I/O: the coordinator's shell owns the timers and the parked requests; a member only
+records whether a JoinGroup or SyncGroup of it is parked (`joining`, `syncing`), which the rules read.
 """
 
 from __future__ import annotations
@@ -9,7 +9,6 @@ from __future__ import annotations
 import struct
 import uuid
 from dataclasses import dataclass, field
-from typing import Any
 
 from pylog.coordinator.group.state import GroupState, transition
 
@@ -28,8 +27,8 @@ class Member:
     protocols: list[tuple[str, bytes]]
     assignment: bytes = b""
     is_new: bool = False
-    join_waiter: Any = None  # the parked JoinGroup's future, set by the coordinator
-    sync_waiter: Any = None  # the parked SyncGroup's future
+    joining: bool = False  # a JoinGroup of this member is parked until the join phase ends
+    syncing: bool = False  # a SyncGroup of this member is parked until the leader's assignment is stored
 
     def metadata_for(self, protocol: str) -> bytes:
         """This member's subscription metadata for one protocol."""
@@ -63,6 +62,7 @@ class Group:
     static_members: dict[str, str] = field(default_factory=dict)  # group.instance.id -> member id
     state_timestamp_ms: int = -1
     new_member_added: bool = False  # during the initial-rebalance delay window
+    initial_delay: tuple[int, int] | None = None  # (step, ms left) while in the initial-rebalance delay
 
     def to(self, target: GroupState, now_ms: int) -> None:
         """Move to `target` through the state table (raises on an illegal transition)."""
@@ -124,7 +124,7 @@ class Group:
 
     def has_all_joined(self) -> bool:
         """Every member has a parked JoinGroup and no member id is still pending."""
-        return not self.pending_members and all(m.join_waiter is not None for m in self.members.values())
+        return not self.pending_members and all(m.joining for m in self.members.values())
 
     def next_generation(self, now_ms: int) -> None:
         """Close the join phase: bump the generation; CompletingRebalance, or Empty when nobody is left."""

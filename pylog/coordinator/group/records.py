@@ -11,6 +11,8 @@ from __future__ import annotations
 import struct
 from dataclasses import dataclass, field
 
+OFFSETS_TOPIC = "__consumer_offsets"
+
 _I16, _I32, _I64 = struct.Struct(">h"), struct.Struct(">i"), struct.Struct(">q")
 _KEY_HEAD = struct.Struct(">hh")  # version, length of the group id
 _VALUE_V3_HEAD = struct.Struct(">hqih")  # version, offset, leader epoch, length of the metadata

@@ -6,7 +6,8 @@ concurrent request gets CONCURRENT_TRANSACTIONS. Once PrepareCommit/PrepareAbort
 outcome is decided and the markers are written in a task of their own, retried until every
 partition leader has them, then Complete* is written; EndTxn is answered when that is done or
 after a short wait (see end_txn), whichever comes first. A broker that becomes leader of a partition replays
-it and finishes the half-done commits and aborts it finds there.
+it and finishes the half-done commits and aborts it finds there; requests for its ids meanwhile get
+COORDINATOR_LOAD_IN_PROGRESS, as in Kafka (pylog/coordinator/ownership.py, shared with the group coordinator).
 
 The coordinator never touches partitions or sockets: `TxnLog` (the broker over the topic),
 `MarkerWriter` (WriteTxnMarkers to partition leaders) and `ProducerIds` are its seams.
@@ -22,6 +23,7 @@ from typing import AsyncIterator, Awaitable, Callable, Iterable, Protocol
 from pylog.common.clock import now_ms
 from pylog.common.errors import ErrorCode
 from pylog.common.types import TP
+from pylog.coordinator.ownership import Ownership, partition_for as coordinator_partition
 from pylog.coordinator.transaction import decisions, queries
 from pylog.coordinator.transaction.metadata import TxnMetadata, from_log_value, to_log_value
 from pylog.coordinator.transaction.records import (
@@ -33,7 +35,7 @@ from pylog.metrics.recorders import TXNS as TXN_METRICS
 log = logging.getLogger("pylog.coordinator.transaction")
 S = TxnState
 E = ErrorCode
-_PARTITION_CACHE_MAX = 100_000
+TRANSACTION_STATE_TOPIC = "__transaction_state"
 
 
 class TxnLog(Protocol):
@@ -83,64 +85,51 @@ class TransactionCoordinator:
     """Transactional ids of the `__transaction_state` partitions this broker leads."""
 
     def __init__(self, store: TxnLog, markers: MarkerWriter, new_producer_id: Callable[[], Awaitable[int]],
-                 partition_for: Callable[[str, int], int], config: TxnConfig = TxnConfig(),
+                 partition_for: Callable[[str, int], int] = coordinator_partition, config: TxnConfig = TxnConfig(),
                  now_ms: Callable[[], int] = now_ms) -> None:
         self.store, self.markers, self.new_producer_id = store, markers, new_producer_id
         self.partition_for, self.config = partition_for, config
         self.now_ms = now_ms
         self.txns: dict[str, TxnMetadata] = {}
-        self.loaded: dict[int, int] = {}  # partition -> coordinator (leader) epoch it was loaded at
         self._tasks: set[asyncio.Task] = set()
-        self._loading: dict[int, tuple[int, asyncio.Future]] = {}
-        self._partitions_of: tuple[int, dict[str, int]] = (-1, {})  # (partition count, id -> partition)
+        self.ownership: Ownership[dict[str, bytes | None]] = Ownership(
+            TRANSACTION_STATE_TOPIC, store.leader_epoch, self._read, self._install, self._drop)
 
     # -- ownership and loading ------------------------------------------------------------------
 
+    @property
+    def loaded(self) -> dict[int, int]:
+        """Partition -> the coordinator (leader) epoch it was loaded at."""
+        return self.ownership.loaded
+
     def partition_of(self, transactional_id: str) -> int:
         """The `__transaction_state` partition of a transactional id."""
-        n = self.store.num_partitions()
-        if n != self._partitions_of[0] or len(self._partitions_of[1]) > _PARTITION_CACHE_MAX:
-            self._partitions_of = (n, {})  # another partition count hashes anew; ids come and go
-        p = self._partitions_of[1].get(transactional_id)
-        if p is None:  # Java's String.hashCode over the id, every request of a transaction otherwise
-            p = self._partitions_of[1][transactional_id] = self.partition_for(transactional_id, n)
-        return p
+        return self.partition_for(transactional_id, self.store.num_partitions())
 
-    async def check(self, transactional_id: str) -> ErrorCode:
-        """NONE when this broker coordinates the id now (loading its partition first if needed)."""
-        return await self.ensure_loaded(self.partition_of(transactional_id))
+    def check(self, transactional_id: str) -> ErrorCode:
+        """NONE when this broker coordinates the id now; COORDINATOR_LOAD_IN_PROGRESS while its partition loads."""
+        return self.ownership.check(self.partition_of(transactional_id))
 
-    async def ensure_loaded(self, p: int) -> ErrorCode:
-        """NONE once partition `p`, which this broker leads, is loaded at the current coordinator epoch."""
-        epoch = self.store.leader_epoch(p)
-        if epoch is None:
-            self.unload(p)
-            return E.NOT_COORDINATOR
-        if self.loaded.get(p) != epoch:
-            loading = self._loading.get(p)
-            if loading is None or loading[0] != epoch:
-                loading = (epoch, asyncio.ensure_future(self.load(p, epoch)))
-                self._loading[p] = loading
-            try:
-                await asyncio.shield(loading[1])  # concurrent requests share one load
-            except Exception:
-                log.exception("Loading __transaction_state-%d failed; the next request retries", p)
-            finally:
-                if self._loading.get(p) is loading and loading[1].done():
-                    del self._loading[p]
-            if self.loaded.get(p) != epoch:
-                return E.COORDINATOR_LOAD_IN_PROGRESS
-        return E.NONE
+    def check_partition(self, p: int) -> ErrorCode:
+        """NONE when this broker leads partition `p` and has loaded it (else it loads or forgets it)."""
+        return self.ownership.check(p)
 
-    async def load(self, p: int, epoch: int) -> None:
-        """Replay partition `p` and resume the commits and aborts it left half done."""
-        self.unload(p)
+    def on_leadership_change(self, p: int) -> None:
+        """The broker became (or stopped being) leader of partition `p`: load it (finishing the commits and
+        aborts it left half done) or forget it."""
+        self.ownership.check(p)
+
+    async def _read(self, p: int) -> dict[str, bytes | None]:
         latest: dict[str, bytes | None] = {}
         async for key, value in self.store.read(p):
             try:
                 latest[decode_key(key)] = value
             except RecordFormatError as e:
                 log.warning("Skipping an unreadable __transaction_state-%d key: %s", p, e)
+        return latest
+
+    def _install(self, p: int, epoch: int, latest: dict[str, bytes | None]) -> None:
+        """Take partition `p`'s replayed ids and resume the commits and aborts it left half done."""
         for tid, value in latest.items():
             if value is None:
                 continue
@@ -148,14 +137,12 @@ class TransactionCoordinator:
                 self.txns[tid] = from_log_value(tid, decode_value(value))
             except (RecordFormatError, ValueError) as e:
                 log.warning("Skipping transactional id %r of __transaction_state-%d: %s", tid, p, e)
-        self.loaded[p] = epoch
         for meta in [m for m in self.txns.values() if self.partition_of(m.transactional_id) == p]:
             if meta.state in (S.PREPARE_COMMIT, S.PREPARE_ABORT):
                 self._spawn(self._complete(meta.transactional_id))
 
-    def unload(self, p: int) -> None:
+    def _drop(self, p: int) -> None:
         """Forget partition `p`'s ids (another broker coordinates them now)."""
-        self.loaded.pop(p, None)
         for tid in [t for t in self.txns if self.partition_of(t) == p]:
             del self.txns[tid]
 
@@ -211,9 +198,7 @@ class TransactionCoordinator:
 
     def _still_leading(self, tid: str) -> int | None:
         """The coordinator epoch if this broker still leads the id's partition at the epoch it loaded."""
-        p = self.partition_of(tid)
-        epoch = self.loaded.get(p)
-        return epoch if epoch is not None and self.store.leader_epoch(p) == epoch else None
+        return self.ownership.epoch(self.partition_of(tid))
 
     # -- requests -------------------------------------------------------------------------------
 
@@ -222,7 +207,7 @@ class TransactionCoordinator:
         """InitProducerId with a transactional id: a bumped epoch, fencing older producers of the id."""
         if timeout_ms <= 0 or timeout_ms > self.config.max_timeout_ms:
             return InitResult(E.INVALID_TRANSACTION_TIMEOUT)
-        err = await self.check(tid)
+        err = self.check(tid)
         if err != E.NONE:
             return InitResult(err)
         meta = self.txns.get(tid)
@@ -243,7 +228,7 @@ class TransactionCoordinator:
 
     async def _owned(self, tid: str) -> tuple[ErrorCode, TxnMetadata | None]:
         """The id's metadata if this broker coordinates it and knows it, else the error to answer."""
-        err = await self.check(tid)
+        err = self.check(tid)
         if err != E.NONE:
             return err, None
         meta = self.txns.get(tid)
@@ -326,15 +311,16 @@ class TransactionCoordinator:
 
     async def describe(self, tid: str) -> queries.TxnDescription:
         """DescribeTransactions' entry for one transactional id."""
-        err = await self.check(tid) if tid else E.NONE
+        err = self.check(tid) if tid else E.NONE
         return queries.describe(tid, err, self.txns.get(tid))
 
     async def list_transactions(self, state_filters: Iterable[str] = (),
                                 producer_id_filters: Iterable[int] = ()) -> queries.TxnList:
-        """ListTransactions over every `__transaction_state` partition this broker leads (loaded first)."""
+        """ListTransactions over every `__transaction_state` partition this broker leads (LOAD_IN_PROGRESS while
+        one still loads)."""
         loading = False
         for p in range(self.store.num_partitions()):
-            if self.store.leader_epoch(p) is not None and await self.ensure_loaded(p) != E.NONE:
+            if self.store.leader_epoch(p) is not None and self.ownership.check(p) != E.NONE:
                 loading = True  # its load failed or is still running: Kafka answers LOAD_IN_PROGRESS
         owned = [m for m in self.txns.values() if self.partition_of(m.transactional_id) in self.loaded]
         return queries.list_transactions(owned, state_filters, producer_id_filters, loading)

@@ -51,7 +51,7 @@ def test_committed_offsets_survive_kill_9_of_the_coordinator(cluster_factory):
 def test_committed_offsets_follow_a_reassignment_of_the_offsets_partition(cluster_factory):
     ck = pytest.importorskip("confluent_kafka")
     from pylog.cli.admin_client import BrokerAdmin
-    from pylog.coordinator.group.hashing import partition_for
+    from pylog.coordinator.ownership import partition_for
 
     c = cluster_factory(3, overrides=GROUPS)  # offsets RF 1: the move leaves nothing behind on the old broker
     create_topic(c.bootstrap, "mv", partitions=1, rf=3)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import pytest
 
 from pylog.client.sync import KafkaClient
-from pylog.coordinator.group.hashing import partition_for
+from pylog.coordinator.ownership import partition_for
 from pylog.protocol.api import ApiKey
 from pylog.protocol.errors import ErrorCode as E
 from support.clients import create_topic, wait_for

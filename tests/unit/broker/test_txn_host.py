@@ -6,7 +6,7 @@ from types import SimpleNamespace
 
 from pylog.broker.txn_host import TRANSACTION_STATE_TOPIC, TxnHost, fenced_as
 from pylog.common.config import BrokerConfig
-from pylog.coordinator.group.hashing import java_string_hash, kafka_abs
+from pylog.coordinator.ownership import java_string_hash, kafka_abs
 from pylog.protocol.errors import ErrorCode as E
 from support.fake_replicas import Replicas
 
@@ -20,18 +20,15 @@ def host(**props) -> tuple[TxnHost, Replicas, list]:
 
 
 def test_becoming_leader_loads_the_partition_and_losing_it_unloads():
-    h, replicas, spawned = host()
-    loads = []
-
-    async def ensure_loaded(p):
-        loads.append((p, h.leader_epoch(p)))
-    h.coordinator.ensure_loaded = ensure_loaded
-    replicas.set(7, True, 4)
-    asyncio.run(spawned.pop())
-    assert loads == [(7, 4)]
-    h.coordinator.loaded[7] = 4
-    replicas.set(7, False, 5)
-    assert 7 not in h.coordinator.loaded and not spawned
+    async def run():
+        h, replicas, spawned = host()
+        replicas.set(7, True, 4)
+        assert h.coordinator.ownership.loading(7) and not spawned  # the load runs in the coordinator
+        assert h.coordinator.check_partition(7) == E.COORDINATOR_LOAD_IN_PROGRESS
+        replicas.set(7, False, 5)
+        assert not h.coordinator.ownership.loading(7) and 7 not in h.coordinator.loaded
+        assert h.coordinator.check_partition(7) == E.NOT_COORDINATOR
+    asyncio.run(run())
 
 
 def test_the_topic_is_kafka_s_with_min_isr_capped_at_the_replicas():

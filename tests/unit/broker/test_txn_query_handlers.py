@@ -11,7 +11,7 @@ from pylog.common.errors import ErrorCode as E
 from pylog.protocol.api import ApiKey, request_class
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "coordinator"))
-from test_txn_coordinator import make  # noqa: E402  (the coordinator's in-memory seams)
+from test_txn_coordinator import make, ready  # noqa: E402  (the coordinator's in-memory seams)
 
 
 class Authorizer:
@@ -32,7 +32,7 @@ def _ctx(coordinator, denied=None):
 
 
 async def _coordinator_with_open_txn():
-    c = make()
+    c = await ready(make())
     r = await c.init_producer_id("tx", 60000)
     assert await c.add_partitions("tx", r.producer_id, r.producer_epoch,
                                   frozenset({("t", 1), ("t", 0), ("secret", 0)})) == E.NONE

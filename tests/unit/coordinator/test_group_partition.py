@@ -2,7 +2,7 @@
 
 import pytest
 
-from pylog.coordinator.group.hashing import java_string_hash, kafka_abs, partition_for
+from pylog.coordinator.ownership import java_string_hash, kafka_abs, partition_for
 
 
 @pytest.mark.parametrize("group,hash_code,partition", [

@@ -59,6 +59,15 @@ def make(log=None, markers=None, clock=None):
                                   TxnConfig(marker_retry_backoff_ms=1), now_ms=clock or (lambda: 100))
 
 
+async def ready(c):
+    """What the broker does on becoming leader of every partition: load them (requests meanwhile get
+    COORDINATOR_LOAD_IN_PROGRESS, as in Kafka)."""
+    for p in range(c.store.num_partitions()):
+        c.on_leadership_change(p)
+        await c.ownership.wait(p)
+    return c
+
+
 async def settle(c):
     for _ in range(50):
         if not c._tasks:
@@ -70,7 +79,7 @@ async def settle(c):
 def test_commit_writes_prepare_markers_then_complete():
     async def run():
         log, markers = Log(), Markers(failures=2)
-        c = make(log, markers)
+        c = await ready(make(log, markers))
         r = await c.init_producer_id("tx", 60000)
         assert (r.error, r.producer_id, r.producer_epoch) == (E.NONE, 1000, 0)
         assert await c.add_partitions("tx", 1000, 0, frozenset({("t", 0), ("t", 1)})) == E.NONE
@@ -86,7 +95,7 @@ def test_commit_writes_prepare_markers_then_complete():
 def test_second_producer_fences_the_first_and_aborts_its_transaction():
     async def run():
         log, markers = Log(), Markers()
-        c = make(log, markers)
+        c = await ready(make(log, markers))
         await c.init_producer_id("tx", 60000)
         await c.add_partitions("tx", 1000, 0, frozenset({("t", 0)}))
         r = await c.init_producer_id("tx", 60000)
@@ -106,7 +115,7 @@ def test_a_new_coordinator_reloads_and_finishes_a_half_done_commit():
     async def run():
         log = Log()
         stuck = Markers(failures=10**9)
-        old = make(log, stuck)
+        old = await ready(make(log, stuck))
         await old.init_producer_id("tx", 60000)
         await old.add_partitions("tx", 1000, 0, frozenset({("t", 0)}))
         await old.end_txn("tx", 1000, 0, commit=True)
@@ -114,8 +123,8 @@ def test_a_new_coordinator_reloads_and_finishes_a_half_done_commit():
         log.epochs[1] = 6  # leadership moved: the old coordinator's marker task gives up
         await settle(old)
         markers = Markers()
-        new = make(log, markers)
-        # The request loads the partition, which resumes the markers; depending on whether they are
+        new = await ready(make(log, markers))
+        # Loading the partition resumes the markers; depending on whether they are
         # all written by the time it is answered, the retried commit is in progress or done.
         assert await new.end_txn("tx", 1000, 0, commit=True) in (E.CONCURRENT_TRANSACTIONS, E.NONE)
         await settle(new)
@@ -128,7 +137,7 @@ def test_timed_out_transaction_is_fenced_and_aborted():
     async def run():
         now = [100]
         log, markers = Log(), Markers()
-        c = make(log, markers, clock=lambda: now[0])
+        c = await ready(make(log, markers, clock=lambda: now[0]))
         await c.init_producer_id("tx", 1000)
         await c.add_partitions("tx", 1000, 0, frozenset({("t", 0)}))
         assert await c.abort_timed_out() == 0
@@ -151,16 +160,16 @@ def test_not_coordinator_and_failed_writes(epochs, fail, error):
         log = Log()
         log.epochs.update(epochs)
         log.fail = fail
-        c = make(log)
+        c = await ready(make(log))
         assert (await c.init_producer_id("tx", 60000)).error == error
         assert (await c.init_producer_id("tx", 10**9)).error == E.INVALID_TRANSACTION_TIMEOUT
     asyncio.run(run())
 
 
-def test_concurrent_requests_share_one_load():
+def test_concurrent_requests_share_one_load_and_get_load_in_progress_meanwhile():
     async def run():
         log = Log()
-        old = make(log)
+        old = await ready(make(log))
         await old.init_producer_id("tx", 60000)
         reads = []
 
@@ -173,6 +182,9 @@ def test_concurrent_requests_share_one_load():
         counting = Counting()
         counting.records = log.records
         new = make(counting)
+        results = await asyncio.gather(*(new.add_partitions("tx", 1000, 0, frozenset({("t", i)})) for i in range(3)))
+        assert results == [E.COORDINATOR_LOAD_IN_PROGRESS] * 3 and reads == [1]  # one load, as Kafka answers
+        await new.ownership.wait(1)
         results = await asyncio.gather(*(new.add_partitions("tx", 1000, 0, frozenset({("t", i)})) for i in range(3)))
         assert results == [E.NONE] * 3 and reads == [1]
         assert new.txns["tx"].partitions == {("t", 0), ("t", 1), ("t", 2)}
@@ -195,6 +207,9 @@ def test_a_failed_load_is_retried_by_the_next_request():
         flaky.records = log.records
         c = make(flaky)
         assert (await c.init_producer_id("tx", 60000)).error == E.COORDINATOR_LOAD_IN_PROGRESS
+        await c.ownership.wait(1)  # failed
+        assert (await c.init_producer_id("tx", 60000)).error == E.COORDINATOR_LOAD_IN_PROGRESS  # loads again
+        await c.ownership.wait(1)
         assert (await c.init_producer_id("tx", 60000)).error == E.NONE
     asyncio.run(run())
 
@@ -203,15 +218,15 @@ def test_idle_transactional_ids_expire_with_a_tombstone():
     async def run():
         now = [100]
         log = Log()
-        c = make(log, clock=lambda: now[0])
+        c = await ready(make(log, clock=lambda: now[0]))
         await c.init_producer_id("idle", 60000)
         await c.init_producer_id("busy", 60000)
         await c.add_partitions("busy", 1001, 0, frozenset({("t", 0)}))
         now[0] = 100 + 7 * 86400000
         assert await c.expire_transactional_ids(7 * 86400000) == 1  # an Ongoing transaction never expires
         assert set(c.txns) == {"busy"} and log.records[1][-1] == (encode_key("idle"), None)
-        fresh = make(log)  # a reload finds the tombstone: the id is gone there too
-        assert await fresh.check("busy") == E.NONE and set(fresh.txns) == {"busy"}
+        fresh = await ready(make(log))  # a reload finds the tombstone: the id is gone there too
+        assert fresh.check("busy") == E.NONE and set(fresh.txns) == {"busy"}
         r = await c.init_producer_id("idle", 60000)  # and starts afresh: a new producer id, epoch 0
         assert (r.error, r.producer_epoch) == (E.NONE, 0) and r.producer_id not in (1000, 1001)
     asyncio.run(run())
@@ -224,8 +239,8 @@ def test_loading_an_older_log_with_prepare_epoch_fence_finishes_the_abort():
         fenced = TxnLogValue(1000, 1, 60000, S.PREPARE_EPOCH_FENCE.id, {"t": (0,)}, 90, 50)
         log.records[1] = [(encode_key("tx"), encode_value(fenced))]
         markers = Markers()
-        new = make(log, markers)
-        assert await new.ensure_loaded(1) == E.NONE  # what the broker does on becoming leader
+        new = await ready(make(log, markers))
+        assert new.check("tx") == E.NONE
         assert new.txns["tx"].state in (S.PREPARE_ABORT, S.COMPLETE_ABORT)
         await settle(new)
         assert log.states("tx") == [S.PREPARE_EPOCH_FENCE, S.COMPLETE_ABORT]  # nothing new at status 7
@@ -242,7 +257,7 @@ def test_prepare_epoch_fence_is_never_encoded():
 
 def test_verify_only_reports_which_partitions_are_in_the_transaction():
     async def run():
-        c = make()
+        c = await ready(make())
         await c.init_producer_id("tx", 60000)
         await c.add_partitions("tx", 1000, 0, frozenset({("t", 0)}))
         both = frozenset({("t", 0), ("t", 1)})
@@ -255,7 +270,7 @@ def test_verify_only_reports_which_partitions_are_in_the_transaction():
 @pytest.mark.parametrize("failures,state", [(0, S.COMPLETE_COMMIT), (10**9, S.PREPARE_COMMIT)])
 def test_end_txn_answers_once_complete_when_the_markers_are_quick(failures, state):
     async def run():
-        c = make(markers=Markers(failures=failures))
+        c = await ready(make(markers=Markers(failures=failures)))
         c.config = TxnConfig(marker_retry_backoff_ms=1, end_txn_complete_wait_ms=30)
         await c.init_producer_id("tx", 60000)
         await c.add_partitions("tx", 1000, 0, frozenset({("t", 0)}))

@@ -7,7 +7,7 @@ from pylog.coordinator.transaction import queries
 from pylog.coordinator.transaction.metadata import TxnMetadata
 from pylog.coordinator.transaction.state import TxnState as S
 
-from test_txn_coordinator import Log, make  # noqa: E402  (same directory: the in-memory seams)
+from test_txn_coordinator import Log, make, ready  # noqa: E402  (same directory: the in-memory seams)
 
 ONGOING = TxnMetadata("tx", 7, producer_epoch=3, timeout_ms=60000, state=S.ONGOING,
                       partitions=frozenset({("b", 2), ("a", 1), ("a", 0)}), start_ms=1234, update_ms=1300)
@@ -45,7 +45,7 @@ def test_list_filters_by_state_name_exactly_and_by_producer_id():
 def test_coordinator_describe_and_list_over_its_partitions():
     async def run():
         log = Log()
-        c = make(log)
+        c = await ready(make(log))
         assert (await c.describe("tx")).error == E.TRANSACTIONAL_ID_NOT_FOUND
         r = await c.init_producer_id("tx", 60000)
         assert await c.add_partitions("tx", r.producer_id, r.producer_epoch, frozenset({("t", 0)})) == E.NONE
@@ -54,8 +54,10 @@ def test_coordinator_describe_and_list_over_its_partitions():
             E.NONE, "Ongoing", 1000, 0, 60000, 100, (("t", (0,)),))
         listed = await c.list_transactions()
         assert listed.transactions == (queries.TxnListing("tx", 1000, "Ongoing"),)
-        # A fresh coordinator (after a failover) loads the partitions it leads before listing them.
+        # A fresh coordinator (after a failover) answers LOAD_IN_PROGRESS until it has loaded what it leads.
         other = make(log)
+        assert (await other.list_transactions()).error == E.COORDINATOR_LOAD_IN_PROGRESS
+        await ready(other)
         assert (await other.list_transactions(["Ongoing"], [1000])).transactions == listed.transactions
         log.epochs[1] = None  # no longer the leader of the id's partition
         assert (await other.describe("tx")).error == E.NOT_COORDINATOR
