@@ -94,3 +94,21 @@ def test_consumer_perf_detailed_stats_and_timeout(perf_cluster, produced):
     assert lines[:-1], "no interval line"
     for line in lines[:-1]:
         assert re.fullmatch(rf"\d\d:\d\d:\d\d, 0, {F4}, {F4}, \d+, {F4}, \d+, -?\d+, {F4}, {F4}", line), line
+
+
+def test_e2e_latency_prints_progress_avg_and_percentiles(perf_cluster):
+    r = script("pylog-e2e-latency.sh", perf_cluster.bootstrap, "e2e", "30", "all", "64")
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.splitlines()
+    assert lines[0] == 'Topic "e2e" does not exist. Will create topic with 1 partition(s) and replication factor = 1'
+    assert re.fullmatch(r"0\t\d+\.\d+(E-?\d+)?", lines[1])
+    assert re.fullmatch(r"Avg latency: \d+\.\d{4} ms", lines[2])
+    assert re.fullmatch(r"Percentiles: 50th = \d+, 99th = \d+, 99\.9th = \d+", lines[3]) and len(lines) == 4
+    # Kafka's payloads: one letter Random(0).nextInt(26) + 'A' repeated; Java's first draw is 18, an 'S'.
+    first = kcat(perf_cluster.bootstrap, "-C", "-t", "e2e", "-o", "beginning", "-c", "1", "-e").stdout
+    assert first == "S" * 64 + "\n"
+    r = script("pylog-e2e-latency.sh", perf_cluster.bootstrap, "e2e", "3", "0", "64")
+    assert (r.returncode, r.stderr.strip()) == (1, "Latency testing requires synchronous acknowledgement. Please "
+                                                   "use 1 or all")
+    r = script("pylog-e2e-latency.sh", perf_cluster.bootstrap, "e2e")
+    assert r.returncode == 1 and r.stderr.startswith("USAGE: java org.apache.kafka.tools.EndToEndLatency broker_list")
