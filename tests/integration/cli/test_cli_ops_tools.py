@@ -5,12 +5,14 @@ Each run goes through bin/ as an operator would and is compared with Kafka's out
 from __future__ import annotations
 
 import json
+import os
 import re
+import subprocess
 import time
 
 import pytest
 
-from cli_helpers import script
+from cli_helpers import REPO, script
 from support.clients import create_topic, kcat
 from tools_cluster import module_cluster
 
@@ -27,7 +29,7 @@ def ops_cluster(zk_server, _zk_root, tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def ops_topic(ops_cluster):
-    """'ops' with 3 partitions on broker 1 (both its dirs), 5/3/0 records; 'other' on broker 0."""
+    """'ops' with 3 partitions (RF 1) holding 5/3/0 records, 'other' with 1 empty partition."""
     create_topic(ops_cluster.bootstrap, "ops", partitions=3, rf=1)
     create_topic(ops_cluster.bootstrap, "other", partitions=1, rf=1)
     kcat(ops_cluster.bootstrap, "-P", "-t", "ops", "-p", "0", input="".join(f"m{i}\n" for i in range(5)))
@@ -131,3 +133,39 @@ def test_cluster_id_matches_zookeeper(ops_cluster, ops_topic):
     r = script("pylog-cluster.sh", "cluster-id")
     assert r.returncode == 2 and "one of the arguments --bootstrap-server/-b --bootstrap-controller/-C is required" \
         in r.stderr
+
+
+def test_zookeeper_shell_commands_over_the_chroot(ops_cluster, ops_topic):
+    zk = ops_cluster.zk_connect
+    banner = [f"Connecting to {zk}", "", "WATCHER::", "", "WatchedEvent state:SyncConnected type:None path:null"]
+    r = script("pylog-zookeeper-shell.sh", zk, "ls", "/brokers/ids")
+    assert (r.returncode, r.stdout.splitlines()) == (0, banner + ["[0, 1]"]), r.stderr
+    r = script("pylog-zookeeper-shell.sh", zk, "create", "/ops-note", "hello")
+    assert (r.returncode, r.stdout.splitlines(), r.stderr) == (0, banner, "Created /ops-note\n")
+    r = script("pylog-zookeeper-shell.sh", zk, "get", "/ops-missing")
+    assert (r.returncode, r.stdout.splitlines(), r.stderr) == (1, banner, "Node does not exist: /ops-missing\n")
+
+    # Without a command it reads commands from stdin (ZooKeeperMain without JLine); paths are under the chroot.
+    commands = ["ls /", "get /brokers/topics/ops", "set /ops-note bye", "get -s /ops-note", "stat /ops-note",
+                "create /ops-note again", "delete /brokers", "delete /ops-note", "ls /ops-note"]
+    r = subprocess.run([os.path.join(REPO, "bin", "pylog-zookeeper-shell.sh"), zk], input="\n".join(commands) + "\n",
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 1  # the last command failed
+    lines = r.stdout.splitlines()
+    assert lines[:len(banner) + 2] == banner + ["Welcome to ZooKeeper!", "JLine support is disabled"]
+    lines = lines[len(banner) + 2:]
+    assert lines[0].startswith("[admin, brokers, cluster, config, consumers, controller, controller_epoch")
+    parts = json.loads(lines[1])["partitions"]
+    assert sorted(parts) == ["0", "1", "2"] and all(len(rs) == 1 and rs[0] in (0, 1) for rs in parts.values())
+    assert lines[2] == "bye"
+    stat = lines[3:14]
+    assert [line.split(" = ")[0] for line in stat] == [
+        "cZxid", "ctime", "mZxid", "mtime", "pZxid", "cversion", "dataVersion", "aclVersion", "ephemeralOwner",
+        "dataLength", "numChildren"]
+    assert re.fullmatch(r"cZxid = 0x[0-9a-f]+", stat[0])
+    assert re.fullmatch(r"ctime = \w{3} \w{3} \d\d \d\d:\d\d:\d\d \w+ \d{4}", stat[1])
+    assert stat[6:] == ["dataVersion = 1", "aclVersion = 0", "ephemeralOwner = 0x0", "dataLength = 3",
+                        "numChildren = 0"]
+    assert lines[14:] == stat  # `stat` prints the same StatPrinter lines
+    assert r.stderr.splitlines() == ["Node already exists: /ops-note", "Node not empty: /brokers",
+                                     "Node does not exist: /ops-note"]
