@@ -22,7 +22,9 @@ import click
 from pylog.cli.common import CliError, PylogCommand
 from pylog.cli.console_io import ConsumedRecord, LineError, RecordFormatter, client_logger, parse_properties
 from pylog.cli.console_producer import check_bootstrap
+from pylog.cli.java_client_props import librdkafka_config, make_client
 from pylog.common import properties
+from pylog.common.configdef import ConfigError
 
 ISOLATION_LEVELS = ("read_committed", "read_uncommitted")
 EARLIEST, LATEST = -2, -1  # ListOffsetsRequest.EARLIEST_TIMESTAMP / LATEST_TIMESTAMP
@@ -58,8 +60,9 @@ def check_options(o: dict[str, Any]) -> None:
 
 def consumer_config(o: dict[str, Any]) -> dict[str, Any]:
     """librdkafka settings: --consumer.config < --consumer-property, then the tool's own (Kafka's order)."""
-    cfg: dict[str, Any] = dict(properties.load(o["consumer_config"])) if o["consumer_config"] else {}
-    cfg.update(parse_properties(o["consumer_property"]))
+    # Kafka's Java client property files work as they are (java_client_props translates them).
+    cfg = librdkafka_config(properties.load(o["consumer_config"])) if o["consumer_config"] else {}
+    cfg.update(librdkafka_config(parse_properties(o["consumer_property"])))
     groups = {g for g in (o["group"], cfg.get("group.id")) if g}
     if len(groups) > 1:
         raise click.UsageError("The group ids provided in different places (directly using '--group', via "
@@ -117,9 +120,10 @@ def run(o: dict[str, Any], out: Any) -> int:
     offset = parse_offset(o["offset"], o["from_beginning"])
     formatter = RecordFormatter(parse_properties(o["property"] + o["formatter_property"]))
     try:
-        consumer = Consumer(consumer_config(o))
-    except KafkaException as e:
-        raise CliError(f"Invalid consumer configuration: {e.args[0].str()}") from e
+        consumer = make_client(Consumer, consumer_config(o))
+    except (KafkaException, ConfigError) as e:
+        raise CliError(f"Invalid consumer configuration: {e.args[0].str() if isinstance(e, KafkaException) else e}") \
+            from e
     stop = []
     for sig in (signal.SIGINT, signal.SIGTERM):
         signal.signal(sig, lambda *_: stop.append(True))

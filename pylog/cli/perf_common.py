@@ -59,7 +59,7 @@ class ThroughputThrottler:
 
 _DATE_FIELDS = {"yyyy": "%Y", "yy": "%y", "MM": "%m", "dd": "%d", "HH": "%H", "hh": "%I", "mm": "%M",
                 "ss": "%S", "a": "%p", "EEE": "%a", "MMM": "%b", "Z": "%z"}
-_DATE_TOKEN = re.compile(r"'[^']*'|(y+|M+|d+|H+|h+|m+|s+|S+|a|E+|Z)|.", re.S)
+_DATE_TOKEN = re.compile(r"'[^']*'|(([A-Za-z])\2*)|.", re.S)
 
 
 class JavaDateFormat:
@@ -74,8 +74,9 @@ class JavaDateFormat:
             elif m.group(1) and token[0] == "S":
                 self.parts.append(len(token))
             elif m.group(1):
-                if token not in _DATE_FIELDS:
-                    raise ValueError(f"Unsupported date format field '{token}' in {pattern}")
+                if token not in _DATE_FIELDS:  # Java's text for a letter it has no field for
+                    raise ValueError(f"Illegal pattern character '{token[0]}' (pylog supports "
+                                     f"{', '.join(sorted(_DATE_FIELDS))} and S...)")
                 self.parts.append(_DATE_FIELDS[token])
             else:
                 self.parts.append(token.replace("%", "%%"))
