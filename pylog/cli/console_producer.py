@@ -19,6 +19,7 @@ import click
 
 from pylog.cli.common import CliError, PylogCommand
 from pylog.cli.console_io import LineError, LineReader, client_logger, parse_properties
+from pylog.cli.console_reach import Reachability
 from pylog.cli.java_client_props import librdkafka_config, make_client
 from pylog.common import properties
 from pylog.common.configdef import ConfigError
@@ -81,13 +82,17 @@ def run(o: dict[str, Any], stdin: Any) -> int:
     if o["line_reader"] not in LINE_READERS:
         raise CliError(f"Unsupported --line-reader {o['line_reader']}: only {LINE_READERS[0]} is available")
     reader = LineReader(_reader_props(o))
+    cfg = producer_config(o)
+    reach = Reachability(cfg["bootstrap.servers"], cfg["client.id"], "Producer")
+    cfg["error_cb"] = reach.error_cb
     try:
-        producer = make_client(Producer, producer_config(o))
+        producer = make_client(Producer, cfg)
     except (KafkaException, ConfigError) as e:
         raise CliError(f"Invalid producer configuration: {_reason(e)}") from e
     failures = [0]
 
     def delivered(err: Any, msg: Any) -> None:
+        reach.answered = reach.answered or err is None
         if err is not None:
             failures[0] += 1
             key, value = msg.key(), msg.value()
@@ -105,12 +110,23 @@ def run(o: dict[str, Any], stdin: Any) -> int:
                     break
                 except BufferError:  # the local queue is full: wait for deliveries, then retry
                     producer.poll(0.1)
+                    if reach.unreachable:
+                        raise CliError(reach.message())
             producer.poll(0)
+            if reach.unreachable:
+                raise CliError(reach.message())
             if o["sync"]:
-                producer.flush()
+                _flush(producer, reach)
     finally:
-        producer.flush()
+        _flush(producer, reach)
     return failures[0]
+
+
+def _flush(producer: Any, reach: Reachability) -> None:
+    """flush(), but stop with Kafka's line as soon as no broker can be reached (edge 3 of issue 25)."""
+    while producer.flush(0.2) > 0:
+        if reach.unreachable:
+            raise CliError(reach.message())
 
 
 @click.command("pylog-console-producer", cls=PylogCommand, error_prefix="",

@@ -1,11 +1,13 @@
-"""The console tools' edges from issue 25 on one module-scoped cluster with a SASL_SSL listener:
+"""The console tools' edges from issue 25 on one module-scoped cluster with a SASL_SSL listener and ACLs:
 keyed records on Kafka's partitions (murmur2), Java client property files accepted as they are
-(PKCS12 truststore, sasl.jaas.config, serializers; a warning, never a failure, for the rest)."""
+(PKCS12 truststore, sasl.jaas.config, serializers; a warning, never a failure, for the rest), a dead
+bootstrap server named within seconds, and consumer failures that exit non-zero."""
 
 from __future__ import annotations
 
 import os
 import subprocess
+import time
 
 import pytest
 from kafka.partitioner.default import murmur2
@@ -19,7 +21,7 @@ from support.clients import create_topic, kcat
 pytestmark = pytest.mark.integration
 
 JAAS = ('org.apache.kafka.common.security.plain.PlainLoginModule required username="admin" '
-        'password="admin-secret" user_admin="admin-secret";')
+        'password="admin-secret" user_admin="admin-secret" user_alice="alice-secret";')
 
 
 def tool(name: str, *args: str, input: str | None = None, timeout: float = 120) -> subprocess.CompletedProcess:
@@ -45,7 +47,10 @@ def edge_cluster(zk_server, _zk_root, tmp_path_factory, tls):
     chroot = unique_chroot("console-edges")
     overrides = {"ssl.keystore.type": "PEM", "ssl.keystore.location": str(ca.dir / "broker.keystore.pem"),
                  "ssl.truststore.type": "PEM", "ssl.truststore.location": str(ca.cert),
-                 "sasl.enabled.mechanisms": "PLAIN", "listener.name.sasl_ssl.plain.sasl.jaas.config": JAAS}
+                 "sasl.enabled.mechanisms": "PLAIN", "listener.name.sasl_ssl.plain.sasl.jaas.config": JAAS,
+                 # alice (no ACLs but READ on one topic) meets GROUP_AUTHORIZATION_FAILED; PLAINTEXT is a super user.
+                 "authorizer.class.name": "kafka.security.authorizer.AclAuthorizer",
+                 "super.users": "User:admin;User:ANONYMOUS"}
     c = LocalCluster(tmp_path_factory.mktemp("console-edges"), 1, zk_connect=f"{zk_server.connect_string}{chroot}",
                      overrides=overrides, extra_listeners={"SASL_SSL": "SASL_SSL"})
     try:
@@ -72,7 +77,7 @@ def test_keyed_records_land_on_kafkas_partitions(edge_cluster):
 def test_java_client_property_files_work_as_they_are(edge_cluster, tls, tmp_path):
     _, truststore = tls
     create_topic(edge_cluster.bootstrap, "secured", partitions=1)
-    client_login = JAAS.replace(' user_admin="admin-secret"', "")
+    client_login = JAAS.replace(' user_admin="admin-secret" user_alice="alice-secret"', "")
     common = ("security.protocol=SASL_SSL\nsasl.mechanism=PLAIN\n"
               f"sasl.jaas.config={client_login}\n"
               f"ssl.truststore.type=PKCS12\nssl.truststore.location={truststore}\nssl.truststore.password=trust-pw\n"
@@ -106,3 +111,43 @@ def test_a_jks_truststore_gets_keytools_fix_not_a_traceback(edge_cluster, tmp_pa
              input="x\n")
     assert r.returncode == 1 and len(r.stderr.splitlines()) == 1
     assert "ssl.truststore.type=JKS is not supported by pylog" in r.stderr and "keytool -importkeystore" in r.stderr
+
+
+DEAD = "WARN [{role} clientId={cid}] Connection to node -1 (/127.0.0.1:{port}) could not be established. Node may " \
+       "not be available."
+
+
+def test_a_dead_bootstrap_server_is_named_within_seconds():
+    from pylog.zk.testing import free_port
+    port = free_port()
+    started = time.monotonic()
+    r = tool("producer", "--bootstrap-server", f"127.0.0.1:{port}", "--topic", "t", input="x\n")
+    assert time.monotonic() - started < 30  # librdkafka alone waits message.timeout.ms (2 minutes)
+    assert (r.returncode, r.stderr) == (1, DEAD.format(role="Producer", cid="console-producer", port=port) + "\n")
+    r = tool("consumer", "--bootstrap-server", f"127.0.0.1:{port}", "--topic", "t", "--group", "g")
+    assert r.returncode == 1
+    assert r.stderr.splitlines()[-1] == DEAD.format(role="Consumer", cid="console-consumer", port=port)
+
+
+def test_consumer_failures_exit_non_zero(edge_cluster, tls, tmp_path):
+    r = tool("consumer", "--bootstrap-server", edge_cluster.bootstrap, "--topic", "never-made", "--group", "g1",
+             "--timeout-ms", "20000")
+    assert r.returncode == 1, r.stderr
+    assert r.stderr.splitlines()[-1].startswith("ERROR Error processing message, terminating consumer process: "
+                                                "org.apache.kafka.common.errors.UnknownTopicOrPartitionException")
+    create_topic(edge_cluster.bootstrap, "guarded")
+    acls = subprocess.run([os.path.join(REPO, "bin", "pylog-acls.sh"), "--bootstrap-server", edge_cluster.bootstrap,
+                           "--add", "--allow-principal", "User:alice", "--operation", "Read", "--topic", "guarded"],
+                          capture_output=True, text=True, timeout=120)
+    assert acls.returncode == 0, acls.stderr
+    _, truststore = tls
+    cfg = tmp_path / "alice.properties"
+    cfg.write_text("security.protocol=SASL_SSL\nsasl.mechanism=PLAIN\nsasl.jaas.config=org.apache.kafka.common."
+                   'security.plain.PlainLoginModule required username="alice" password="alice-secret";\n'
+                   f"ssl.truststore.location={truststore}\nssl.truststore.type=PKCS12\n"
+                   "ssl.truststore.password=trust-pw\nssl.endpoint.identification.algorithm=\n")
+    r = tool("consumer", "--bootstrap-server", edge_cluster.bootstrap_on("SASL_SSL"), "--topic", "guarded",
+             "--group", "alices", "--consumer.config", str(cfg), "--timeout-ms", "20000")
+    assert r.returncode == 1, r.stderr
+    assert r.stderr.splitlines()[-1].startswith("ERROR Error processing message, terminating consumer process: "
+                                                "org.apache.kafka.common.errors.GroupAuthorizationException")
