@@ -111,7 +111,8 @@ def _cause(exc: BaseException) -> str:
 
 def _log_stack_trace(exc: BaseException) -> Path:
     """Append the traceback to $LOG_DIR/server.log; the path it went to (stderr if that cannot be written)."""
-    log_dir = Path(os.environ.get("LOG_DIR") or Path(os.environ.get("PYLOG_HOME", ".")) / "logs")
+    home = os.environ.get("PYLOG_HOME") or Path(__file__).resolve().parents[2]  # the install, as the scripts say
+    log_dir = Path(os.environ.get("LOG_DIR") or Path(home) / "logs")
     path = log_dir / "server.log"
     text = "".join(traceback.format_exception(exc))
     try:
