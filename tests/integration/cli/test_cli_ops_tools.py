@@ -169,3 +169,25 @@ def test_zookeeper_shell_commands_over_the_chroot(ops_cluster, ops_topic):
     assert lines[14:] == stat  # `stat` prints the same StatPrinter lines
     assert r.stderr.splitlines() == ["Node already exists: /ops-note", "Node not empty: /brokers",
                                      "Node does not exist: /ops-note"]
+
+
+@pytest.mark.parametrize("via", ["--bootstrap-server", "--zookeeper"])
+def test_dynamic_configs_kafka_defines_are_validated_even_unused(ops_cluster, via):
+    """Issue 25 edge 8: log.cleaner.threads is not used by pylog, but Kafka's type and range still apply."""
+    target = ops_cluster.bootstrap if via == "--bootstrap-server" else ops_cluster.zk_connect
+
+    def alter(entity: list[str], value: str):
+        return script("pylog-configs.sh", via, target, "--entity-type", "brokers", *entity, "--alter",
+                      "--add-config", f"log.cleaner.threads={value}")
+    for entity in (["--entity-default"], ["--entity-name", "1"]):
+        r = alter(entity, "abc")
+        assert r.returncode == 1
+        assert "Invalid value abc for configuration log.cleaner.threads: Not a number of type INT" in r.stderr
+        r = alter(entity, "-5")
+        assert r.returncode == 1 and "Invalid value -5 for configuration log.cleaner.threads: Value must be at " \
+            "least 0" in r.stderr
+    r = alter(["--entity-default"], "2")
+    assert r.returncode == 0, r.stderr
+    r = script("pylog-configs.sh", via, target, "--entity-type", "brokers", "--entity-default", "--alter",
+               "--delete-config", "log.cleaner.threads")
+    assert r.returncode == 0, r.stderr

@@ -73,3 +73,17 @@ def test_java_client_properties_translate(tmp_path, capsys):
     assert pem == {"ssl.ca.location": ca}
     with pytest.raises(ConfigError, match="keytool"):
         librdkafka_config({"ssl.truststore.location": "/x/trust.jks"})
+
+
+def test_every_dynamic_key_kafka_defines_has_a_type():
+    from pylog.common.broker_keys import BROKER_CONFIGS
+    from pylog.common.dynamic import validate_dynamic_broker_config
+    from pylog.common.kafka_dynamic_types import KAFKA_ONLY_DYNAMIC_TYPES
+    from pylog.common.kafka_names import KAFKA_ONLY_DYNAMIC_CLUSTER, KAFKA_ONLY_DYNAMIC_PER_BROKER
+    assert (KAFKA_ONLY_DYNAMIC_CLUSTER | KAFKA_ONLY_DYNAMIC_PER_BROKER) - set(BROKER_CONFIGS) == set(
+        KAFKA_ONLY_DYNAMIC_TYPES)
+    with pytest.raises(ConfigError, match="Not a number of type SHORT"):
+        validate_dynamic_broker_config({"sasl.login.refresh.buffer.seconds": "70000"})
+    with pytest.raises(ConfigError, match="Value must be at least 1"):
+        validate_dynamic_broker_config({"background.threads": "0"}, per_broker=False)
+    assert validate_dynamic_broker_config({"max.connections": "100", "my.custom.key": "x"}, per_broker=False) == {}
