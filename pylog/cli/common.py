@@ -95,11 +95,38 @@ class PylogCommand(click.Command):
         except Exception as exc:
             if ctx.params.get("debug"):
                 traceback.print_exc()
-            error = CliError(self.error_prefix + describe_exception(exc))
+            error = CliError(self.error_prefix + describe_exception(exc) + _security_hint(ctx, exc))
             if render.EMITTED[0] == emitted_before:
                 _json_failure(ctx, error.format_message(), error.exit_code)
             raise error from exc
         return result
+
+
+def _security_hint(ctx: click.Context, exc: Exception) -> str:
+    """Why a broker hung up on a plaintext tool: its listener wants TLS, or SASL (the user's fix either way)."""
+    bootstrap = ctx.params.get("bootstrap_server")
+    if not bootstrap or ctx.params.get("command_config") or "connection closed by broker" not in str(exc):
+        return ""
+    host, _, port = bootstrap.split(",")[0].strip().rpartition(":")
+    if _speaks_tls(host, int(port)):
+        return (f" (the listener at {host}:{port} speaks TLS: give --command-config a file with "
+                "security.protocol=SSL or SASL_SSL and ssl.truststore.location)")
+    return (f" (the listener at {host}:{port} closed the connection of a PLAINTEXT client; if it is a SASL "
+            "listener, give --command-config a file with security.protocol=SASL_PLAINTEXT, sasl.mechanism and "
+            "sasl.jaas.config)")
+
+
+def _speaks_tls(host: str, port: int) -> bool:
+    """Whether a TLS handshake (certificate unchecked: only the protocol is probed) succeeds there."""
+    import socket
+    import ssl
+    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+    ctx.check_hostname, ctx.verify_mode = False, ssl.CERT_NONE
+    try:
+        with socket.create_connection((host, port), timeout=3) as raw, ctx.wrap_socket(raw):
+            return True
+    except (OSError, ValueError):
+        return False
 
 
 def _json_failure(ctx: click.Context, message: str, exit_code: int) -> None:

@@ -151,3 +151,14 @@ def test_consumer_failures_exit_non_zero(edge_cluster, tls, tmp_path):
     assert r.returncode == 1, r.stderr
     assert r.stderr.splitlines()[-1].startswith("ERROR Error processing message, terminating consumer process: "
                                                 "org.apache.kafka.common.errors.GroupAuthorizationException")
+
+
+def test_a_plaintext_tool_on_a_secured_port_says_what_is_wrong(edge_cluster):
+    """Issue 25 edge 10: not 'connection closed by broker' but what the listener wants."""
+    r = subprocess.run([os.path.join(REPO, "bin", "pylog-topics.sh"), "--bootstrap-server",
+                        edge_cluster.bootstrap_on("SASL_SSL"), "--list"], capture_output=True, text=True, timeout=120)
+    host_port = edge_cluster.bootstrap_on("SASL_SSL")
+    assert (r.returncode, r.stderr) == (1, "Error while executing topic command : Request to "
+                                           f"{host_port} failed: connection closed by broker (the listener at "
+                                           f"{host_port} speaks TLS: give --command-config a file with "
+                                           "security.protocol=SSL or SASL_SSL and ssl.truststore.location)\n")
