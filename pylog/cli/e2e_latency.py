@@ -81,7 +81,7 @@ def _round_trip(producer: Any, consumer: Any, topic: str, message: bytes) -> flo
     first = consumer.poll(POLL_TIMEOUT_S)
     elapsed = time.perf_counter_ns() - begin
     if first is None:
-        consumer.commit(asynchronous=False)
+        _commit_quietly(consumer)
         raise E2eError(f"poll() timed out before finding a result (timeout:[{int(POLL_TIMEOUT_S * 1000)}])")
     if first.error() is not None:
         raise E2eError(first.error().str())
@@ -94,9 +94,48 @@ def _round_trip(producer: Any, consumer: Any, topic: str, message: bytes) -> flo
     return float(elapsed)
 
 
+def _led_topic(consumer: Any, topic: str, timeout_s: float = 30.0) -> Any:
+    """Metadata showing every partition of the topic with a leader (a new topic's first answers may not)."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        meta = consumer.list_topics(topic, timeout=10)
+        t = meta.topics.get(topic)
+        if t is not None and t.error is None and t.partitions and all(p.leader >= 0 for p in t.partitions.values()):
+            return meta
+        if time.monotonic() > deadline:
+            raise E2eError(f"Topic {topic} has no leader for every partition after {timeout_s:.0f} s")
+        time.sleep(0.2)
+
+
+def _end_offset(consumer: Any, tp: Any, timeout_s: float = 30.0) -> int:
+    """The partition's log end offset, waiting (bounded) for a new topic's leader to answer."""
+    from confluent_kafka import KafkaException
+
+    deadline = time.monotonic() + timeout_s
+    while True:
+        try:
+            end = consumer.get_watermark_offsets(tp, timeout=5)[1]
+            if end >= 0:
+                return end
+        except KafkaException:
+            if time.monotonic() > deadline:
+                raise
+        if time.monotonic() > deadline:
+            raise E2eError(f"No end offset for {tp.topic}-{tp.partition} within {timeout_s:.0f} s")
+        time.sleep(0.2)
+
+
+def _commit_quietly(consumer: Any) -> None:
+    """Kafka commits before giving up; nothing consumed means nothing to commit, which is no error."""
+    try:
+        consumer.commit(asynchronous=False)
+    except Exception:
+        pass
+
+
 def run(brokers: str, topic: str, num: int, acks: str, size: int, props_file: str | None) -> None:
     """EndToEndLatency.execute."""
-    from confluent_kafka import OFFSET_END, Consumer, Producer, TopicPartition
+    from confluent_kafka import Consumer, Producer, TopicPartition
 
     if acks not in ("1", "all"):
         raise E2eError("Latency testing requires synchronous acknowledgement. Please use 1 or all")
@@ -107,8 +146,11 @@ def run(brokers: str, topic: str, num: int, acks: str, size: int, props_file: st
         meta = consumer.list_topics(timeout=30)
         if topic not in meta.topics or meta.topics[topic].error is not None:
             _create_topic(brokers, topic)
-            meta = consumer.list_topics(topic, timeout=30)
-        consumer.assign([TopicPartition(topic, p, OFFSET_END) for p in sorted(meta.topics[topic].partitions)])
+        meta = _led_topic(consumer, topic)
+        # Kafka's seekToEnd + position(): the end offsets are looked up now, before the first send, so the
+        # consumer cannot start after the record it waits for.
+        ends = [_end_offset(consumer, TopicPartition(topic, p)) for p in sorted(meta.topics[topic].partitions)]
+        consumer.assign([TopicPartition(topic, p, end) for p, end in zip(sorted(meta.topics[topic].partitions), ends)])
         rng, total, latencies = JavaRandom(0), 0.0, []
         for i in range(num):
             message = bytes([rng.next_int(26) + 65]) * size
