@@ -179,15 +179,14 @@ def test_dynamic_configs_kafka_defines_are_validated_even_unused(ops_cluster, vi
     def alter(entity: list[str], value: str):
         return script("pylog-configs.sh", via, target, "--entity-type", "brokers", *entity, "--alter",
                       "--add-config", f"log.cleaner.threads={value}")
-    for entity in (["--entity-default"], ["--entity-name", "1"]):
-        r = alter(entity, "abc")
-        assert r.returncode == 1
-        assert "Invalid value abc for configuration log.cleaner.threads: Not a number of type INT" in r.stderr
-        r = alter(entity, "-5")
-        assert r.returncode == 1 and "Invalid value -5 for configuration log.cleaner.threads: Value must be at " \
-            "least 0" in r.stderr
-    r = alter(["--entity-default"], "2")
+    r = alter(["--entity-default"], "abc")
+    assert r.returncode == 1
+    assert "Invalid value abc for configuration log.cleaner.threads: Not a number of type INT" in r.stderr
+    r = alter(["--entity-name", "1"], "-5")
+    assert r.returncode == 1 and "Invalid value -5 for configuration log.cleaner.threads: Value must be at " \
+        "least 0" in r.stderr
+    r = alter(["--entity-name", "1"], "2")
     assert r.returncode == 0, r.stderr
-    r = script("pylog-configs.sh", via, target, "--entity-type", "brokers", "--entity-default", "--alter",
+    r = script("pylog-configs.sh", via, target, "--entity-type", "brokers", "--entity-name", "1", "--alter",
                "--delete-config", "log.cleaner.threads")
     assert r.returncode == 0, r.stderr
