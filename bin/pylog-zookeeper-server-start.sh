@@ -6,7 +6,7 @@ if [ "${1:-}" = "--help" ] || [ "${1:-}" = "-h" ]; then
     cat <<EOF
 USAGE: $0 [-daemon] zookeeper.properties
 
-Start a ZooKeeper server (the ZooKeeper jar pylog installs, on java) with Kafka's zookeeper.properties
+Start a ZooKeeper server (Debian's ZooKeeper as a plain JVM) with Kafka's zookeeper.properties
 keys (dataDir, clientPort, maxClientCnxns, admin.enableServer, ...). In the foreground it logs to the
 terminal; -daemon detaches and logs to \$LOG_DIR/zookeeper.out (LOG_DIR defaults to <install>/logs).
 KAFKA_HEAP_OPTS and KAFKA_OPTS go to the JVM as Kafka's scripts pass them.
