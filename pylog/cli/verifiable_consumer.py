@@ -112,7 +112,7 @@ def run(o: dict[str, Any]) -> None:
 @click.option("--topic", required=True, metavar="TOPIC", help="Consumes messages from this topic.")
 @click.option("--group-protocol", default="classic", show_default=True, metavar="GROUP_PROTOCOL",
               help="Group protocol (must be one of CLASSIC, CONSUMER); pylog brokers speak CLASSIC.")
-@click.option("--group-remote-assignor", default="uniform", show_default=True, metavar="GROUP_REMOTE_ASSIGNOR",
+@click.option("--group-remote-assignor", default=None, metavar="GROUP_REMOTE_ASSIGNOR",
               help="Group remote assignor; only used if the group protocol is CONSUMER")
 @click.option("--group-id", required=True, metavar="GROUP_ID",
               help="The groupId shared among members of the consumer group")
