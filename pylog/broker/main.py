@@ -6,6 +6,11 @@ with os.sendfile matters more for fetch throughput than uvloop's faster callback
 (`scripts/bench produce --loops asyncio,uvloop` measures the trade-off). PYLOG_PROFILE=<file>
 runs the event loop thread under cProfile and writes the stats there at exit, `%p` standing for the pid
 (`scripts/bench produce --profile DIR` sets it).
+
+A start-up mistake (a port in use, a broker.id that does not match meta.properties, ZooKeeper out of
+reach) ends with one line on stderr and exit 1; the console log says the cause in one line too, and
+the stack trace goes to the log file only: $LOG_DIR/server.log (LOG_DIR defaults to <install>/logs,
+where Kafka keeps its server.log).
 """
 
 from __future__ import annotations
@@ -15,6 +20,8 @@ import contextlib
 import logging
 import os
 import sys
+import traceback
+from pathlib import Path
 from typing import Any, Callable, Iterator
 
 import click
@@ -89,9 +96,34 @@ def cli(config_file: str, overrides: tuple[str, ...], log_level: str) -> None:
         with _profiled(os.environ.get("PYLOG_PROFILE")), asyncio.Runner(loop_factory=loop_factory) as runner:
             start_metrics_endpoint(broker, runner.get_loop())  # before start(): it reports loading too
             runner.run(broker.run_until_signalled())
-    except Exception as exc:  # a start-up failure: one clear line, the details in the log above
-        logging.getLogger("pylog.broker").exception("Fatal error during broker startup")
-        raise click.ClickException(f"Broker {config.get('broker.id')} failed to start: {exc}") from exc
+    except Exception as exc:  # a start-up failure: one clear line here and on stderr, the stack in the log file
+        cause = _cause(exc)
+        where = _log_stack_trace(exc)
+        logging.getLogger("pylog.broker").error("Fatal error during broker startup: %s (stack trace in %s)",
+                                                cause, where)
+        raise click.ClickException(f"Broker {config.get('broker.id')} failed to start: {cause}") from exc
+
+
+def _cause(exc: BaseException) -> str:
+    """The innermost message an operator can act on (the address in use, the id mismatch, ...)."""
+    text = str(exc) or type(exc).__name__
+    return " ".join(text.split())  # one line, whatever the exception put in it
+
+
+def _log_stack_trace(exc: BaseException) -> Path:
+    """Append the traceback to $LOG_DIR/server.log; the path it went to (stderr if that cannot be written)."""
+    home = os.environ.get("PYLOG_HOME") or Path(__file__).resolve().parents[2]  # the install, as the scripts say
+    log_dir = Path(os.environ.get("LOG_DIR") or Path(home) / "logs")
+    path = log_dir / "server.log"
+    text = "".join(traceback.format_exception(exc))
+    try:
+        log_dir.mkdir(parents=True, exist_ok=True)
+        with open(path, "a", encoding="utf-8") as f:
+            f.write(f"[pid {os.getpid()}] Fatal error during broker startup\n{text}")
+    except OSError:
+        sys.stderr.write(text)
+        return Path("/dev/stderr")
+    return path
 
 
 def start_metrics_endpoint(broker: Any, loop: asyncio.AbstractEventLoop) -> None:

@@ -36,7 +36,7 @@ from pylog.cli.reassign_logic import TP, move_map, names, reassigning_brokers, t
 from pylog.cli.reassign_ops import clear_all
 from pylog.cli.reassign_results import (ThrottlesCleared, cleared_lines, report_tables, report_text,
                                         reassignment_json)
-from pylog.cli.reassign_wait import follow
+from pylog.cli.reassign_wait import follow, step
 from pylog.planner.model import PlanError, PlanOptions
 from pylog.planner.plan import plan_reassignment
 from pylog.planner.report import Report
@@ -228,6 +228,7 @@ def alter(cluster: ClusterView, action: str, ids: list[int], opts: dict[str, Any
             raise OperationError("Error reassigning partition(s): " + "; ".join(
                 f"{t}-{p}: {m}" for (t, p), m in sorted(errors.items())))
         result.started = names(changed)
+        step(f"Started the reassignment of {len(changed)} partition(s)")
         if opts["no_wait"]:
             return result
         try:
@@ -240,11 +241,16 @@ def alter(cluster: ClusterView, action: str, ids: list[int], opts: dict[str, Any
         result.completed = True
         if result.throttle is not None and not cluster.ongoing():
             result.cleared = clear_all(cluster, changed)
+        step("Electing the preferred leaders of the moved partitions")
         elected, failed = cluster.elect_preferred(sorted(changed), ELECTION_TIMEOUT_MS)
         result.leaders_elected = names(elected)
         result.leader_failures = {f"{t}-{p}": m for (t, p), m in sorted(failed.items())}
     if action == "remove":
-        result.shut_down = [b for b in sorted(ids) if shut_down(cluster, b, opts["shutdown_timeout"])]
+        result.shut_down = []
+        for b in sorted(ids):
+            step(f"Shutting down broker {b}")
+            if shut_down(cluster, b, opts["shutdown_timeout"]):
+                result.shut_down.append(b)
     if result.leader_failures:
         result.failure = f"{len(result.leader_failures)} preferred leader(s) could not be elected"
     return result

@@ -78,20 +78,62 @@ class PylogCommand(click.Command):
     def invoke(self, ctx: click.Context) -> Any:
         """Run, render the result, map failures to exit codes."""
         quiet_libraries(bool(ctx.params.get("debug")))
+        emitted_before = render.EMITTED[0]
         try:
             result = super().invoke(ctx)
             if result is not None:
                 render.emit(result, ctx.params.get("output") or "text")
-        except (click.ClickException, click.exceptions.Exit, click.Abort):
+            failure = getattr(result, "failure", None)
+            if failure:
+                raise CliError(self.error_prefix + failure)
+        except click.ClickException as exc:
+            if render.EMITTED[0] == emitted_before:
+                _json_failure(ctx, exc.format_message(), exc.exit_code)
+            raise
+        except (click.exceptions.Exit, click.Abort):
             raise
         except Exception as exc:
             if ctx.params.get("debug"):
                 traceback.print_exc()
-            raise CliError(self.error_prefix + describe_exception(exc)) from exc
-        failure = getattr(result, "failure", None)
-        if failure:
-            raise CliError(self.error_prefix + failure)
+            error = CliError(self.error_prefix + describe_exception(exc) + _security_hint(ctx, exc))
+            if render.EMITTED[0] == emitted_before:
+                _json_failure(ctx, error.format_message(), error.exit_code)
+            raise error from exc
         return result
+
+
+def _security_hint(ctx: click.Context, exc: Exception) -> str:
+    """Why a broker hung up on a plaintext tool: its listener wants TLS, or SASL (the user's fix either way)."""
+    bootstrap = ctx.params.get("bootstrap_server")
+    if not bootstrap or ctx.params.get("command_config") or "connection closed by broker" not in str(exc):
+        return ""
+    host, _, port = bootstrap.split(",")[0].strip().rpartition(":")
+    if _speaks_tls(host, int(port)):
+        return (f" (the listener at {host}:{port} speaks TLS: give --command-config a file with "
+                "security.protocol=SSL or SASL_SSL and ssl.truststore.location)")
+    return (f" (the listener at {host}:{port} closed the connection of a PLAINTEXT client; if it is a SASL "
+            "listener, give --command-config a file with security.protocol=SASL_PLAINTEXT, sasl.mechanism and "
+            "sasl.jaas.config)")
+
+
+def _speaks_tls(host: str, port: int) -> bool:
+    """Whether a TLS handshake (certificate unchecked: only the protocol is probed) succeeds there."""
+    import socket
+    import ssl
+    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+    ctx.check_hostname, ctx.verify_mode = False, ssl.CERT_NONE
+    try:
+        with socket.create_connection((host, port), timeout=3) as raw, ctx.wrap_socket(raw):
+            return True
+    except (OSError, ValueError):
+        return False
+
+
+def _json_failure(ctx: click.Context, message: str, exit_code: int) -> None:
+    """With --output json a failure is a JSON document on stdout too (the one line stays on stderr)."""
+    if ctx.params.get("output") == "json":
+        import json
+        click.echo(json.dumps({"error": message, "exit_code": exit_code}))
 
 
 def quiet_libraries(debug: bool) -> None:
@@ -176,7 +218,19 @@ def open_zk(connect: str, timeout_ms: int = DEFAULT_TIMEOUT_MS) -> ZkClient:
     if client.chroot and client.exists("/") is None:  # a typo here would otherwise just look like an empty cluster
         click.echo(f"WARNING: the chroot {client.chroot} does not exist in ZooKeeper at {client.hosts}; no pylog "
                    f"cluster uses it (check --zookeeper)", err=True)
+    elif not client.chroot and client.exists("/brokers/ids") is None:
+        _warn_missing_chroot(client)
     return client
+
+
+def _warn_missing_chroot(client: ZkClient) -> None:
+    """No cluster at the root: name the chroots that hold one, as the operator probably meant one of them."""
+    chroots = [f"/{c}" for c in sorted(client.get_children("/")) if c != "zookeeper"
+               and client.exists(f"/{c}/brokers/ids") is not None]
+    if chroots:
+        click.echo(f"WARNING: no pylog cluster at the root of ZooKeeper at {client.hosts}; clusters live under "
+                   f"{', '.join(chroots)}: add the chroot to --zookeeper (e.g. {client.hosts}{chroots[0]})",
+                   err=True)
 
 
 def open_admin(bootstrap: str, timeout_ms: int = DEFAULT_TIMEOUT_MS) -> BrokerAdmin:

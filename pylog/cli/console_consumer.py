@@ -20,12 +20,19 @@ from typing import Any
 import click
 
 from pylog.cli.common import CliError, PylogCommand
+from pylog.cli.console_reach import Reachability
 from pylog.cli.console_io import ConsumedRecord, LineError, RecordFormatter, client_logger, parse_properties
 from pylog.cli.console_producer import check_bootstrap
+from pylog.cli.java_client_props import librdkafka_config, make_client
 from pylog.common import properties
+from pylog.common.configdef import ConfigError
+from pylog.common.errors import ErrorCode
 
 ISOLATION_LEVELS = ("read_committed", "read_uncommitted")
 EARLIEST, LATEST = -2, -1  # ListOffsetsRequest.EARLIEST_TIMESTAMP / LATEST_TIMESTAMP
+# What Kafka's consumer throws from poll() (ConsoleConsumer then ends with an error) rather than retries.
+_FATAL_CODES = {ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, ErrorCode.GROUP_AUTHORIZATION_FAILED,
+                ErrorCode.TOPIC_AUTHORIZATION_FAILED}
 
 
 def parse_offset(value: str | None, from_beginning: bool) -> int:
@@ -58,8 +65,9 @@ def check_options(o: dict[str, Any]) -> None:
 
 def consumer_config(o: dict[str, Any]) -> dict[str, Any]:
     """librdkafka settings: --consumer.config < --consumer-property, then the tool's own (Kafka's order)."""
-    cfg: dict[str, Any] = dict(properties.load(o["consumer_config"])) if o["consumer_config"] else {}
-    cfg.update(parse_properties(o["consumer_property"]))
+    # Kafka's Java client property files work as they are (java_client_props translates them).
+    cfg = librdkafka_config(properties.load(o["consumer_config"])) if o["consumer_config"] else {}
+    cfg.update(librdkafka_config(parse_properties(o["consumer_property"])))
     groups = {g for g in (o["group"], cfg.get("group.id")) if g}
     if len(groups) > 1:
         raise click.UsageError("The group ids provided in different places (directly using '--group', via "
@@ -84,18 +92,45 @@ def consumer_config(o: dict[str, Any]) -> dict[str, Any]:
     return cfg
 
 
-def _start(consumer: Any, o: dict[str, Any], offset: int) -> None:
+def _metadata(consumer: Any, o: dict[str, Any], reach: Reachability) -> Any:
+    """The topic's metadata, failing at once (Kafka's line) when no broker can be reached."""
+    from confluent_kafka import KafkaException
+
+    deadline = time.monotonic() + 30
+    while True:
+        try:
+            meta = consumer.list_topics(o["topic"], timeout=0.5)
+            reach.answered = True
+            return meta
+        except KafkaException as e:
+            consumer.poll(0.1)  # serves error_cb (nothing is assigned yet, so no record is taken)
+            if reach.unreachable:
+                raise CliError(reach.message()) from e
+            if time.monotonic() > deadline:
+                raise CliError(f"ERROR Could not get the metadata of {o['topic']} from {o['bootstrap_server']}: "
+                               f"{e.args[0].str()}") from e
+
+
+def _failure(err: Any) -> str | None:
+    """The text that ends the consumer for an error Kafka's consumer would throw from poll(), else None."""
+    if err.fatal():
+        return f"ERROR Error processing message, terminating consumer process: {err.str()}"
+    code = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION if err.name() == "_UNKNOWN_TOPIC" else err.code()
+    if code in _FATAL_CODES:
+        java = ErrorCode(code)
+        return (f"ERROR Error processing message, terminating consumer process: {java.exception_name}: "
+                f"{err.str()}")
+    return None
+
+
+def _start(consumer: Any, o: dict[str, Any], offset: int, reach: Reachability) -> None:
     """Subscribe (--group) or assign partitions at their start offsets."""
-    from confluent_kafka import OFFSET_BEGINNING, OFFSET_END, KafkaException, TopicPartition
+    from confluent_kafka import OFFSET_BEGINNING, OFFSET_END, TopicPartition
 
     if o["group"]:
-        consumer.subscribe([o["topic"]])
+        consumer.subscribe([o["topic"]], on_assign=lambda *_: setattr(reach, "answered", True))
         return
-    try:
-        meta = consumer.list_topics(o["topic"], timeout=30)
-    except KafkaException as e:
-        raise CliError(f"ERROR Could not get the metadata of {o['topic']} from {o['bootstrap_server']}: "
-                       f"{e.args[0].str()}") from e
+    meta = _metadata(consumer, o, reach)
     topic = meta.topics.get(o["topic"])
     if topic is None or topic.error is not None or not topic.partitions:
         raise CliError(f"ERROR Topic {o['topic']} does not exist or has no partitions"
@@ -116,15 +151,19 @@ def run(o: dict[str, Any], out: Any) -> int:
 
     offset = parse_offset(o["offset"], o["from_beginning"])
     formatter = RecordFormatter(parse_properties(o["property"] + o["formatter_property"]))
+    cfg = consumer_config(o)
+    reach = Reachability(cfg["bootstrap.servers"], cfg["client.id"], "Consumer")
+    cfg["error_cb"] = reach.error_cb
     try:
-        consumer = Consumer(consumer_config(o))
-    except KafkaException as e:
-        raise CliError(f"Invalid consumer configuration: {e.args[0].str()}") from e
+        consumer = make_client(Consumer, cfg)
+    except (KafkaException, ConfigError) as e:
+        raise CliError(f"Invalid consumer configuration: {e.args[0].str() if isinstance(e, KafkaException) else e}") \
+            from e
     stop = []
     for sig in (signal.SIGINT, signal.SIGTERM):
         signal.signal(sig, lambda *_: stop.append(True))
     try:
-        _start(consumer, o, offset)
+        _start(consumer, o, offset, reach)
     except BaseException:
         consumer.close()
         raise
@@ -135,15 +174,17 @@ def run(o: dict[str, Any], out: Any) -> int:
         while not stop and (o["max_messages"] is None or count < o["max_messages"]):
             msg = consumer.poll(0.2 if timeout is None else min(0.2, timeout))
             if msg is None:
+                if reach.unreachable:
+                    raise CliError(reach.message())
                 if timeout is not None and time.monotonic() - last > timeout:
                     click.echo("ERROR Error processing message, terminating consumer process: "
                                "org.apache.kafka.common.errors.TimeoutException", err=True)
                     break
                 continue
-            if msg.error() is not None:  # librdkafka recovers from all but fatal errors by itself
-                if msg.error().fatal():
-                    raise CliError(f"ERROR Error processing message, terminating consumer process: "
-                                   f"{msg.error().str()}")
+            if msg.error() is not None:  # librdkafka retries the rest by itself, as Kafka's consumer does
+                failure = _failure(msg.error())
+                if failure is not None:  # a missing topic or a refused group/topic: exit 1 (edge 4 of issue 25)
+                    raise CliError(failure)
                 click.echo(f"WARN {msg.error().str()}", err=True)
                 continue
             last = time.monotonic()

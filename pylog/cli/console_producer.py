@@ -2,8 +2,10 @@
 
 Kafka 3.x's flags, defaults and LineMessageReader properties (parse.key, key.separator, parse.headers,
 null.marker, ignore.error, ...), on a confluent-kafka (librdkafka) producer. Kafka's Java producer
-settings map to librdkafka's (acks, compression.type, linger.ms, batch.size, retries, ...);
---producer-property passes any librdkafka property through. Unlike Kafka's tool, which logs a failed
+settings map to librdkafka's (acks, compression.type, linger.ms, batch.size, retries, ...), and a
+Java client property file works as it is (java_client_props: stores, JAAS login, serializers);
+--producer-property passes any librdkafka property through. Keyed records land where Kafka's tools
+put them: toPositive(murmur2(key)) % partitions (librdkafka's murmur2_random partitioner). Unlike Kafka's tool, which logs a failed
 send and still exits 0, a record the cluster refused makes the tool exit 1 after the others are sent.
 """
 
@@ -17,7 +19,10 @@ import click
 
 from pylog.cli.common import CliError, PylogCommand
 from pylog.cli.console_io import LineError, LineReader, client_logger, parse_properties
+from pylog.cli.console_reach import Reachability
+from pylog.cli.java_client_props import librdkafka_config, make_client
 from pylog.common import properties
+from pylog.common.configdef import ConfigError
 
 COMPRESSION_CODECS = ("none", "gzip", "snappy", "lz4", "zstd")
 LINE_READERS = ("kafka.tools.LineMessageReader", "org.apache.kafka.tools.LineMessageReader")
@@ -33,7 +38,7 @@ def check_bootstrap(servers: str) -> None:
 
 def producer_config(o: dict[str, Any]) -> dict[str, Any]:
     """librdkafka settings for the options, in Kafka's precedence (file < flags < --producer-property)."""
-    cfg: dict[str, Any] = dict(properties.load(o["producer_config"])) if o["producer_config"] else {}
+    cfg = librdkafka_config(properties.load(o["producer_config"])) if o["producer_config"] else {}
     codec = o["compression_codec"]
     if codec is not None and codec not in COMPRESSION_CODECS:
         raise CliError(f"Invalid value {codec} for configuration compression.type: String must be one of: "
@@ -53,7 +58,9 @@ def producer_config(o: dict[str, Any]) -> dict[str, Any]:
     })
     cfg.setdefault("client.id", "console-producer")
     cfg.setdefault("message.timeout.ms", 120000)  # the Java producer's delivery.timeout.ms
-    cfg.update(parse_properties(o["producer_property"]))
+    # librdkafka's default (consistent_random, CRC32) would put keyed records elsewhere than Java clients do.
+    cfg.setdefault("partitioner", "murmur2_random")
+    cfg.update(librdkafka_config(parse_properties(o["producer_property"])))
     cfg["logger"] = client_logger(o["debug"])
     return cfg
 
@@ -64,6 +71,10 @@ def _reader_props(o: dict[str, Any]) -> dict[str, str]:
     return props
 
 
+def _reason(exc: Exception) -> str:
+    return exc.args[0].str() if exc.args and hasattr(exc.args[0], "str") else str(exc)
+
+
 def run(o: dict[str, Any], stdin: Any) -> int:
     """Send every stdin line to the topic; the number of records the cluster refused."""
     from confluent_kafka import KafkaException, Producer
@@ -71,13 +82,17 @@ def run(o: dict[str, Any], stdin: Any) -> int:
     if o["line_reader"] not in LINE_READERS:
         raise CliError(f"Unsupported --line-reader {o['line_reader']}: only {LINE_READERS[0]} is available")
     reader = LineReader(_reader_props(o))
+    cfg = producer_config(o)
+    reach = Reachability(cfg["bootstrap.servers"], cfg["client.id"], "Producer")
+    cfg["error_cb"] = reach.error_cb
     try:
-        producer = Producer(producer_config(o))
-    except KafkaException as e:
-        raise CliError(f"Invalid producer configuration: {e.args[0].str()}") from e
+        producer = make_client(Producer, cfg)
+    except (KafkaException, ConfigError) as e:
+        raise CliError(f"Invalid producer configuration: {_reason(e)}") from e
     failures = [0]
 
     def delivered(err: Any, msg: Any) -> None:
+        reach.answered = reach.answered or err is None
         if err is not None:
             failures[0] += 1
             key, value = msg.key(), msg.value()
@@ -95,12 +110,23 @@ def run(o: dict[str, Any], stdin: Any) -> int:
                     break
                 except BufferError:  # the local queue is full: wait for deliveries, then retry
                     producer.poll(0.1)
+                    if reach.unreachable:
+                        raise CliError(reach.message())
             producer.poll(0)
+            if reach.unreachable:
+                raise CliError(reach.message())
             if o["sync"]:
-                producer.flush()
+                _flush(producer, reach)
     finally:
-        producer.flush()
+        _flush(producer, reach)
     return failures[0]
+
+
+def _flush(producer: Any, reach: Reachability) -> None:
+    """flush(), but stop with Kafka's line as soon as no broker can be reached (edge 3 of issue 25)."""
+    while producer.flush(0.2) > 0:
+        if reach.unreachable:
+            raise CliError(reach.message())
 
 
 @click.command("pylog-console-producer", cls=PylogCommand, error_prefix="",

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pylog.cli.common import OperationError
 from pylog.cli.reassign_cluster import ClusterView
 from pylog.cli.reassign_results import GeneratedPlan, SnapshotExported
+from pylog.cli.reassign_wait import step
 from pylog.common.types import TP
 from pylog.planner.formats import dump_snapshot, load_snapshot, parse_broker_list, parse_topics_to_move_json
 from pylog.planner.kafka_generate import broker_metadata, calculate_assignment
@@ -117,8 +118,10 @@ def generate(cluster: ClusterView | None, snapshot_path: str | None, topics_file
         else:
             if opts.spark:
                 from pylog.spark.job import run
+                step(f"Planning {len(snapshot.partitions)} partition(s) with Spark ({opts.spark_master})")
                 plan = run(snapshot, topics, brokers, opts.options, opts.broker_racks, opts.spark_master,
                            opts.load_bootstrap)
+                step(f"Spark plan ready after {time.perf_counter() - start:.1f} s")
             else:
                 plan = plan_reassignment(snapshot, topics, brokers, opts.options, opts.broker_racks)
             proposed = plan.changed() if opts.changed_only else plan.proposed

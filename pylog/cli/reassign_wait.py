@@ -13,11 +13,14 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
+import click
+
 from pylog.cli.common import OperationError
 from pylog.cli.reassign_cluster import ClusterView
 from pylog.cli.reassign_logic import TP
 
 POLL_S = 0.5
+LINE_EVERY_S = 10.0  # LineBar: the longest silence while nothing finishes
 
 
 @dataclass
@@ -63,6 +66,12 @@ def show_bar() -> bool:
     return sys.stdout.isatty() and sys.stderr.isatty()
 
 
+def step(text: str) -> None:
+    """One line per step on stderr when no person watches a terminal (logs, pipes, cron)."""
+    if not show_bar():
+        click.echo(text, err=True)
+
+
 class Bar:
     """A rich progress bar: partitions done, bytes copied / total, transfer rate and time remaining."""
 
@@ -92,6 +101,33 @@ class Bar:
         self._rich.update(self._task, total=total, completed=done, parts=parts)
 
 
+class LineBar:
+    """Progress for a log or a pipe (no terminal): a line on stderr when the count of finished partitions
+    changes, else at most every LINE_EVERY_S seconds, and one when it is done."""
+
+    def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
+        self._clock = clock
+        self._last: tuple[int, float] | None = None
+
+    def __enter__(self) -> "LineBar":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        return None
+
+    def update(self, p: Progress) -> None:
+        """Print a line if the state moved on (or enough time passed)."""
+        now = self._clock()
+        if self._last is not None and p.done == self._last[0] and not p.complete \
+                and now - self._last[1] < LINE_EVERY_S:
+            return
+        if self._last is not None and p.complete and self._last[0] == p.done:
+            return
+        self._last = (p.done, now)
+        copied = (f", {p.bytes_copied / 1e6:.1f} of {p.bytes_total / 1e6:.1f} MB copied" if p.bytes_total else "")
+        click.echo(f"Reassigning: {p.done}/{p.partitions} partitions done{copied}, {now - p.started:.0f} s", err=True)
+
+
 class _NoBar:
     def __enter__(self) -> "_NoBar":
         return self
@@ -112,7 +148,7 @@ def follow(cluster: ClusterView, moving: Mapping[TP, tuple[Sequence[int], Sequen
     """
     progress = Progress(len(moving), started=clock())
     deadline = None if timeout_s is None else clock() + timeout_s
-    bar = bar if bar is not None else (Bar() if show_bar() else _NoBar())
+    bar = bar if bar is not None else (Bar() if show_bar() else LineBar(clock))
     with bar:
         while True:
             busy = set(cluster.ongoing()) | cluster.pending()

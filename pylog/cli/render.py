@@ -34,8 +34,12 @@ ADD_PARTITIONS_WARNING = ("WARNING: If partitions are increased for a topic that
                           "ordering of the messages will be affected")
 
 
+EMITTED = [0]  # results written so far in this process (a failure after one adds no second JSON document)
+
+
 def emit(result: Any, fmt: str) -> None:
     """Write a result to stdout in the format asked for (warnings: first in text, inside JSON, stderr for tables)."""
+    EMITTED[0] += 1
     warnings = list(getattr(result, "warnings", ()) or ())
     if fmt == "json":
         click.echo(json.dumps(to_json(result), sort_keys=False))

@@ -6,6 +6,7 @@ from typing import Any, Mapping
 
 from pylog.common.broker_keys import BROKER_CONFIGS
 from pylog.common.configdef import ConfigError
+from pylog.common.kafka_dynamic_types import KAFKA_ONLY_DYNAMIC_TYPES
 from pylog.common.kafka_names import KAFKA_ONLY_BROKER_KEYS, KAFKA_ONLY_DYNAMIC_CLUSTER, KAFKA_ONLY_DYNAMIC_PER_BROKER
 
 __all__ = ["DYNAMIC_PER_BROKER_KEYS", "DYNAMIC_CLUSTER_KEYS", "is_non_dynamic", "is_per_broker_only",
@@ -41,12 +42,16 @@ def is_per_broker_only(name: str) -> bool:
 def validate_dynamic_broker_config(props: Mapping[str, str], per_broker: bool = True) -> dict[str, Any]:
     """Check an AlterConfigs/kafka-configs update for brokers (DynamicBrokerConfig.validateConfigs).
 
-    Returns the typed values of pylog's keys. Unknown (custom) keys are allowed, as in Kafka.
+    Returns the typed values of pylog's keys. Keys Kafka defines but pylog does not use are checked
+    against Kafka's type and range all the same. Unknown (custom) keys are allowed, as in Kafka.
     """
     non_dynamic = [n for n in props if is_non_dynamic(n)]
     if non_dynamic:
         raise ConfigError(f"Cannot update these configs dynamically: {_scala_set(non_dynamic)}", key=non_dynamic[0])
     typed = {n: BROKER_CONFIGS[n].parse(v) for n, v in props.items() if n in BROKER_CONFIGS}
+    for n, v in props.items():
+        if n in KAFKA_ONLY_DYNAMIC_TYPES:
+            KAFKA_ONLY_DYNAMIC_TYPES[n].parse(v)
     if not per_broker:
         per_broker_only = [n for n in props if is_per_broker_only(n)]
         if per_broker_only:

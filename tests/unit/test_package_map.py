@@ -66,7 +66,9 @@ THIRD_PARTY: dict[str, set[str] | None] = {
     "security": {"cryptography"},  # the local CA for tests and `pylog-ca`
     "spark": {"kafka", "pandas", "pyspark"},
     "broker": {"click", "uvloop"},
-    "cli": {"click", "confluent_kafka", "rich", "prometheus_client"},  # pylog-top parses the brokers' /metrics
+    # pylog-top parses the brokers' /metrics; pylog-zookeeper-shell.sh is ZooKeeperMain, a raw ZooKeeper client
+    # (kazoo), not a reader of Kafka's tree; Java client property files' PKCS12 truststores become PEM.
+    "cli": {"click", "confluent_kafka", "rich", "prometheus_client", "kazoo", "cryptography"},
     "metrics": {"prometheus_client"},
     "bench": ANY, "chaos": ANY, "localcluster": ANY,
 }

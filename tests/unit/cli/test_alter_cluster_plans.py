@@ -5,6 +5,7 @@ tests/integration/cli/test_cli_alter_cluster.py.
 """
 
 import json
+import re
 
 import pytest
 from click.testing import CliRunner
@@ -111,12 +112,19 @@ def test_add_runs_the_plan_waits_clears_the_throttle_and_elects_leaders(monkeypa
             "Successfully completed leader election (PREFERRED) for partitions ") in r.stdout
     assert c.cleared == [([0, 1, 2, 3, 4], ["t"])]
     assert {c.leaders[tp] for tp in c.current} >= {3, 4}  # the new brokers lead partitions now
+    # Not a terminal (a log, a pipe): one line per step on stderr (issue 25).
+    n = len(started)
+    assert r.stderr.splitlines() == [f"Started the reassignment of {n} partition(s)",
+                                     f"Reassigning: {n}/{n} partitions done, 0 s",
+                                     "Electing the preferred leaders of the moved partitions"]
 
 
 def test_a_wait_that_times_out_still_prints_the_plan_that_was_started(monkeypatch):
     c = three_brokers()  # the controller never finishes; a zero timeout gives up at the first look
     r = run(monkeypatch, c, *BS, "--add-brokers", "3,4", "--wait-timeout", "0")
-    assert r.exit_code == 1 and r.stderr.startswith("Error: Timed out after 0 s waiting for the reassignment")
+    progress, error = r.stderr.splitlines()[-2:]  # not a terminal: a line of progress, then the failure
+    assert r.exit_code == 1 and error.startswith("Error: Timed out after 0 s waiting for the reassignment")
+    assert re.fullmatch(r"Reassigning: 0/\d+ partitions done(, .* MB copied)?, 0 s", progress), progress
     lines = r.stdout.split("\n")
     assert lines[1] == "Proposed partition reassignment configuration"  # what --verify needs
     assert json.loads(lines[2])["partitions"] and len(c.started) == 1

@@ -297,10 +297,12 @@ def test_execute_wait_prints_the_rollback_json_even_when_the_wait_times_out(monk
     r = run(monkeypatch, c, *BS, "--execute", "--reassignment-json-file", f, "--wait", "--wait-timeout", "0")
     assert r.exit_code == 1
     assert r.stdout == ROLLBACK + "Successfully started partition reassignment for foo-0\n"
-    assert r.stderr.startswith("Error: Timed out after 0 s waiting for the reassignment of 1 of 1 partition(s)")
+    # Not a terminal: one progress line (issue 25), then the failure.
+    assert r.stderr.startswith("Reassigning: 0/1 partitions done, 0 s\nError: Timed out after 0 s waiting for the "
+                               "reassignment of 1 of 1 partition(s)")
     r = run(monkeypatch, two_topics(), *BS, "--execute", "--reassignment-json-file", f, "--wait", "--wait-timeout",
             "0", "--output", "json")
-    assert r.exit_code == 1 and r.stderr.startswith("Error: Timed out")
+    assert r.exit_code == 1 and r.stderr.splitlines()[1].startswith("Error: Timed out")
     data = json.loads(r.stdout)  # still one document, with the rollback assignment
     assert (data["partitions"], data["current"]["partitions"][0]["replicas"], data["waited"]) == (["foo-0"], [1, 2],
                                                                                                None)
