@@ -38,14 +38,16 @@ def start_zookeepers(cfg: NemesisConfig, net: PrivateNet, base: Path) -> dict:
 
 def make_cluster(cfg: NemesisConfig, net: PrivateNet, base: Path, zk_connect: str) -> LocalCluster:
     """The brokers, each in its own node, listening on its node's address."""
-    env = {}
-    if "clock" in cfg.nemeses:
-        from pylog.chaos.nemesis import clock
-        env = clock.broker_env(base)
-    placement = lambda bid: (net.node(f"b{bid}").address, net.node(f"b{bid}").prefix)  # noqa: E731
+    def placement(bid: int) -> tuple[str, list[str]]:
+        node = net.node(f"b{bid}")
+        if "clock" in cfg.nemeses:
+            from pylog.chaos.nemesis import clock
+            return node.address, node.prefix + clock.launcher(base, bid)
+        return node.address, node.prefix
+
     cluster = LocalCluster(base / "cluster", cfg.brokers, zk_connect=zk_connect,
                            overrides=chaos.broker_overrides(cfg.session_timeout_ms), placement=placement,
-                           broker_ports={i: BROKER_PORT for i in range(cfg.brokers)}, env=env)
+                           broker_ports={i: BROKER_PORT for i in range(cfg.brokers)})
     if "disk" in cfg.nemeses:
         from pylog.chaos.nemesis import disk
         disk.configure(cluster, base, cfg.brokers)
