@@ -15,7 +15,7 @@ import time
 from typing import Any, Callable
 
 from pylog.common.clock import now_ms as wall_ms
-from pylog.coordinator.group.api import CoordinatorConfig
+from pylog.coordinator.group.api import CoordinatorConfig, SyncResult
 from pylog.coordinator.group.group import Group, Member
 from pylog.coordinator.group.hashing import partition_for
 from pylog.coordinator.group.pending import PendingTxnOffsets, complete
@@ -152,7 +152,7 @@ class CoordinatorCore:
             group = self.groups.pop(gid)
             for m in group.members.values():
                 self.answer_join(m, None, ErrorCode.NOT_COORDINATOR)
-                self.answer_sync(m, ErrorCode.NOT_COORDINATOR)
+                self.answer_sync(m, SyncResult(ErrorCode.NOT_COORDINATOR))
             for key in [k for k in self._timers if k[1] == gid]:
                 self._timers.pop(key).cancel()
             self.initial_delay.discard(gid)
