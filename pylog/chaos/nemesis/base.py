@@ -56,6 +56,7 @@ class Context:
     t0: float
     log: Callable[[str], None] = print
     paused: set[int] = field(default_factory=set)  # pids stopped right now (resumed at cleanup)
+    timeline: Timeline | None = None
 
     def now(self) -> float:
         """Seconds since the run started."""

@@ -14,13 +14,14 @@ import json
 import random
 import sys
 import time
+from dataclasses import asdict
 from pathlib import Path
 from typing import Callable
 
 from pylog.chaos import faults as fl
 from pylog.chaos import run as chaos
-from pylog.chaos.nemesis import module
-from pylog.chaos.nemesis.base import Context, Entry, Timeline
+from pylog.chaos.nemesis import link, module, partition, workloads
+from pylog.chaos.nemesis.base import Context, Timeline
 from pylog.chaos.nemesis.config import NemesisConfig, schedule
 from pylog.chaos.nemesis.net import PrivateNet
 from pylog.localcluster import LocalCluster
@@ -38,6 +39,8 @@ def start_zookeepers(cfg: NemesisConfig, net: PrivateNet, base: Path) -> dict:
 
 def make_cluster(cfg: NemesisConfig, net: PrivateNet, base: Path, zk_connect: str) -> LocalCluster:
     """The brokers, each in its own node, listening on its node's address."""
+    extra = workloads.QUEUE_OVERRIDES if cfg.workload == "queue" else {}
+
     def placement(bid: int) -> tuple[str, list[str]]:
         node = net.node(f"b{bid}")
         if "clock" in cfg.nemeses:
@@ -46,7 +49,7 @@ def make_cluster(cfg: NemesisConfig, net: PrivateNet, base: Path, zk_connect: st
         return node.address, node.prefix
 
     cluster = LocalCluster(base / "cluster", cfg.brokers, zk_connect=zk_connect,
-                           overrides=chaos.broker_overrides(cfg.session_timeout_ms), placement=placement,
+                           overrides={**chaos.broker_overrides(cfg.session_timeout_ms), **extra}, placement=placement,
                            broker_ports={i: BROKER_PORT for i in range(cfg.brokers)})
     if "disk" in cfg.nemeses:
         from pylog.chaos.nemesis import disk
@@ -54,7 +57,7 @@ def make_cluster(cfg: NemesisConfig, net: PrivateNet, base: Path, zk_connect: st
     return cluster
 
 
-def inject_all(cfg: NemesisConfig, ctx: Context, timeline: Timeline, report: chaos.Report) -> None:
+def inject_all(cfg: NemesisConfig, ctx: Context) -> None:
     """Every fault of the schedule, each followed by a wait until the cluster is healthy again."""
     start = time.monotonic()
     time.sleep(1.0)  # some records before the first fault
@@ -65,17 +68,16 @@ def inject_all(cfg: NemesisConfig, ctx: Context, timeline: Timeline, report: cha
         ctx.log(f"fault {i + 1}/{len(plan)}: {name}:{kind} (seed {seed})")
         entry = module(name).inject(ctx, kind, random.Random(seed))
         entry.heal_s = ctx.driver.wait_healthy(f"{entry.kind} on {','.join(entry.targets)}")
-        timeline.add(entry)
+        ctx.timeline.add(entry)
         ctx.log(f"  healed: {entry.line()}")
     time.sleep(max(2.0, start + cfg.duration - time.monotonic()))
 
 
-def run(cfg: NemesisConfig, net: PrivateNet, base: Path, say: Callable[[str], None]) -> chaos.Report:
-    """Cluster, workload, nemeses, verification; every process stopped by pid before returning."""
-    report = chaos.Report(chaos.ChaosConfig(seed=cfg.seed, faults=cfg.faults, brokers=cfg.brokers,
-                                            partitions=cfg.partitions, rate=cfg.rate), base_dir=str(base))
-    timeline = Timeline(base / "timeline.jsonl")
+def run(cfg: NemesisConfig, net: PrivateNet, base: Path, say: Callable[[str], None]) -> dict:
+    """Cluster, workload, nemeses, verification; every process stopped by pid before returning the result."""
     t0 = time.monotonic()
+    timeline = Timeline(base / "timeline.jsonl")
+    ok, text, figures, findings, errors = False, "", {}, [], {}
     zookeepers: dict = {}
     cluster = zk = ctx = None
     try:
@@ -87,31 +89,31 @@ def run(cfg: NemesisConfig, net: PrivateNet, base: Path, say: Callable[[str], No
         chaos.create_topic(cluster.bootstrap, cfg.partitions, cfg.brokers)
         driver = fl.FaultDriver(cluster, zk, chaos.TOPIC, cfg.partitions, random.Random(cfg.seed),
                                 cfg.session_timeout_ms, heal_timeout=cfg.heal_timeout, log=say, t0=t0)
-        ctx = Context(net, cluster, driver, zookeepers, cfg.session_timeout_ms, t0, say)
+        ctx = Context(net, cluster, driver, zookeepers, cfg.session_timeout_ms, t0, say, timeline=timeline)
         driver.wait_healthy("topic creation")
-        bootstrap = ",".join(b.address for b in cluster.brokers.values())
-        inject = lambda _workload: inject_all(cfg, ctx, timeline, report)  # noqa: E731
-        chaos.run_acks(bootstrap, cfg.partitions, cfg.rate, inject, report, say)
-        chaos.verify_acked(cfg.partitions, cluster, driver, bootstrap, report, say)
+        workload = workloads.acks if cfg.workload == "acks" else workloads.queue
+        ok, text, figures = workload(cfg, ctx, lambda: inject_all(cfg, ctx), say)
     except fl.Hang as exc:
-        report.findings.append(f"hang: {exc}")
+        findings.append(f"hang: {exc}")
     except Exception as exc:
-        report.findings.append(f"run failed: {type(exc).__name__}: {exc}")
+        findings.append(f"run failed: {type(exc).__name__}: {exc}")
     finally:
-        report.faults = list(timeline.entries)
-        _stop_everything(ctx, cluster, zk, zookeepers, report)
-        report.seconds = time.monotonic() - t0
-    return report
+        _stop_everything(ctx, cluster, zk, zookeepers, findings, errors)
+    ok = ok and not findings
+    seconds = time.monotonic() - t0
+    return {"ok": ok, "seed": cfg.seed, "replay": cfg.replay(), "seconds": round(seconds, 1), **figures,
+            "findings": findings, "timeline": [asdict(e) for e in timeline.entries],
+            "text": _text(cfg, ok, seconds, timeline, text, findings, errors)}
 
 
 def _stop_everything(ctx: Context | None, cluster: LocalCluster | None, zk: ZkClient | None, zookeepers: dict,
-                     report: chaos.Report) -> None:
+                     findings: list[str], errors: dict[int, list[str]]) -> None:
     if ctx is not None:
         ctx.resume_all()
-        from pylog.chaos.nemesis import partition
         partition.heal(ctx)
+        link.clear(list(ctx.net.nodes.values()))
     if cluster is not None:
-        chaos.check_brokers(cluster, report.findings, report.broker_errors)
+        chaos.check_brokers(cluster, findings, errors)
         for b in cluster.brokers.values():
             b.kill()
     if zk is not None:
@@ -120,14 +122,22 @@ def _stop_everything(ctx: Context | None, cluster: LocalCluster | None, zk: ZkCl
         proc.stop()
 
 
-def result(cfg: NemesisConfig, report: chaos.Report) -> dict:
-    """What the harness reads back: the verdict, the figures and the report's text."""
-    acked = report.acked
-    return {"ok": report.ok, "seed": cfg.seed, "replay": cfg.replay(), "seconds": round(report.seconds, 1),
-            "acked": acked.count if acked else 0, "sent": acked.sent if acked else 0, "lost": report.lost,
-            "phantoms": report.phantoms, "duplicates": report.duplicates, "findings": report.findings,
-            "timeline": [e.__dict__ for e in report.faults if isinstance(e, Entry)],
-            "text": report.text().replace(report.config.replay(), cfg.replay())}
+def _text(cfg: NemesisConfig, ok: bool, seconds: float, timeline: Timeline, body: str, findings: list[str],
+          errors: dict[int, list[str]]) -> str:
+    kinds: dict[str, int] = {}
+    for e in timeline.entries:
+        kinds[e.kind] = kinds.get(e.kind, 0) + 1
+    lines = [f"chaos --nemesis {','.join(cfg.nemeses)} --workload {cfg.workload} seed={cfg.seed}: "
+             f"{'PASS' if ok else 'FAIL'} in {seconds:.0f}s ({cfg.brokers} brokers, RF {cfg.brokers}, "
+             f"min.insync.replicas 2, {cfg.partitions} partitions, {cfg.zookeepers} ZooKeeper, each node in its own "
+             f"network namespace)",
+             f"faults injected: {len(timeline.entries)} ({', '.join(f'{k} x{n}' for k, n in kinds.items())})"]
+    lines += ["  " + e.line() for e in timeline.entries]
+    lines += [body] if body else []
+    lines += [f"broker {bid} logged {len(errs)} ERROR lines, first: {errs[0][:300]}" for bid, errs in sorted(errors.items())]
+    lines += [f"FINDING: {f}" for f in findings]
+    lines.append(f"replay: {cfg.replay()}")
+    return "\n".join(lines)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -139,8 +149,7 @@ def main(argv: list[str] | None = None) -> int:
     chaos.stop_cleanly_on_term()
     say = lambda m: print(f"[{time.strftime('%H:%M:%S')}] {m}", file=sys.stderr, flush=True)  # noqa: E731
     say(f"nemesis run seed={cfg.seed} in network {net.run_id}; replay with: {cfg.replay()}")
-    report = run(cfg, net, base, say)
-    out = result(cfg, report)
+    out = run(cfg, net, base, say)
     (base / "result.json").write_text(json.dumps(out, indent=1, default=str))
     return 0 if out["ok"] else 1
 

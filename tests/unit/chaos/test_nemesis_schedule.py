@@ -1,0 +1,27 @@
+"""The nemesis schedule is a function of the seed, and the partition shapes cut what they claim to."""
+
+from __future__ import annotations
+
+from pylog.chaos.nemesis import NEMESES, module
+from pylog.chaos.nemesis.config import NemesisConfig, schedule
+from pylog.chaos.nemesis.partition import bridge, complete
+
+
+def test_a_seed_replays_the_same_schedule_and_each_nemesis_comes_first():
+    cfg = NemesisConfig(seed=7, nemeses=["partition", "pause", "link"], faults=12)
+    plan = schedule(cfg)
+    assert plan == schedule(NemesisConfig(seed=7, nemeses=["partition", "pause", "link"], faults=12))
+    assert plan != schedule(NemesisConfig(seed=8, nemeses=["partition", "pause", "link"], faults=12))
+    assert sorted(name for name, _, _ in plan[:3]) == ["link", "partition", "pause"]
+    assert len(plan) == 12 and all(kind in module(name).KINDS for name, kind, _ in plan)
+
+
+def test_fewer_faults_than_nemeses_takes_a_prefix():
+    assert len(schedule(NemesisConfig(seed=1, nemeses=list(NEMESES), faults=2))) == 2
+
+
+def test_a_complete_cut_is_symmetric_and_a_bridge_sees_both_halves():
+    g = complete(["b0"], ["b1", "zk1"])
+    assert g == {"b0": {"b1", "zk1"}, "b1": {"b0"}, "zk1": {"b0"}}
+    g = bridge(["a", "b", "c", "d", "e"])
+    assert "c" not in g and g["a"] == {"d", "e"} and g["e"] == {"a", "b"}
