@@ -76,7 +76,7 @@ def inject(ctx: Context, kind: str, rng: random.Random) -> Entry:
         rate = float(rng.randint(2, 4))
     else:
         offset = rng.randint(30, 300) * (1 if kind == "bump-forward" else -1)
-    seconds = rng.uniform(1.0, 3.0) * ctx.session_timeout_ms / 1000
+    seconds = rng.uniform(0.5, 2.0) * ctx.session_timeout_ms / 1000
     ctx.log(f"clock {kind}: broker {bid} offset {offset:+g}s rate x{rate:g} for {seconds:.1f}s")
     start = ctx.now()
     try:

@@ -88,7 +88,7 @@ def start(ctx: Context, kind: str, rng: random.Random) -> tuple[list[str], dict]
 
 def inject(ctx: Context, kind: str, rng: random.Random) -> Entry:
     """Degrade a link, hold, restore it."""
-    seconds = rng.uniform(1.0, 3.0) * ctx.session_timeout_ms / 1000
+    seconds = rng.uniform(0.5, 2.0) * ctx.session_timeout_ms / 1000
     begin = ctx.now()
     targets: list[str] = []
     try:

@@ -34,8 +34,14 @@ def victim(ctx: Context, role: str, rng: random.Random) -> tuple[str, int]:
     if role == "zk":
         name = rng.choice(sorted(ctx.zookeepers))
         return name, ctx.zookeepers[name].pid
-    bid = {"leader": ctx.leader, "controller": ctx.controller, "coordinator": coordinator,
-           "random": lambda c, r: r.choice(sorted(c.cluster.brokers))}[role](ctx, rng)
+    if role == "leader":
+        bid = ctx.leader(rng)
+    elif role == "controller":
+        bid = ctx.controller(rng)
+    elif role == "coordinator":
+        bid = coordinator(ctx, rng)
+    else:
+        bid = rng.choice(sorted(ctx.cluster.brokers))
     return f"b{bid}", ctx.cluster.brokers[bid].pid
 
 

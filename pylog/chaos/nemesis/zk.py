@@ -3,7 +3,7 @@
 The ensemble is Debian's ZooKeeper (QuorumPeerMain), one server per node of the run's network
 (`--zookeepers 3`); with a single server only the full restart applies.
 
-    partition-one  one ZooKeeper server cut from every other node for 1-3 session timeouts
+    partition-one  one ZooKeeper server cut from every other node for 0.5-2 session timeouts
     restart-all    every ZooKeeper server SIGTERMed, down for a random while, started again
 """
 
@@ -50,7 +50,7 @@ def start_ensemble(net: PrivateNet, names: list[str], base: Path, port: int) -> 
 def inject(ctx: Context, kind: str, rng: random.Random) -> Entry:
     """Partition one server or restart them all."""
     names = sorted(ctx.zookeepers)
-    seconds = rng.uniform(1.0, 3.0) * ctx.session_timeout_ms / 1000
+    seconds = rng.uniform(0.5, 2.0) * ctx.session_timeout_ms / 1000
     start = ctx.now()
     if kind == "partition-one" and len(names) > 1:
         victim = rng.choice(names)
