@@ -371,8 +371,9 @@ def main(argv: Sequence[str] | None = None) -> int:
                     help="run in a private network under these nemeses, comma-separated: partition, pause, kill, "
                          "link, clock, disk, zk (pylog/chaos/nemesis/; needs root)")
     ap.add_argument("--workload", choices=["acks", "queue", "txn", "groups", "ctp"], default=None,
-                    help="acks (default), txn (= --transactions), groups (= --groups), ctp (= --ctp); queue and acks "
-                         "under --nemesis")
+                    help="acks (the default run), txn (= --transactions), groups (= --groups), ctp (= --ctp), or "
+                         "queue: Jepsen's queue workload and checker (pylog/chaos/jepsen; --rate is operations/s); "
+                         "acks and queue run under --nemesis")
     ap.add_argument("--zookeepers", type=int, default=1, help="with --nemesis: ZooKeeper servers (3 = an ensemble)")
     args = ap.parse_args(argv)
     stop_cleanly_on_term()
@@ -382,6 +383,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.nemesis is not None:
         from pylog.chaos.nemesis.cli import main_nemesis
         return main_nemesis(ap, args)
+    if args.workload == "queue":
+        from pylog.chaos.jepsen.chaos_run import main_queue
+        return main_queue(ap, args)
     if args.groups or args.ctp:
         return _main_groups(ap, args)
     if args.faults < args.expiries or args.faults < 0 or args.expiries < 0:
