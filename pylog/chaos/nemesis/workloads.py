@@ -49,7 +49,7 @@ def queue(cfg: Any, ctx: Context, inject: Callable[[], None], say: Callable[[str
     base = ctx.cluster.base.parent
     bootstrap = ",".join(b.address for b in ctx.cluster.brokers.values())
     workload = QueueWorkload(QueueConfig(bootstrap, [chaos.TOPIC], cfg.partitions, base / "history.jsonl",
-                                         seed=cfg.seed, duration=None, rate=cfg.rate / 4)).start()
+                                         seed=cfg.seed, duration=None, rate=cfg.rate)).start()
     try:
         inject()
         ctx.driver.wait_healthy("the last fault")
