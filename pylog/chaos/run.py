@@ -217,7 +217,7 @@ def run(cfg: ChaosConfig, base_dir: str | os.PathLike[str], zk_connect: str | No
         bootstrap = ",".join(b.address for b in cluster.brokers.values())
         inject = lambda workload: _inject_all(cfg, driver, rng, workload, say, report)  # noqa: E731
         if cfg.transactions:
-            _run_transactions(cfg, cluster, driver, bootstrap, inject, report, say)
+            run_transactions(cfg, cluster, driver, bootstrap, inject, report, say)
         else:
             run_acks(bootstrap, cfg.partitions, cfg.rate, inject, report, say)
             verify_acked(cfg.partitions, cluster, driver, bootstrap, report, say)
@@ -245,7 +245,7 @@ def _cluster(cfg: ChaosConfig, base: Path, zk_connect: str) -> tuple[LocalCluste
                         extra_listeners=listeners), secure
 
 
-def _run_transactions(cfg: ChaosConfig, cluster: LocalCluster, driver: fl.FaultDriver, bootstrap: str,
+def run_transactions(cfg: ChaosConfig, cluster: LocalCluster, driver: fl.FaultDriver, bootstrap: str,
                       inject: Callable[[object], None], report: Report, say: Callable[[str], None]) -> None:
     """The transactional producer under faults, then exactly-once and replica checks."""
     workload = txn_chaos.TxnWorkload(bootstrap, TOPIC, cfg.partitions).start()
@@ -338,8 +338,8 @@ def verify_acked(partitions: int, cluster: LocalCluster, driver: fl.FaultDriver,
             report.findings.append(f"partition {p}: nothing was acknowledged (the workload never got through)")
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point of scripts/chaos: exit 0 when the run passed, 1 when it found something."""
+def parser() -> argparse.ArgumentParser:
+    """scripts/chaos's options."""
     ap = argparse.ArgumentParser(prog="scripts/chaos", description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     d = ChaosConfig(seed=0)
@@ -373,8 +373,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--workload", choices=["acks", "queue", "txn", "groups", "ctp"], default=None,
                     help="acks (the default run), txn (= --transactions), groups (= --groups), ctp (= --ctp), or "
                          "queue: Jepsen's queue workload and checker (pylog/chaos/jepsen; --rate is operations/s); "
-                         "acks and queue run under --nemesis")
+                         "acks, txn and queue run under --nemesis")
     ap.add_argument("--zookeepers", type=int, default=1, help="with --nemesis: ZooKeeper servers (3 = an ensemble)")
+    return ap
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of scripts/chaos: exit 0 when the run passed, 1 when it found something."""
+    ap = parser()
     args = ap.parse_args(argv)
     stop_cleanly_on_term()
     args.transactions |= args.workload == "txn"

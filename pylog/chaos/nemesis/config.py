@@ -7,7 +7,7 @@ from dataclasses import asdict, dataclass, field
 
 from pylog.chaos.nemesis import module
 
-WORKLOADS = ("acks", "queue")
+WORKLOADS = ("acks", "txn", "queue")
 
 
 @dataclass

@@ -60,13 +60,13 @@ def grudge_for(ctx: Context, kind: str, rng: random.Random) -> tuple[dict[str, s
     servers = ctx.server_nodes()
     if kind == "one":
         victim = f"b{rng.choice(sorted(ctx.cluster.brokers))}"
-        return complete([victim], [n for n in ctx.net.names if n != victim]), {}
+        return complete([victim], [n for n in ctx.net.names if n != victim]), {"isolated": victim}
     if kind == "leader-zk":
         bid = ctx.leader(rng)
-        return complete([f"b{bid}"], zks), {"role": "leader"}
+        return complete([f"b{bid}"], zks), {"isolated": f"b{bid}", "role": "leader", "from": "zookeeper"}
     if kind == "controller-zk":
         bid = ctx.controller(rng)
-        return complete([f"b{bid}"], zks), {"role": "controller"}
+        return complete([f"b{bid}"], zks), {"isolated": f"b{bid}", "role": "controller", "from": "zookeeper"}
     shuffled = servers[:]
     rng.shuffle(shuffled)
     if kind == "halves":

@@ -6,6 +6,8 @@ fault healed) and returns (ok, report text, figures for result.json).
     acks    the acks=all producer of numbered records and a reader along (pylog/chaos/workload.py),
             checked for acknowledged records lost or moved, records served but not kept, and replicas
             that differ (pylog/chaos/verify.py)
+    txn     the transactional producer (pylog/chaos/txn.py), checked for exactly-once as read_committed sees
+            it and for identical replicas (control batches too)
     queue   Jepsen's queue workload and checker (pylog/chaos/jepsen/): the history, the checker's anomalies,
             and the run folder with perf.png with the nemeses' windows shaded
 """
@@ -37,6 +39,19 @@ def acks(cfg: Any, ctx: Context, inject: Callable[[], None], say: Callable[[str]
                    "lost": report.lost, "phantoms": report.phantoms, "duplicates": report.duplicates}
     lines = [ln for ln in report.text().splitlines()
              if ln.startswith(("records:", "read along:", "  partition", "    lost", "    served"))]
+    return report.ok, "\n".join(lines + [f"FINDING: {f}" for f in report.findings]), figures
+
+
+def txn(cfg: Any, ctx: Context, inject: Callable[[], None], say: Callable[[str], None]) -> tuple[bool, str, dict]:
+    """Transactions under the nemeses: every committed one visible once, no aborted or partial one."""
+    ccfg = chaos.ChaosConfig(seed=cfg.seed, faults=cfg.faults, brokers=cfg.brokers, partitions=cfg.partitions,
+                             rate=cfg.rate, transactions=True)
+    report = chaos.Report(ccfg, base_dir=str(ctx.cluster.base.parent))
+    bootstrap = ",".join(b.address for b in ctx.cluster.brokers.values())
+    chaos.run_transactions(ccfg, ctx.cluster, ctx.driver, bootstrap, lambda _workload: inject(), report, say)
+    lines = [ln for ln in report.text().splitlines() if ln.startswith(("transactions:", "  partition"))]
+    t = report.txn
+    figures = {"committed": len(t.committed), "aborted": len(t.aborted), "unknown": len(t.unknown)} if t else {}
     return report.ok, "\n".join(lines + [f"FINDING: {f}" for f in report.findings]), figures
 
 
