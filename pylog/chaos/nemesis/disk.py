@@ -91,15 +91,22 @@ def inject(ctx: Context, kind: str, rng: random.Random) -> Entry:
     ballast = small_dir(base, bid) / "ballast"
     seconds = rng.uniform(0.5, 2.0) * ctx.session_timeout_ms / 1000
     ctx.log(f"disk {kind}: filling broker {bid}'s small log dir for {seconds:.1f}s")
+    broker = ctx.cluster.brokers[bid]
+    log_from = broker.log_path.stat().st_size
     start = ctx.now()
     try:
         size = fill(ballast)
         hold(seconds)
+        # what it still serves with the dir full: its leaderships (those in the other dir)
+        leads = sorted(p for p, st in ctx.driver.states().items() if st.leader == bid)
     finally:
         ballast.unlink(missing_ok=True)
-    alive = ctx.cluster.brokers[bid].pid is not None
+    with open(broker.log_path, "rb") as f:
+        f.seek(log_from)
+        failed = b"Error while accessing log dir" in f.read()
+    alive = broker.pid is not None
     owner = ctx.driver.owner(bid)
-    ctx.cluster.brokers[bid].kill()
-    ctx.driver.restart(bid, owner)
+    broker.kill()
+    ctx.driver.restart(bid, owner)  # a failed dir stays offline until the broker restarts (KIP-112)
     return Entry(start, ctx.now(), f"disk:{kind}", [f"b{bid}"],
-                 {"ballast_mb": size >> 20, "broker_survived": alive})
+                 {"ballast_mb": size >> 20, "dir_failed": failed, "broker_survived": alive, "leads_while_full": leads})
