@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 
 import pytest
@@ -22,7 +23,9 @@ from pylog.chaos.nemesis.harness import run_isolated
 from pylog.chaos.nemesis.net import capability
 
 pytestmark = [pytest.mark.chaos, pytest.mark.integration, pytest.mark.timeout(300),
-              pytest.mark.skipif(bool(capability()), reason=f"nemesis runs need network namespaces: {capability()}")]
+              pytest.mark.skipif(bool(capability()), reason=f"nemesis runs need network namespaces: {capability()}"),
+              pytest.mark.skipif(shutil.which("cc") is None, reason="the clock nemesis compiles its library with cc "
+                                                                    "(scripts/setup installs gcc)")]
 
 SEED = int(os.environ.get("PYLOG_NEMESIS_SEED", "30"))
 
