@@ -25,3 +25,26 @@ def test_a_complete_cut_is_symmetric_and_a_bridge_sees_both_halves():
     assert g == {"b0": {"b1", "zk1"}, "b1": {"b0"}, "zk1": {"b0"}}
     g = bridge(["a", "b", "c", "d", "e"])
     assert "c" not in g and g["a"] == {"d", "e"} and g["e"] == {"a", "b"}
+
+
+def _args(*argv: str):
+    from pylog.chaos.run import parser
+    ap = parser()
+    return ap, ap.parse_args(list(argv))
+
+
+def test_the_command_line_builds_the_config_and_refuses_bad_input_with_one_line(capsys):
+    import pytest
+
+    from pylog.chaos.nemesis.cli import config
+
+    ap, args = _args("--nemesis", "partition,zk", "--workload", "queue", "--faults", "9", "--seed", "4")
+    cfg = config(ap, args, 4)
+    assert (cfg.nemeses, cfg.workload, cfg.faults, cfg.zookeepers) == (["partition", "zk"], "queue", 9, 3)
+    assert cfg.replay().startswith("scripts/chaos --nemesis partition,zk --workload queue --faults 9 --seed 4")
+    for argv, message in ((["--nemesis", "partition,flood"], "unknown flood"),
+                          (["--nemesis", "kill", "--workload", "groups"], "--workload groups does not run")):
+        ap, args = _args(*argv)
+        with pytest.raises(SystemExit):
+            config(ap, args, 1)
+        assert message in capsys.readouterr().err
