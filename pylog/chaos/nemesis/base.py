@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import signal
 import time
 from dataclasses import asdict, dataclass, field
@@ -98,7 +99,6 @@ class Context:
 
 def signal_pid(pid: int, sig: int) -> None:
     """Send a signal by pid; a process that is gone is not an error."""
-    import os
     try:
         os.kill(pid, sig)
     except ProcessLookupError:
@@ -109,5 +109,3 @@ def hold(seconds: float) -> None:
     """Keep a fault in place."""
     time.sleep(max(seconds, 0.0))
 
-
-__all__ = ["Context", "Entry", "Timeline", "hold", "signal_pid", "signal"]
