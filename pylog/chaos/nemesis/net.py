@@ -51,9 +51,12 @@ def capability() -> str:
     """'' when this process can build a private network (root, ip, nft), else why not."""
     if os.geteuid() != 0:
         return "not root: network namespaces need CAP_SYS_ADMIN and CAP_NET_ADMIN"
-    for tool in ("ip", "nft"):
+    for tool in ("ip", "nft", "unshare"):
         if shutil.which(tool) is None:
             return f"`{tool}` is not installed (scripts/setup installs iproute2 and nftables)"
+    probe = sh("unshare", "--net", "--mount", "true", check=False)  # root without CAP_SYS_ADMIN (a container)
+    if probe.returncode != 0:
+        return f"cannot create namespaces here: {probe.stderr.strip()}"
     return ""
 
 
