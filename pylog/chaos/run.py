@@ -14,11 +14,12 @@ and member kills instead (pylog/chaos/groups.py); --expiries and --settle do not
 checks exactly-once end to end (pylog/chaos/ctp.py).
 --workload acks|txn|groups|ctp names the same runs (txn = --transactions).
 
-    scripts/chaos --nemesis partition,pause,kill,link,clock,disk,zk [--workload acks|queue] [--faults N]
+    scripts/chaos --nemesis partition,pause,kill,link,clock,disk,zk [--workload acks|txn|queue] [--faults N]
                   [--seed N] [--runs N] [--partitions N] [--rate R] [--zookeepers N] [--keep]
 
 --nemesis (as root) runs each seed in a private network of namespaces, one per ZooKeeper, broker and the
-clients, under the named nemeses (pylog/chaos/nemesis/); zk implies a 3-node ZooKeeper ensemble.
+clients, under the named nemeses (pylog/chaos/nemesis/); zk implies a 3-node ZooKeeper ensemble. A name
+may carry one variant, e.g. partition:leader-zk (the leader cut from ZooKeeper only, Jepsen's 2013 case).
 
 The seed decides the fault schedule (kinds, victims, downtimes, gaps); the producer's timing is
 not replayable, so a replay repeats the faults, not the exact interleaving. Every process the run

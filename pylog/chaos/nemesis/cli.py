@@ -7,22 +7,28 @@ import shutil
 import tempfile
 
 from pylog.chaos.nemesis import NEMESES
-from pylog.chaos.nemesis.config import WORKLOADS, NemesisConfig
+from pylog.chaos.nemesis.config import WORKLOADS, NemesisConfig, variants
 from pylog.chaos.nemesis.harness import HarnessError, run_isolated
 
 
 def config(ap: argparse.ArgumentParser, args: argparse.Namespace, seed: int) -> NemesisConfig:
     """The run's settings from the command line (one clear error line for bad input)."""
     names = [n.strip() for n in args.nemesis.split(",") if n.strip()]
-    unknown = [n for n in names if n not in NEMESES]
+    unknown = [n for n in names if n.partition(":")[0] not in NEMESES]
     if not names or unknown:
-        ap.error(f"--nemesis: unknown {', '.join(unknown) or '(empty)'}; choose from {', '.join(NEMESES)}")
+        ap.error(f"--nemesis: unknown {', '.join(unknown) or '(empty)'}; choose from {', '.join(NEMESES)} "
+                 f"(or name:variant, e.g. partition:leader-zk)")
+    for name in names:
+        try:
+            variants(name)
+        except ValueError as exc:
+            ap.error(f"--nemesis: {exc}")
     workload = args.workload or "acks"
     if workload not in WORKLOADS:
         ap.error(f"--workload {workload} does not run under --nemesis yet; choose from {', '.join(WORKLOADS)}")
     if args.faults < 1 or args.partitions < 1 or args.rate <= 0 or args.runs < 1 or args.zookeepers < 1:
         ap.error("--faults, --partitions, --runs and --zookeepers must be >= 1 and --rate > 0")
-    if "zk" in names and args.zookeepers == 1:
+    if any(n.partition(":")[0] == "zk" for n in names) and args.zookeepers == 1:
         args.zookeepers = 3  # one ZooKeeper partitioned needs an ensemble
     return NemesisConfig(seed=seed, nemeses=names, workload=workload, faults=args.faults, partitions=args.partitions,
                          rate=args.rate, session_timeout_ms=args.session_timeout_ms, duration=args.duration,

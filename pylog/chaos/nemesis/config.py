@@ -33,6 +33,10 @@ class NemesisConfig:
                 f"--session-timeout-ms {self.session_timeout_ms}"
                 + (f" --duration {self.duration:g}" if self.duration else ""))
 
+    def uses(self, name: str) -> bool:
+        """True if nemesis `name` is among the chosen ones (with or without a variant)."""
+        return any(entry.partition(":")[0] == name for entry in self.nemeses)
+
     def to_json(self) -> dict:
         """For the process that runs inside the private network."""
         return asdict(self)
@@ -42,10 +46,23 @@ class NemesisConfig:
         return [f"zk{i + 1}" for i in range(self.zookeepers)] + [f"b{i}" for i in range(self.brokers)] + ["cl"]
 
 
+def variants(entry: str) -> tuple[str, tuple[str, ...]]:
+    """A --nemesis entry, `name` or `name:variant` (e.g. partition:leader-zk), as (name, its variants)."""
+    name, _, variant = entry.partition(":")
+    kinds = module(name).KINDS
+    if variant and variant not in kinds:
+        raise ValueError(f"unknown {name} variant {variant!r} (known: {', '.join(kinds)})")
+    return name, (variant,) if variant else tuple(kinds)
+
+
 def schedule(cfg: NemesisConfig) -> list[tuple[str, str, int]]:
     """(nemesis, variant, per-fault seed) for every fault: each chosen nemesis once first, then at random."""
     rng = random.Random(cfg.seed)
     first = list(cfg.nemeses)
     rng.shuffle(first)
-    names = (first + [rng.choice(cfg.nemeses) for _ in range(max(cfg.faults - len(first), 0))])[:cfg.faults]
-    return [(name, rng.choice(module(name).KINDS), rng.randrange(1 << 31)) for name in names]
+    entries = (first + [rng.choice(cfg.nemeses) for _ in range(max(cfg.faults - len(first), 0))])[:cfg.faults]
+    plan = []
+    for entry in entries:
+        name, kinds = variants(entry)
+        plan.append((name, rng.choice(kinds), rng.randrange(1 << 31)))
+    return plan

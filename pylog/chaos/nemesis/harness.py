@@ -29,7 +29,7 @@ def run_isolated(cfg: NemesisConfig, run_dir: str | Path, timeout: float | None 
     base = Path(run_dir)
     base.mkdir(parents=True, exist_ok=True)
     from pylog.chaos.nemesis import disk
-    mounts = disk.prepare(cfg, base) if "disk" in cfg.nemeses else []
+    mounts = disk.prepare(cfg, base) if cfg.uses("disk") else []
     net = PrivateNet(cfg.node_names())
     child = None
     try:

@@ -43,7 +43,7 @@ def make_cluster(cfg: NemesisConfig, net: PrivateNet, base: Path, zk_connect: st
 
     def placement(bid: int) -> tuple[str, list[str]]:
         node = net.node(f"b{bid}")
-        if "clock" in cfg.nemeses:
+        if cfg.uses("clock"):
             from pylog.chaos.nemesis import clock
             return node.address, node.prefix + clock.launcher(base, bid)
         return node.address, node.prefix
@@ -51,7 +51,7 @@ def make_cluster(cfg: NemesisConfig, net: PrivateNet, base: Path, zk_connect: st
     cluster = LocalCluster(base / "cluster", cfg.brokers, zk_connect=zk_connect,
                            overrides={**chaos.broker_overrides(cfg.session_timeout_ms), **extra}, placement=placement,
                            broker_ports={i: BROKER_PORT for i in range(cfg.brokers)})
-    if "disk" in cfg.nemeses:
+    if cfg.uses("disk"):
         from pylog.chaos.nemesis import disk
         disk.configure(cluster, base, cfg.brokers)
     return cluster

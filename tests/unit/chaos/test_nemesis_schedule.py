@@ -48,3 +48,19 @@ def test_the_command_line_builds_the_config_and_refuses_bad_input_with_one_line(
         with pytest.raises(SystemExit):
             config(ap, args, 1)
         assert message in capsys.readouterr().err
+
+
+def test_a_variant_named_on_the_command_line_is_the_only_one_scheduled(capsys):
+    import pytest
+
+    from pylog.chaos.nemesis.cli import config
+
+    ap, args = _args("--nemesis", "partition:leader-zk,disk", "--faults", "6")
+    cfg = config(ap, args, 2)
+    assert cfg.uses("partition") and cfg.uses("disk") and not cfg.uses("clock")
+    plan = schedule(cfg)
+    assert {kind for name, kind, _ in plan if name == "partition"} == {"leader-zk"}
+    ap, args = _args("--nemesis", "partition:everything")
+    with pytest.raises(SystemExit):
+        config(ap, args, 1)
+    assert "unknown partition variant 'everything'" in capsys.readouterr().err
