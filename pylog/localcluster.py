@@ -46,10 +46,10 @@ def _tail(path: Path, lines: int = 30) -> str:
         return "(no log)"
 
 
-def _port_open(port: int) -> bool:
+def _port_open(port: int, host: str = "127.0.0.1") -> bool:
     with socket.socket() as s:
         s.settimeout(0.2)
-        return s.connect_ex(("127.0.0.1", port)) == 0
+        return s.connect_ex((host, port)) == 0
 
 
 @dataclass
@@ -65,6 +65,8 @@ class BrokerProcess:
     env: dict[str, str] = field(default_factory=dict)
     ports: dict[str, int] = field(default_factory=dict)  # extra listeners' ports, by listener name
     metrics_port: int | None = None  # prometheus.listener's port, when the cluster serves metrics
+    host: str = "127.0.0.1"  # the address it listens on (a node's own address in a chaos run's network)
+    launcher: list[str] = field(default_factory=list)  # a command prefix, e.g. `ip netns exec NODE`
 
     @property
     def pid(self) -> int | None:
@@ -74,7 +76,7 @@ class BrokerProcess:
     @property
     def address(self) -> str:
         """host:port of its listener."""
-        return f"127.0.0.1:{self.port}"
+        return f"{self.host}:{self.port}"
 
     def start(self) -> None:
         """Launch `python -m pylog.broker.main CONFIG` in the background."""
@@ -82,7 +84,8 @@ class BrokerProcess:
             return
         out = open(self.log_path, "ab")
         try:
-            self.proc = subprocess.Popen([sys.executable, "-m", "pylog.broker.main", str(self.config_path)],
+            self.proc = subprocess.Popen([*self.launcher, sys.executable, "-m", "pylog.broker.main",
+                                          str(self.config_path)],
                                          stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
                                          env={**os.environ, **self.env}, start_new_session=True)
         finally:
@@ -94,7 +97,7 @@ class BrokerProcess:
         while time.monotonic() < deadline:
             if self.proc is None or self.proc.poll() is not None:
                 raise ClusterError(f"broker {self.broker_id} exited:\n{_tail(self.log_path)}")
-            if _port_open(self.port):
+            if _port_open(self.port, self.host):
                 return
             time.sleep(0.05)
         raise ClusterError(f"broker {self.broker_id} not listening after {timeout}s:\n{_tail(self.log_path)}")
@@ -129,11 +132,14 @@ class LocalCluster:
                  overrides: dict[str, str] | None = None, broker_overrides: dict[int, dict[str, str]] | None = None,
                  first_id: int = 0, zk_port: int | None = None, broker_ports: dict[int, int] | None = None,
                  extra_listeners: dict[str, str] | None = None, env: dict[str, str] | None = None,
-                 prometheus: bool = False, metrics_ports: dict[int, int] | None = None) -> None:
+                 prometheus: bool = False, metrics_ports: dict[int, int] | None = None,
+                 placement: Callable[[int], tuple[str, list[str]]] | None = None) -> None:
         self.base = Path(base_dir)
         # Each broker serves /metrics on a port of its own (prometheus.listener): metrics_ports' or a free one.
         self.prometheus = prometheus or bool(metrics_ports)
         self._metrics_ports = dict(metrics_ports or {})
+        # broker id -> (host, command prefix): where a broker runs when not on loopback (pylog/chaos/nemesis)
+        self.placement = placement
         self.env = dict(env or {})  # extra environment of every broker process (KAFKA_OPTS' ZooKeeper login)
         # Listeners besides PLAINTEXT (which stays first: readiness checks and tools use it), name -> protocol.
         self.extra_listeners = dict(extra_listeners or {})
@@ -161,7 +167,7 @@ class LocalCluster:
 
     def bootstrap_on(self, listener: str) -> str:
         """Comma-separated addresses of the running brokers on one of the extra listeners."""
-        return ",".join(f"127.0.0.1:{b.ports[listener]}" for b in self.brokers.values() if b.pid is not None)
+        return ",".join(f"{b.host}:{b.ports[listener]}" for b in self.brokers.values() if b.pid is not None)
 
     def start(self, timeout: float = 90) -> "LocalCluster":
         """Start ZooKeeper if needed and the initial brokers; wait until each listens."""
@@ -207,9 +213,10 @@ class LocalCluster:
         data.mkdir(parents=True, exist_ok=True)
         extra = {name: free_port() for name in self.extra_listeners}
         metrics_port = (self._metrics_ports.get(bid) or free_port()) if self.prometheus else None
+        host, launcher = self.placement(bid) if self.placement else ("127.0.0.1", [])
         props = {
             "broker.id": str(bid),
-            "listeners": ",".join([f"PLAINTEXT://127.0.0.1:{port}"] + [f"{n}://127.0.0.1:{p}" for n, p in extra.items()]),
+            "listeners": ",".join([f"PLAINTEXT://{host}:{port}"] + [f"{n}://{host}:{p}" for n, p in extra.items()]),
             "log.dirs": str(data / "logs"),
             "zookeeper.connect": self.zk_connect,
             "zookeeper.session.timeout.ms": "6000",
@@ -230,7 +237,7 @@ class LocalCluster:
         config = data / "server.properties"
         config.write_text("".join(f"{k}={v}\n" for k, v in props.items()))
         b = BrokerProcess(bid, port, config, data / "console.log", data, env=self.env, ports=extra,
-                          metrics_port=metrics_port)
+                          metrics_port=metrics_port, host=host, launcher=launcher)
         self.brokers[bid] = b
         if start:
             b.start()

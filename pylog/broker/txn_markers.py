@@ -56,8 +56,11 @@ class TxnMarkerChannel:
         return by_leader, errors
 
     def connection(self, leader: int) -> AsyncBrokerConnection:
-        """The kept connection to a broker (its inter-broker endpoint from the metadata cache)."""
-        ep = self.metadata.brokers[leader]
+        """The kept connection to a broker (its inter-broker endpoint from the metadata cache); ConnectionError
+        when the cache no longer lists it (it failed since the caller looked it up: the callers retry)."""
+        ep = self.metadata.brokers.get(leader)
+        if ep is None:
+            raise ConnectionError(f"broker {leader} is not in the metadata cache")
         conn = self._conns.get(leader)
         if conn is None or (conn.host, conn.port) != (ep.host, ep.port):
             conn = self._conns[leader] = AsyncBrokerConnection(ep.host, ep.port, f"broker-{self.broker_id}-txn-markers")

@@ -13,6 +13,14 @@
 and member kills instead (pylog/chaos/groups.py); --expiries and --settle do not apply to it.
 --ctp (implies --groups) makes the members consume-transform-produce workers with transactions and
 checks exactly-once end to end (pylog/chaos/ctp.py).
+--workload acks|txn|groups|ctp names the same runs (txn = --transactions).
+
+    scripts/chaos --nemesis partition,pause,kill,link,clock,disk,zk [--workload acks|txn|queue] [--faults N]
+                  [--seed N] [--runs N] [--partitions N] [--rate R] [--zookeepers N] [--keep]
+
+--nemesis (as root) runs each seed in a private network of namespaces, one per ZooKeeper, broker and the
+clients, under the named nemeses (pylog/chaos/nemesis/); zk implies a 3-node ZooKeeper ensemble. A name
+may carry one variant, e.g. partition:leader-zk (the leader cut from ZooKeeper only, Jepsen's 2013 case).
 
 The seed decides the fault schedule (kinds, victims, downtimes, gaps); the producer's timing is
 not replayable, so a replay repeats the faults, not the exact interleaving. Every process the run
@@ -83,6 +91,7 @@ class Report:
     broker_errors: dict[int, list[str]] = field(default_factory=dict)
     seconds: float = 0.0
     txn: txn_chaos.TxnOutcomes | None = None  # --transactions: how each transaction ended
+    served: dict[int, dict[int, int]] = field(default_factory=dict)  # what the reader along was served
     base_dir: str = ""
 
     @property
@@ -196,16 +205,8 @@ def run(cfg: ChaosConfig, base_dir: str | os.PathLike[str], zk_connect: str | No
         from pylog.zk.testing import start_test_zookeeper
         own_zk = start_test_zookeeper(str(Path(base_dir) / "zookeeper"))
         zk_connect = own_zk.connect_string
-    overrides, listeners, secure = broker_overrides(cfg.session_timeout_ms), {}, None
-    if cfg.inter_broker == "SASL_SSL":
-        secure = SecureSetup(Path(base_dir))
-        overrides, listeners = {**overrides, **secure.overrides}, secure.extra_listeners
-    cluster = LocalCluster(Path(base_dir) / "cluster", cfg.brokers, zk_connect=zk_connect, overrides=overrides,
-                           extra_listeners=listeners)
-    zk = None
-    workload = None
-    reader = None
-    driver = None
+    cluster, secure = _cluster(cfg, Path(base_dir), zk_connect)
+    zk = driver = None
     try:
         zk = ZkClient(zk_connect, session_timeout_ms=30000).start()
         if secure is not None:
@@ -216,29 +217,12 @@ def run(cfg: ChaosConfig, base_dir: str | os.PathLike[str], zk_connect: str | No
                                 heal_timeout=cfg.heal_timeout, settle=cfg.settle, log=say, t0=t0)
         driver.wait_healthy("topic creation")
         bootstrap = ",".join(b.address for b in cluster.brokers.values())
+        inject = lambda workload: _inject_all(cfg, driver, rng, workload, say, report)  # noqa: E731
         if cfg.transactions:
-            workload = txn_chaos.TxnWorkload(bootstrap, TOPIC, cfg.partitions).start()
-            _inject_all(cfg, driver, rng, workload, say, report)
-            report.txn = workload.stop()
-            workload = None
-            driver.wait_healthy("the last fault")
-            say("reading every partition back as read_committed")
-            report.findings += txn_chaos.check(report.txn, txn_chaos.read_committed(bootstrap, TOPIC, cfg.partitions))
-            say("comparing the in-sync replicas' segments (control batches too) up to the high watermark")
-            report.checks = verify.replica_checks(bootstrap, cluster, driver.zk, TOPIC, cfg.partitions)
-            return report
-        workload = Workload(bootstrap, TOPIC, cfg.partitions, cfg.rate).start()
-        reader = Reader(bootstrap, TOPIC, cfg.partitions).start()
-        _inject_all(cfg, driver, rng, workload, say, report)
-        say(f"faults done; stopping the producer (acked so far {workload.snapshot()})")
-        report.acked = workload.stop()
-        workload = None
-        served = reader.stop()
-        if reader.conflicts:
-            report.findings.append(f"a consumer was served two different records at the same offset: "
-                                   f"{reader.conflicts[:3]}")
-        reader = None
-        _verify(cfg, cluster, driver, bootstrap, report, served, say)
+            run_transactions(cfg, cluster, driver, bootstrap, inject, report, say)
+        else:
+            run_acks(bootstrap, cfg.partitions, cfg.rate, inject, report, say)
+            verify_acked(cfg.partitions, cluster, driver, bootstrap, report, say)
     except fl.Hang as exc:
         report.findings.append(f"hang: {exc}")
     except Exception as exc:
@@ -248,22 +232,65 @@ def run(cfg: ChaosConfig, base_dir: str | os.PathLike[str], zk_connect: str | No
         if driver is not None:
             driver.resume_all()
         check_brokers(cluster, report.findings, report.broker_errors)
-        if isinstance(workload, txn_chaos.TxnWorkload):
-            workload = None  # a daemon thread: the brokers' end ends it
-        if workload is not None:  # the run failed early: report what was acknowledged so far
-            report.acked = workload.acked
-            try:
-                workload.stop(timeout=5)
-            except Exception:
-                pass
-        if reader is not None:
-            try:
-                reader.stop(timeout=5)
-            except Exception:
-                pass
         stop_cluster(cluster, zk, own_zk)
         report.seconds = time.monotonic() - t0
     return report
+
+
+def _cluster(cfg: ChaosConfig, base: Path, zk_connect: str) -> tuple[LocalCluster, SecureSetup | None]:
+    """The cluster of a run (not started), with the SASL_SSL inter-broker setup when asked for."""
+    overrides, listeners, secure = broker_overrides(cfg.session_timeout_ms), {}, None
+    if cfg.inter_broker == "SASL_SSL":
+        secure = SecureSetup(base)
+        overrides, listeners = {**overrides, **secure.overrides}, secure.extra_listeners
+    return LocalCluster(base / "cluster", cfg.brokers, zk_connect=zk_connect, overrides=overrides,
+                        extra_listeners=listeners), secure
+
+
+def run_transactions(cfg: ChaosConfig, cluster: LocalCluster, driver: fl.FaultDriver, bootstrap: str,
+                      inject: Callable[[object], None], report: Report, say: Callable[[str], None]) -> None:
+    """The transactional producer under faults, then exactly-once and replica checks."""
+    workload = txn_chaos.TxnWorkload(bootstrap, TOPIC, cfg.partitions).start()
+    # On failure the workload is a daemon thread that ends with the brokers.
+    inject(workload)
+    report.txn = workload.stop()
+    driver.wait_healthy("the last fault")
+    say("reading every partition back as read_committed")
+    report.findings += txn_chaos.check(report.txn, txn_chaos.read_committed(bootstrap, TOPIC, cfg.partitions))
+    say("comparing the in-sync replicas' segments (control batches too) up to the high watermark")
+    report.checks = verify.replica_checks(bootstrap, cluster, driver.zk, TOPIC, cfg.partitions)
+
+
+def run_acks(bootstrap: str, partitions: int, rate: float, inject: Callable[[Workload], None], report: Report,
+             say: Callable[[str], None]) -> dict[int, dict[int, int]]:
+    """The acks=all producer and a reader along while `inject` runs the faults; what the reader was served."""
+    workload = Workload(bootstrap, TOPIC, partitions, rate).start()
+    reader = Reader(bootstrap, TOPIC, partitions).start()
+    try:
+        inject(workload)
+        say(f"faults done; stopping the producer (acked so far {workload.snapshot()})")
+        report.acked = workload.stop()
+        workload = None
+        served = reader.stop()
+        if reader.conflicts:
+            report.findings.append(f"a consumer was served two different records at the same offset: "
+                                   f"{reader.conflicts[:3]}")
+        reader = None
+    finally:
+        if workload is not None:  # the run failed early: report what was acknowledged so far
+            report.acked = workload.acked
+            _quietly(lambda: workload.stop(timeout=5))
+        if reader is not None:
+            _quietly(lambda: reader.stop(timeout=5))
+    report.served = served
+    return served
+
+
+def _quietly(fn: Callable[[], object]) -> None:
+    try:
+        fn()
+    except Exception:
+        pass
 
 
 def check_brokers(cluster: LocalCluster, findings: list[str], broker_errors: dict[int, list[str]]) -> None:
@@ -299,12 +326,13 @@ def _inject_all(cfg: ChaosConfig, driver: fl.FaultDriver, rng: random.Random, wo
     time.sleep(max(2.0, start + cfg.duration - time.monotonic()))
 
 
-def _verify(cfg: ChaosConfig, cluster: LocalCluster, driver: fl.FaultDriver, bootstrap: str, report: Report,
-            served: dict[int, dict[int, int]], say: Callable[[str], None]) -> None:
+def verify_acked(partitions: int, cluster: LocalCluster, driver: fl.FaultDriver, bootstrap: str, report: Report,
+                 say: Callable[[str], None]) -> None:
+    """After healing: every acknowledged record at its offset, nothing served that was not kept, replicas identical."""
     driver.wait_healthy("the last fault")
     say("reading every partition back")
-    logs = verify.read_back(bootstrap, TOPIC, cfg.partitions)
-    report.checks = verify.check_records(report.acked, logs, served)
+    logs = verify.read_back(bootstrap, TOPIC, partitions)
+    report.checks = verify.check_records(report.acked, logs, report.served)
     say("comparing the in-sync replicas' segments with pylog-dump-log --output json")
     verify.compare_isr(cluster, driver.zk, TOPIC, report.checks)
     for p, chk in sorted(report.checks.items()):
@@ -312,8 +340,8 @@ def _verify(cfg: ChaosConfig, cluster: LocalCluster, driver: fl.FaultDriver, boo
             report.findings.append(f"partition {p}: nothing was acknowledged (the workload never got through)")
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point of scripts/chaos: exit 0 when the run passed, 1 when it found something."""
+def parser() -> argparse.ArgumentParser:
+    """scripts/chaos's options."""
     ap = argparse.ArgumentParser(prog="scripts/chaos", description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     d = ChaosConfig(seed=0)
@@ -341,14 +369,28 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--ctp", action="store_true",
                     help="consume-transform-produce workers as the group's members (implies --groups), checked for "
                          "exactly-once (lost, duplicated, aborted-read, reordered, offsets committed without writes)")
+    ap.add_argument("--nemesis", default=None,
+                    help="run in a private network under these nemeses, comma-separated: partition, pause, kill, "
+                         "link, clock, disk, zk (pylog/chaos/nemesis/; needs root)")
     ap.add_argument("--workload", choices=["acks", "queue", "txn", "groups", "ctp"], default=None,
                     help="acks (the default run), txn (= --transactions), groups (= --groups), ctp (= --ctp), or "
-                         "queue: Jepsen's queue workload and checker (pylog/chaos/jepsen; --rate is operations/s)")
+                         "queue: Jepsen's queue workload and checker (pylog/chaos/jepsen; --rate is operations/s); "
+                         "acks, txn and queue run under --nemesis")
+    ap.add_argument("--zookeepers", type=int, default=1, help="with --nemesis: ZooKeeper servers (3 = an ensemble)")
+    return ap
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of scripts/chaos: exit 0 when the run passed, 1 when it found something."""
+    ap = parser()
     args = ap.parse_args(argv)
-    _stop_cleanly_on_term()
+    stop_cleanly_on_term()
     args.transactions |= args.workload == "txn"
     args.groups |= args.workload == "groups"
     args.ctp |= args.workload == "ctp"
+    if args.nemesis is not None:
+        from pylog.chaos.nemesis.cli import main_nemesis
+        return main_nemesis(ap, args)
     if args.workload == "queue":
         from pylog.chaos.jepsen.chaos_run import main_queue
         return main_queue(ap, args)
@@ -368,7 +410,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         tempfile.mkdtemp(prefix=f"pylog-chaos-{seed}-")), first, "segments")
 
 
-def _stop_cleanly_on_term() -> None:
+def stop_cleanly_on_term() -> None:
     """Turn SIGTERM/SIGHUP into SystemExit so the runs' finally blocks stop every broker they started."""
     def stop(signum: int, _frame: object) -> None:
         # A second signal during the clean-up must not cut it short and orphan brokers.

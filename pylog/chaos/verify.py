@@ -153,7 +153,7 @@ def compare_replicas(check: PartitionCheck, dirs: dict[int, Path]) -> None:
             problems.append(f"broker {ref_id}: gap or overlap at offset {base} (expected {expected_offset})")
             break
         expected_offset = last + 1
-    if ref and expected_offset < check.high_watermark:
+    if expected_offset < check.high_watermark:
         problems.append(f"broker {ref_id}: log ends at {expected_offset} below the high watermark "
                         f"{check.high_watermark}")
     for bid, (rows, odd) in views.items():
@@ -170,6 +170,12 @@ def compare_replicas(check: PartitionCheck, dirs: dict[int, Path]) -> None:
     check.divergence = "; ".join(problems)
 
 
+def replica_dir(data_dir: Path, name: str) -> Path | None:
+    """A replica's directory in whichever of the broker's log dirs (all under its data dir) holds it."""
+    found = [d for d in sorted(data_dir.glob(f"*/{name}")) if d.is_dir()]
+    return found[0] if found else None
+
+
 def compare_isr(cluster: Any, zk: Any, topic: str, checks: dict[int, PartitionCheck], settle_s: float = 30) -> None:
     """Diff each partition's in-sync replicas (ISR from ZooKeeper) below its check's high watermark, looking
     again for up to `settle_s` while they differ: a follower learns the final high watermark, and fetches
@@ -182,7 +188,12 @@ def compare_isr(cluster: Any, zk: Any, topic: str, checks: dict[int, PartitionCh
             if not isr.get(p):
                 chk.divergence = "no partition state or an empty ISR in ZooKeeper"
                 continue
-            compare_replicas(chk, {bid: cluster.brokers[bid].data_dir / "logs" / f"{topic}-{p}" for bid in isr[p]})
+            dirs = {bid: replica_dir(cluster.brokers[bid].data_dir, f"{topic}-{p}") for bid in isr[p]}
+            missing = sorted(bid for bid, d in dirs.items() if d is None)
+            if missing:
+                chk.divergence = f"in-sync replicas {missing} have no directory for {topic}-{p}"
+                continue
+            compare_replicas(chk, dirs)
         if all(not c.divergence for c in checks.values()) or time.monotonic() > deadline:
             return
         time.sleep(1.0)

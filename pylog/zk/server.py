@@ -26,6 +26,7 @@ from pylog.zk import errors
 ZOOKEEPER_JAR = "/usr/share/java/zookeeper.jar"
 SLF4J_BINDING = "/usr/share/java/slf4j-simple.jar"
 MAIN_CLASS = "org.apache.zookeeper.server.ZooKeeperServerMain"
+QUORUM_MAIN_CLASS = "org.apache.zookeeper.server.quorum.QuorumPeerMain"
 # System property marking our JVMs, so the stop script finds only ZooKeepers started by the start script.
 LAUNCHER_PROPERTY = "pylog.zookeeper.launcher"
 CONFIG_PROPERTY = "pylog.zookeeper.config"
@@ -58,7 +59,8 @@ def _die_with_parent() -> None:
 def listens_on(pid: int, port: int) -> bool:
     """True if process pid holds a TCP socket listening on port (Linux /proc; IPv4 and IPv6)."""
     inodes = set()
-    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+    # the pid's own tables: it may run in another network namespace than ours
+    for table in (f"/proc/{pid}/net/tcp", f"/proc/{pid}/net/tcp6"):
         try:
             with open(table) as f:
                 next(f, None)
@@ -104,7 +106,7 @@ class ZooKeeperProcess:
                  config_file: str | None = None, log_file: str | None = None,
                  jvm_opts: Sequence[str] = ("-Xmx256m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1"),
                  java: str = "java", log_level: str = "info", launcher: str = "library",
-                 start_timeout: float = 30.0, die_with_parent: bool = False):
+                 start_timeout: float = 30.0, die_with_parent: bool = False, exec_prefix: Sequence[str] = ()):
         self.data_dir = os.path.abspath(data_dir)
         self.client_port = client_port
         self.host = host
@@ -118,6 +120,8 @@ class ZooKeeperProcess:
         self.launcher = launcher
         self.start_timeout = start_timeout
         self.die_with_parent = die_with_parent
+        self.exec_prefix = list(exec_prefix)  # e.g. `ip netns exec NODE` (a chaos run's private network)
+        self.main_class = MAIN_CLASS  # QUORUM_MAIN_CLASS for a member of an ensemble (server.N keys)
         self.source_config: str | None = None  # the user's properties file, recorded in the command line
         self.process: subprocess.Popen[bytes] | None = None
 
@@ -163,7 +167,8 @@ class ZooKeeperProcess:
                  "-Dorg.slf4j.simpleLogger.dateTimeFormat=yyyy-MM-dd HH:mm:ss,SSS"]
         if self.source_config:
             props.append(f"-D{CONFIG_PROPERTY}={self.source_config}")
-        return [self.java, *self.jvm_opts, *props, "-cp", classpath, MAIN_CLASS, self.config_file]
+        return [*self.exec_prefix, self.java, *self.jvm_opts, *props, "-cp", classpath, self.main_class,
+                self.config_file]
 
     # ------------------------------------------------------------------ lifecycle
 
@@ -180,18 +185,22 @@ class ZooKeeperProcess:
         """Start the JVM (output appended to log_file) and wait until it serves clients."""
         if self.is_running():
             raise ZooKeeperStartError(f"ZooKeeper already running with pid {self.pid}")
-        self.write_config()
-        os.makedirs(os.path.dirname(self.log_file), exist_ok=True)
-        with open(self.log_file, "ab") as log:
-            self.process = subprocess.Popen(
-                self.command(), stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                start_new_session=True, preexec_fn=_die_with_parent if self.die_with_parent else None)
+        self.launch()
         try:
             self.wait_until_serving(self.start_timeout)
         except BaseException:
             self.stop()
             raise
         return self
+
+    def launch(self) -> None:
+        """Write zoo.cfg and start the JVM without waiting (an ensemble's members must all start first)."""
+        self.write_config()
+        os.makedirs(os.path.dirname(self.log_file), exist_ok=True)
+        with open(self.log_file, "ab") as log:
+            self.process = subprocess.Popen(
+                self.command(), stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                start_new_session=True, preexec_fn=_die_with_parent if self.die_with_parent else None)
 
     def probe(self) -> bool:
         """True if our JVM listens on the port and serves requests (srvr, or a client handshake if disabled).

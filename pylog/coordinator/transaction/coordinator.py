@@ -183,8 +183,12 @@ class TransactionCoordinator:
                 coordinator_epoch = self._still_leading(tid)
                 if coordinator_epoch is None:
                     return  # the new coordinator resumes it when it loads the partition
-                results = await self.markers.write(meta.producer_id, meta.producer_epoch, coordinator_epoch,
-                                                   meta.state is S.PREPARE_COMMIT, left)
+                try:
+                    results = await self.markers.write(meta.producer_id, meta.producer_epoch, coordinator_epoch,
+                                                       meta.state is S.PREPARE_COMMIT, left)
+                except Exception:  # a dead task would leave the transaction in Prepare* until the coordinator moves
+                    log.exception("Writing the markers of %s failed; retrying", tid)
+                    results = {}
                 left = frozenset(tp for tp in left if results.get(tp) not in (E.NONE, E.UNKNOWN_TOPIC_OR_PARTITION))
                 if left:
                     await asyncio.sleep(self.config.marker_retry_backoff_ms / 1000)

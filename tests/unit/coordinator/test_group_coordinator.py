@@ -234,6 +234,31 @@ def test_new_leader_loads_groups_and_offsets_and_the_old_one_says_not_coordinato
     run(go())
 
 
+def test_a_sync_parked_when_the_coordinator_moves_is_answered_not_coordinator():
+    # Found by scripts/chaos --nemesis pause,partition --workload queue --faults 2 --seed 5: the coordinator's
+    # broker paused past its session lost __consumer_offsets' leadership while a follower's SyncGroup waited;
+    # unload() answered it with a bare error code and the handler failed on `.error` (connection closed).
+    async def go():
+        store = MemoryLog()
+        c = await loaded(store)
+        a = await join_one(c)
+        await c.sync("g", 1, a.member_id, None, None, None, {a.member_id: b"all"})
+        second = await c.join(join_req())
+        b_task = asyncio.ensure_future(c.join(join_req(second.member_id)))
+        await asyncio.sleep(0.01)
+        await c.join(join_req(a.member_id))
+        b = await b_task
+        follower = asyncio.ensure_future(c.sync("g", b.generation, b.member_id, None, None, None, {}))
+        await asyncio.sleep(0.01)
+        assert not follower.done()
+        p = c.partition_of("g")
+        store.epochs[p] = None  # the broker lost the partition's leadership
+        c.on_leadership_change(p)
+        parked = await follower
+        assert parked.error == E.NOT_COORDINATOR and parked.assignment == b""
+    run(go())
+
+
 def test_delete_groups_and_offsets():
     async def go():
         c = await loaded()

@@ -1,0 +1,91 @@
+"""The workloads a nemesis run drives from the clients' node: `acks` and Jepsen's `queue`.
+
+Each takes the run's context and `inject` (the schedule of nemeses, which returns once the last
+fault healed) and returns (ok, report text, figures for result.json).
+
+    acks    the acks=all producer of numbered records and a reader along (pylog/chaos/workload.py),
+            checked for acknowledged records lost or moved, records served but not kept, and replicas
+            that differ (pylog/chaos/verify.py)
+    txn     the transactional producer (pylog/chaos/txn.py), checked for exactly-once as read_committed sees
+            it and for identical replicas (control batches too)
+    queue   Jepsen's queue workload and checker (pylog/chaos/jepsen/): the history, the checker's anomalies,
+            and the run folder with perf.png with the nemeses' windows shaded
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Callable
+
+from pylog.chaos import run as chaos
+from pylog.chaos.nemesis.base import Context
+
+# Jepsen's safe mode: the group and transaction state replicated like the data (RF 3, min ISR 2).
+QUEUE_OVERRIDES = {"offsets.topic.replication.factor": "3", "offsets.topic.num.partitions": "5",
+                   "transaction.state.log.replication.factor": "3", "transaction.state.log.num.partitions": "5"}
+
+
+def acks(cfg: Any, ctx: Context, inject: Callable[[], None], say: Callable[[str], None]) -> tuple[bool, str, dict]:
+    """acks=all under the nemeses; every acknowledged record must be at its offset afterwards."""
+    report = chaos.Report(chaos.ChaosConfig(seed=cfg.seed, faults=cfg.faults, brokers=cfg.brokers,
+                                            partitions=cfg.partitions, rate=cfg.rate),
+                          base_dir=str(ctx.cluster.base.parent))
+    bootstrap = ",".join(b.address for b in ctx.cluster.brokers.values())
+    try:
+        chaos.run_acks(bootstrap, cfg.partitions, cfg.rate, lambda _workload: inject(), report, say)
+        chaos.verify_acked(cfg.partitions, ctx.cluster, ctx.driver, bootstrap, report, say)
+    finally:
+        figures = {"acked": report.acked.count if report.acked else 0, "sent": report.acked.sent if report.acked else 0,
+                   "lost": report.lost, "phantoms": report.phantoms, "duplicates": report.duplicates}
+    lines = [ln for ln in report.text().splitlines()
+             if ln.startswith(("records:", "read along:", "  partition", "    lost", "    served"))]
+    return report.ok, "\n".join(lines + [f"FINDING: {f}" for f in report.findings]), figures
+
+
+def txn(cfg: Any, ctx: Context, inject: Callable[[], None], say: Callable[[str], None]) -> tuple[bool, str, dict]:
+    """Transactions under the nemeses: every committed one visible once, no aborted or partial one."""
+    ccfg = chaos.ChaosConfig(seed=cfg.seed, faults=cfg.faults, brokers=cfg.brokers, partitions=cfg.partitions,
+                             rate=cfg.rate, transactions=True)
+    report = chaos.Report(ccfg, base_dir=str(ctx.cluster.base.parent))
+    bootstrap = ",".join(b.address for b in ctx.cluster.brokers.values())
+    chaos.run_transactions(ccfg, ctx.cluster, ctx.driver, bootstrap, lambda _workload: inject(), report, say)
+    lines = [ln for ln in report.text().splitlines() if ln.startswith(("transactions:", "  partition"))]
+    t = report.txn
+    figures = {"committed": len(t.committed), "aborted": len(t.aborted), "unknown": len(t.unknown)} if t else {}
+    return report.ok, "\n".join(lines + [f"FINDING: {f}" for f in report.findings]), figures
+
+
+def queue(cfg: Any, ctx: Context, inject: Callable[[], None], say: Callable[[str], None]) -> tuple[bool, str, dict]:
+    """Jepsen's queue workload under the nemeses, drained after the last heal, then checked."""
+    from pylog.chaos import verify
+    from pylog.chaos.jepsen import Extras, QueueConfig, QueueWorkload, check, write_run_folder
+    from pylog.chaos.jepsen.chaos_run import find_hanging
+
+    base = ctx.cluster.base.parent
+    bootstrap = ",".join(b.address for b in ctx.cluster.brokers.values())
+    workload = QueueWorkload(QueueConfig(bootstrap, [chaos.TOPIC], cfg.partitions, base / "history.jsonl",
+                                         seed=cfg.seed, duration=None, rate=cfg.rate)).start()
+    try:
+        inject()
+        ctx.driver.wait_healthy("the last fault")
+        say("faults done and healed; stopping the queue workload and draining every partition")
+        summary = workload.stop()
+    except BaseException:
+        workload.stop(drain=False)
+        raise
+    checks = verify.replica_checks(bootstrap, ctx.cluster, ctx.driver.zk, chaos.TOPIC, cfg.partitions)
+    extras = Extras(divergences=verify.divergences(chaos.TOPIC, checks),
+                    high_watermarks={(chaos.TOPIC, p): c.high_watermark for p, c in checks.items()},
+                    hanging=find_hanging(bootstrap, chaos.TOPIC))
+    result = check(workload.history.path, extras)
+    shift = ctx.t0 - workload.history.t0  # the nemeses' clock -> the history's
+    windows = [{"start": round(e.start + shift, 3), "end": round(e.end + shift, 3), "kind": e.kind,
+                "targets": e.targets} for e in ctx.timeline.entries]
+    lines = [f"operations: {summary.ops} {summary.by_type}, processes replaced {summary.replaced}, drained "
+             f"{'yes' if summary.drained else 'NO, behind: ' + str(summary.drain_behind)}", result.text()]
+    write_run_folder(Path(base), workload.history.path, windows, result,
+                     title=f"pylog queue workload under {','.join(cfg.nemeses)}, seed {cfg.seed}",
+                     summary="\n".join(lines))
+    ok = result.valid and result.stats.get("values_acked", 0) > 0
+    return ok, "\n".join(lines), {"ops": summary.ops, "anomalies": result.counts(),
+                                  "bad": result.counts(bad=True), "drained": summary.drained}
