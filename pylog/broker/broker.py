@@ -4,8 +4,8 @@ Start-up follows Kafka's order: ZooKeeper session and cluster id, meta.propertie
 recovery, the socket server, then the ephemeral registration (clients may be sent here from that
 moment), then the run for controller. Control requests that reach the socket server before the
 registration wait for it (Kafka serves nothing before then), so one meant for the run before a
-kill -9 is refused with STALE_BROKER_EPOCH and one for this run is not. Shutdown is the reverse, with a controlled shutdown first
-so leaderships move away before this broker stops answering.
+kill -9 is refused with STALE_BROKER_EPOCH and one for this run is not. Shutdown is the reverse,
+with a controlled shutdown first so leaderships move away before this broker stops answering.
 """
 
 from __future__ import annotations

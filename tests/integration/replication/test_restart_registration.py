@@ -34,8 +34,8 @@ def _answer(address: str) -> tuple[tuple[int, ...], int, tuple[int, ...]] | None
     except (ClientError, OSError):
         return None
     t = md.topics[0]
-    return tuple(sorted(b.node_id for b in md.brokers)), t.error_code, tuple(sorted(p.partition_index
-                                                                                    for p in t.partitions))
+    return (tuple(sorted(b.node_id for b in md.brokers)), t.error_code,
+            tuple(sorted(p.partition_index for p in t.partitions)))
 
 
 def _send_to_every_partition(bootstrap: str, tag: str, outcomes: list) -> None:
@@ -75,8 +75,8 @@ def test_a_restarted_broker_serves_no_partial_metadata_and_producers_reach_every
     wait_for(lambda: _answer(victim.address) is not None, 30, f"broker {vid} to answer again")
 
     outcomes: dict[str, list] = {"victim only": [], "all brokers": []}
-    senders = [threading.Thread(target=_send_to_every_partition, args=(victim.address, "victim", outcomes["victim only"])),
-               threading.Thread(target=_send_to_every_partition, args=(everyone, "all", outcomes["all brokers"]))]
+    senders = [threading.Thread(target=_send_to_every_partition, args=(bootstrap, tag, outcomes[who]))
+               for who, bootstrap, tag in (("victim only", victim.address, "victim"), ("all brokers", everyone, "all"))]
     for t in senders:
         t.start()
     answers = []

@@ -35,7 +35,8 @@ def _find(kind, live: int, admin: Admin, **props) -> tuple:
     """FindCoordinator's answer on a broker that knows `live` brokers and no internal topic, then what was created."""
     async def go():
         tasks = []
-        metadata = SimpleNamespace(topics={}, brokers={b: BrokerEndpoint(b, "127.0.0.1", 9092 + b) for b in range(live)})
+        brokers = {b: BrokerEndpoint(b, "127.0.0.1", 9092 + b) for b in range(live)}
+        metadata = SimpleNamespace(topics={}, brokers=brokers)
         cfg = BrokerConfig.from_props({"zookeeper.connect": "x:1", **props})
         spawn = lambda coro: tasks.append(asyncio.get_running_loop().create_task(coro)) or tasks[-1]  # noqa: E731
         if kind is GroupHost:
@@ -83,7 +84,7 @@ def test_too_few_brokers_is_logged_once_per_count_not_per_retry(caplog):
         return [h.creation_replication_factor(n) for n in (1, 1, 1, 2, 3)]
 
     assert asyncio.run(go()) == [None, None, None, None, 3]
-    lines = [r.getMessage() for r in caplog.records if "does not meet the required replication factor" in r.getMessage()]
+    lines = [m for m in (r.getMessage() for r in caplog.records) if "does not meet the required replication" in m]
     assert len(lines) == 2 and lines[0].startswith("Number of alive brokers '1'"), lines
 
 
