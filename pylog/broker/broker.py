@@ -2,8 +2,10 @@
 
 Start-up follows Kafka's order: ZooKeeper session and cluster id, meta.properties checks, log
 recovery, the socket server, then the ephemeral registration (clients may be sent here from that
-moment), then the run for controller. Shutdown is the reverse, with a controlled shutdown first
-so leaderships move away before this broker stops answering.
+moment), then the run for controller. Control requests that reach the socket server before the
+registration wait for it (Kafka serves nothing before then), so one meant for the run before a
+kill -9 is refused with STALE_BROKER_EPOCH and one for this run is not. Shutdown is the reverse,
+with a controlled shutdown first so leaderships move away before this broker stops answering.
 """
 
 from __future__ import annotations
@@ -56,6 +58,14 @@ from pylog.zk.uuids import random_uuid
 log = logging.getLogger("pylog.broker")
 
 
+def broker_epoch_stale(request_epoch: int, registered_epoch: int) -> bool:
+    """Kafka's isBrokerEpochStale, with -1 (not registered) meaning every known epoch is an older run's.
+
+    -1 in the request is an old controller's "unknown" and passes. A request epoch above ours passes:
+    after a session expiry the controller may see the new registration before this broker does."""
+    return request_epoch != -1 and (registered_epoch < 0 or request_epoch < registered_epoch)
+
+
 class Broker:
     """One pylog broker."""
 
@@ -73,6 +83,7 @@ class Broker:
         AsyncBrokerConnection.security = self._inter_broker_security()
         self.cluster_id: str | None = None
         self.broker_epoch = -1
+        self._registered = asyncio.Event()  # /brokers/ids/<id> created: control requests can be judged
         self.zk: ZkClient | None = None
         self.logs: LogManager | None = None
         self.stats = PartitionStats()
@@ -153,7 +164,7 @@ class Broker:
         self.transactions.start()
         await self._start_servers()
         await self.topic_configs.start()
-        self.broker_epoch = await self._register()
+        self.mark_registered(await self._register())
         self.zk.add_session_listener(self._on_session)
         self.shutdown_requests = ShutdownRequests(self.zk, self.broker_id, lambda: self.broker_epoch, self.spawn,
                                                   self.stop_requested.set)
@@ -263,9 +274,32 @@ class Broker:
         endpoints = tuple(EndPoint(name, host, port, protocols[name]) for name, (host, port) in self.advertised.items())
         return BrokerRegistration(self.broker_id, endpoints, rack=self.rack, timestamp_ms=now_ms())
 
-    def is_broker_epoch_stale(self, request_epoch: int) -> bool:
-        """KIP-380: a control request addressed to an earlier registration of this broker (-1: unknown)."""
-        return request_epoch != -1 and request_epoch < self.broker_epoch
+    def mark_registered(self, epoch: int) -> None:
+        """This run's /brokers/ids/<id> exists with `epoch`: the control requests held for it are judged now."""
+        self.broker_epoch = epoch
+        self._registered.set()
+
+    async def is_broker_epoch_stale(self, request_epoch: int) -> bool:
+        """KIP-380: a control request addressed to an earlier registration of this broker (-1: unknown).
+
+        Judged once this run has registered, as Kafka handles no request before its start-up ends:
+        until then the controller can only be addressing the registration of the run before a
+        kill -9, and a request for the new one may arrive before _register() returns."""
+        if not self._registered.is_set():
+            await self._until_registered_or_stopping()
+        if not broker_epoch_stale(request_epoch, self.broker_epoch):
+            return False
+        log.info("Refusing a control request for broker epoch %d: this broker's registration has epoch %d",
+                 request_epoch, self.broker_epoch)
+        return True
+
+    async def _until_registered_or_stopping(self) -> None:
+        waits = [asyncio.ensure_future(e.wait()) for e in (self._registered, self._stopping)]
+        try:
+            await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            for w in waits:
+                w.cancel()
 
     def _on_session(self, event: SessionEvent) -> None:
         # Runs on the ZooKeeper client's listener thread: only re-register there (it may block).

@@ -35,6 +35,7 @@ class GroupHost(InternalTopicHost):
     topic = OFFSETS_TOPIC
     partitions_key = "offsets.topic.num.partitions"
     replication_key = "offsets.topic.replication.factor"
+    full_replication_only = True  # Kafka: COORDINATOR_NOT_AVAILABLE until that many brokers are alive
     append_timeout_key = "offsets.commit.timeout.ms"
 
     def __init__(self, config: BrokerConfig, metadata: MetadataCache, replicas: ReplicaManager,

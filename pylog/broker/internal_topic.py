@@ -42,6 +42,7 @@ class InternalTopicHost:
     topic: str
     partitions_key: str  # the broker config giving the partition count (e.g. offsets.topic.num.partitions)
     replication_key: str
+    full_replication_only: bool  # created only once `replication_key` brokers are alive (else with fewer)
     append_timeout_key: str
 
     def __init__(self, config: BrokerConfig, metadata: MetadataCache, replicas: ReplicaManager,
@@ -53,6 +54,7 @@ class InternalTopicHost:
         self.spawn = spawn
         self.partition_for = partition_for
         self._creating: asyncio.Task | None = None
+        self._short_logged: int | None = None  # the live broker count last logged as too few to create the topic
         # partition -> the leader epoch at which this broker last became its leader. The coordinator
         # reloads when this changes, not on every epoch bump: the controller also bumps the epoch when
         # a follower dies, and a leader that never stopped leading already holds its log's state.
@@ -216,12 +218,31 @@ class InternalTopicHost:
         raise NotImplementedError
 
     async def _create_topic(self) -> None:
-        cfg = self.config
-        live = max(len(self.metadata.brokers), 1)
-        rf = min(int(cfg.get(self.replication_key)), live)
-        n = int(cfg.get(self.partitions_key))
+        rf = self.creation_replication_factor(len(self.metadata.brokers))
+        if rf is None:
+            return
+        n = int(self.config.get(self.partitions_key))
         res = await self.topic_admin.create_topic(self.topic, n, rf, None, self.topic_configs(rf), False, 30000)
-        if res.error not in (ErrorCode.NONE, ErrorCode.TOPIC_ALREADY_EXISTS):
-            log.warning("Could not create %s: %s", self.topic, res.message or res.error.name)
-        else:
+        if res.error == ErrorCode.NONE:
             log.info("Created %s with %d partitions, replication factor %d", self.topic, n, rf)
+        elif res.error != ErrorCode.TOPIC_ALREADY_EXISTS:  # (another broker created it first)
+            log.warning("Could not create %s: %s", self.topic, res.message or res.error.name)
+
+    def creation_replication_factor(self, live: int) -> int | None:
+        """The replication factor to create the topic with while `live` brokers are known, or None: not yet.
+
+        No live broker known means the controller has not told this broker about the cluster yet (it
+        has just started, maybe not even registered): nothing to place replicas on. With
+        `full_replication_only` (Kafka's rule for __consumer_offsets) creation waits until the
+        configured factor's worth of brokers is alive; otherwise it makes do with the live ones."""
+        configured = int(self.config.get(self.replication_key))
+        if live == 0:
+            return None
+        if live >= configured or not self.full_replication_only:
+            return min(configured, live)
+        if self._short_logged != live:  # once per count, not once per client retry
+            self._short_logged = live
+            log.info("Number of alive brokers '%d' does not meet the required replication factor '%d' for %s "
+                     "(configured via '%s'). This error can be ignored if the cluster is starting up and not all "
+                     "brokers are up yet.", live, configured, self.topic, self.replication_key)
+        return None

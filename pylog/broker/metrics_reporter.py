@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 from pylog.client.aio import AsyncBrokerConnection, BrokerUnavailable
 from pylog.protocol import records
 from pylog.protocol.api import ApiKey, request_class
+from pylog.zk.errors import ZkError
 
 if TYPE_CHECKING:
     from pylog.broker.metadata_cache import MetadataCache
@@ -102,6 +103,8 @@ class MetricsReporter:
                     self._commit()
             except (BrokerUnavailable, OSError, asyncio.TimeoutError) as exc:
                 log.debug("Could not publish metrics: %s", exc)
+            except ZkError as exc:  # creating the topic during a session expiry: the next round retries
+                log.warning("Could not publish metrics: %s: %s", type(exc).__name__, exc)
             except asyncio.CancelledError:
                 raise
             except Exception:

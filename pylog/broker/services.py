@@ -52,8 +52,8 @@ class BrokerServices(Protocol):
     def active_controller(self) -> ControllerAdmin | None:
         """The controller hosted here while it is the active one (admin requests get NOT_CONTROLLER otherwise)."""
 
-    def is_broker_epoch_stale(self, request_epoch: int) -> bool:
-        """KIP-380: a control request addressed to an earlier registration of this broker."""
+    async def is_broker_epoch_stale(self, request_epoch: int) -> bool:
+        """KIP-380: a control request addressed to an earlier registration of this broker (waits for ours)."""
 
     def storage_failed(self, path: str, exc: BaseException) -> None:
         """An OSError on a file under a log dir: that dir goes offline (KIP-112)."""

@@ -141,6 +141,11 @@ class TopicAdmin:
 
     async def auto_create(self, name: str) -> ErrorCode:
         """Metadata's auto-creation: LEADER_NOT_AVAILABLE while leaders are elected, or the error."""
+        if not self.metadata.brokers:
+            # Just started (perhaps not registered yet): the controller has not told us the live
+            # brokers or the topics, so the topic may well exist and there is nothing to place
+            # replicas on. The client retries, as it does while leaders are elected.
+            return ErrorCode.LEADER_NOT_AVAILABLE
         try:
             zk_admin.validate_topic_name(name)
         except zk_admin.InvalidTopicError:

@@ -38,6 +38,7 @@ class TxnHost(InternalTopicHost):
     topic = TRANSACTION_STATE_TOPIC
     partitions_key = "transaction.state.log.num.partitions"
     replication_key = "transaction.state.log.replication.factor"
+    full_replication_only = False  # pylog's documented rule: one replica per live broker while fewer are alive
     append_timeout_key = "request.timeout.ms"
 
     def __init__(self, config: BrokerConfig, metadata: MetadataCache, replicas: ReplicaManager,

@@ -18,7 +18,7 @@ from pylog.protocol.errors import ErrorCode
 async def handle_leader_and_isr(ctx: HandlerContext, req):
     """Apply the controller's leader/ISR decisions."""
     cls = response_class(ApiKey.LeaderAndIsr)[ctx.header.api_version]
-    if ctx.broker.is_broker_epoch_stale(req.broker_epoch):
+    if await ctx.broker.is_broker_epoch_stale(req.broker_epoch):
         return cls(error_code=int(ErrorCode.STALE_BROKER_EPOCH), topics=[])
     err, results = await ctx.broker.replicas.become_leader_or_follower(req)
     ids = {ts.topic_name: ts.topic_id for ts in req.topic_states}

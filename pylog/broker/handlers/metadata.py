@@ -4,7 +4,10 @@ Behavior: brokers, controller and partition states come from the metadata cache 
 keeps current with UpdateMetadata. Leader epochs are reported (v7+) so clients can validate
 their positions after a leader change. Unknown topics are created on request when
 auto.create.topics.enable is set and the client allows it (v4+), answering LEADER_NOT_AVAILABLE
-until the controller has elected leaders.
+until the controller has elected leaders. A broker the controller has not yet told about the
+cluster (just started, perhaps still waiting to register) knows no topic: it names only itself, and
+requested topics get LEADER_NOT_AVAILABLE (auto-creation) or UNKNOWN_TOPIC_OR_PARTITION, never
+part of a topic's partitions.
 Version notes: v0 asks for all topics with an empty list, v1+ with null; v10+ carry topic ids;
 authorized operations are reported as "not requested" (bit 31, as Kafka).
 """

@@ -18,7 +18,7 @@ from pylog.protocol.errors import ErrorCode
 async def handle_stop_replica(ctx: HandlerContext, req):
     """Stop and possibly delete replicas."""
     cls = response_class(ApiKey.StopReplica)[ctx.header.api_version]
-    if ctx.broker.is_broker_epoch_stale(req.broker_epoch):
+    if await ctx.broker.is_broker_epoch_stale(req.broker_epoch):
         return cls(error_code=int(ErrorCode.STALE_BROKER_EPOCH), partition_errors=[])
     err, results = await ctx.broker.replicas.stop_replicas(req)
     return cls(error_code=int(err), partition_errors=[

@@ -20,7 +20,7 @@ async def handle_update_metadata(ctx: HandlerContext, req):
     """Refresh the metadata cache."""
     cls = response_class(ApiKey.UpdateMetadata)[ctx.header.api_version]
     broker = ctx.broker
-    if broker.is_broker_epoch_stale(req.broker_epoch):
+    if await broker.is_broker_epoch_stale(req.broker_epoch):
         return cls(error_code=int(ErrorCode.STALE_BROKER_EPOCH))
     if req.controller_epoch < broker.replicas.controller_epoch:
         return cls(error_code=int(ErrorCode.STALE_CONTROLLER_EPOCH))
