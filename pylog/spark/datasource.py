@@ -28,7 +28,10 @@ class PylogDataSource(DataSource):
 
     def schema(self) -> str:
         # Spark asks for the schema when load() defines the DataFrame: bad options fail right there.
-        parse_source_options(self.options, streaming="endingoffsets" not in _keys(self.options))
+        # Only a batch read may end; without an ending the read's kind is unknown here, so the stream's rules apply
+        # (the batch-only ones are checked when a batch read is planned).
+        ending = {"endingoffsets", "endingtimestamp", "endingoffsetsbytimestamp"} & _keys(self.options)
+        parse_source_options(self.options, streaming=not ending)
         return source_schema(str(self.options.get("includeHeaders", "false")).lower() == "true")
 
     def reader(self, schema) -> BatchReader:

@@ -11,9 +11,10 @@ import time
 from typing import Callable, Mapping
 
 from pylog.common.types import TP
-from pylog.spark.options import EARLIEST, LATEST, OffsetSpec, OptionError, SourceOptions
+from pylog.spark.options import EARLIEST, LATEST, OffsetSpec, OptionError, SourceOptions, TimestampSpec
 
-__all__ = ["OffsetReader", "DataLossError", "report_data_loss", "consumer", "new_partition_starts"]
+__all__ = ["OffsetReader", "DataLossError", "report_data_loss", "consumer", "new_partition_starts",
+           "commit_to_group"]
 
 log = logging.getLogger(__name__)
 _TIMEOUT_MS = 30_000
@@ -111,6 +112,24 @@ class OffsetReader:
         """The log end offset (high watermark) of each partition."""
         return self._retrying(lambda c: self._offsets(tps, c.end_offsets))
 
+    def bytes_per_offset(self, tps: list[TP], earliest: Mapping[TP, int], latest: Mapping[TP, int]) -> dict[TP, float]:
+        """Each partition's average bytes per offset on disk (its largest replica over its offset span)."""
+        from kafka.admin import KafkaAdminClient
+        security = {k: v for k, v in self.opts.client.items() if k.startswith(("security_", "sasl_", "ssl_"))}
+        admin = KafkaAdminClient(bootstrap_servers=self.opts.bootstrap.split(","), **security)
+        try:
+            dirs = admin.describe_log_dirs(topic_partitions=sorted({t for t, _ in tps}))
+        finally:
+            admin.close()
+        sizes: dict[TP, int] = {}
+        for broker in dirs:
+            for log_dir in broker["log_dirs"]:
+                for topic in log_dir.get("topics", ()):
+                    for part in topic.get("partitions", ()):
+                        tp = (topic["name"], part["partition_index"])
+                        sizes[tp] = max(sizes.get(tp, 0), part["partition_size"])
+        return {tp: sizes.get(tp, 0) / max(1, latest[tp] - earliest[tp]) for tp in tps if tp in latest}
+
     @staticmethod
     def _offsets(tps: list[TP], fetch) -> dict[TP, int]:
         from kafka import TopicPartition
@@ -119,8 +138,34 @@ class OffsetReader:
         got = fetch([TopicPartition(t, p) for t, p in tps], _TIMEOUT_MS)
         return {(tp.topic, tp.partition): off for tp, off in got.items()}
 
+    def by_time(self, timestamps: Mapping[TP, int]) -> dict[TP, int | None]:
+        """The first offset whose timestamp is at or after each partition's timestamp; None where there is none."""
+        from kafka import TopicPartition
+
+        def ask(c) -> dict[TP, int | None]:
+            got = c.offsets_for_times({TopicPartition(t, p): ts for (t, p), ts in timestamps.items()})
+            return {(tp.topic, tp.partition): (None if found is None else found.offset) for tp, found in got.items()}
+        return self._retrying(ask) if timestamps else {}
+
+    def _resolve_time(self, spec: TimestampSpec, tps: list[TP], key: str) -> dict[TP, int]:
+        """Offsets by record time; a partition with no record that late starts per the strategy or ends at latest."""
+        if spec.per_partition is not None and set(spec.per_partition) != set(tps):
+            raise OptionError(f'option "{key.replace("Offsets", "OffsetsByTimestamp")}" must name every subscribed '
+                              'partition; named '
+                              f'{sorted(spec.per_partition)}, subscribed {sorted(tps)}')
+        wanted = dict(spec.per_partition) if spec.per_partition is not None else {tp: spec.everywhere for tp in tps}
+        found = self.by_time(wanted)
+        missing = sorted(tp for tp in tps if found.get(tp) is None)
+        name = key.replace("Offsets", "Timestamp" if spec.everywhere is not None else "OffsetsByTimestamp")
+        if missing and key.startswith("starting") and self.opts.timestamp_strategy == "error":
+            raise OptionError(f'option "{name}": no record at or after the given timestamp in {missing} (set '
+                              '"startingOffsetsByTimestampStrategy" to "latest" to start those at the latest offset)')
+        return {**{tp: off for tp, off in found.items() if off is not None}, **self.latest(missing)}
+
     def resolve(self, spec: OffsetSpec, tps: list[TP], key: str) -> dict[TP, int]:
-        """Concrete offsets for "earliest" / "latest" / per-partition JSON over exactly the partitions `tps`."""
+        """Concrete offsets for "earliest" / "latest" / per-partition JSON / timestamps over exactly `tps`."""
+        if isinstance(spec, TimestampSpec):
+            return self._resolve_time(spec, tps, key)
         if spec == "earliest":
             return self.earliest(tps)
         if spec == "latest":
@@ -143,3 +188,25 @@ def new_partition_starts(reader: OffsetReader, start: Mapping[TP, int], tps: lis
             report_data_loss(reader.opts, f"added partition {tp[0]}-{tp[1]} starts from {off} instead of 0")
     return earliest
 
+
+
+def commit_to_group(opts: SourceOptions, offsets: Mapping[TP, int]) -> None:
+    """Commit a finished batch's end offsets to the group `commitOffsetsToGroup` (as a simple, memberless consumer).
+
+    Only lag tools read them: the checkpoint stays the query's truth. A failure is logged, never raised, so a
+    group that other consumers hold (UNKNOWN_MEMBER_ID, ...) never stops the query.
+    """
+    from kafka import KafkaConsumer, TopicPartition
+    from kafka.errors import KafkaError
+    from kafka.structs import OffsetAndMetadata
+    group = opts.commit_offsets_to_group
+    config = {k: v for k, v in opts.client.items() if k != "isolation_level"}
+    c = KafkaConsumer(bootstrap_servers=opts.bootstrap.split(","), group_id=group, enable_auto_commit=False,
+                      request_timeout_ms=_TIMEOUT_MS, **config)
+    try:
+        c.commit({TopicPartition(t, p): OffsetAndMetadata(off, "", -1) for (t, p), off in offsets.items()})
+    except KafkaError as exc:
+        log.warning("pylog data source: committing the batch's offsets to group %r failed (%r); the query goes on",
+                    group, exc)
+    finally:
+        c.close()

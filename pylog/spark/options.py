@@ -7,30 +7,57 @@ latest where a user writes them, and always as concrete offsets in the checkpoin
 from __future__ import annotations
 
 import json
+import logging
 import re
 from dataclasses import dataclass, field
 from typing import Mapping, Union
 
 from pylog.common.types import TP
 
-__all__ = ["OptionError", "SourceOptions", "SinkOptions", "parse_source_options", "parse_sink_options",
-           "parse_offsets_json", "offsets_json", "source_schema", "EARLIEST", "LATEST"]
+__all__ = ["OptionError", "SourceOptions", "SinkOptions", "TimestampSpec", "parse_source_options",
+           "parse_sink_options", "parse_offsets_json", "offsets_json", "source_schema", "duration_ms", "EARLIEST",
+           "LATEST"]
+
+log = logging.getLogger(__name__)
 
 EARLIEST, LATEST = -2, -1
-OffsetSpec = Union[str, dict]  # "earliest" / "latest" / {TP: offset or -1 / -2}
+
+
+@dataclass(frozen=True)
+class TimestampSpec:
+    """Offsets found by record time (Kafka's offsetsForTimes): one timestamp everywhere, or one per partition."""
+
+    everywhere: int | None = None
+    per_partition: Mapping[TP, int] | None = None
+
+
+OffsetSpec = Union[str, dict, TimestampSpec]  # "earliest" / "latest" / {TP: offset or -1 / -2} / by time
 
 BASE_SCHEMA = ("key binary, value binary, topic string, partition int, offset long, timestamp timestamp, "
                "timestampType int")
 HEADERS_FIELD = "headers array<struct<key: string, value: binary>>"
 # Spark's Kafka source refuses these because the source manages them itself (no group, no auto reset).
-_FORBIDDEN_SOURCE = {"group.id", "auto.offset.reset", "enable.auto.commit", "key.deserializer",
-                     "value.deserializer", "interceptor.classes"}
+_FORBIDDEN_SOURCE = {"auto.offset.reset", "enable.auto.commit", "key.deserializer", "value.deserializer",
+                     "interceptor.classes"}
+# Spark's reason for each, in its words (KafkaSourceProvider); any other forbidden key gets the generic one.
+_FORBIDDEN_WHY = {"auto.offset.reset": "Instead set the source option 'startingOffsets' to 'earliest' or 'latest' "
+                                       "to specify where to start",
+                  "key.deserializer": "keys are always read as byte arrays",
+                  "value.deserializer": "values are always read as byte arrays"}
+_TIMESTAMP_STRATEGIES = ("error", "latest")
+# The per-trigger options: Spark accepts them on a batch read and warns that they are ignored there.
+_TRIGGER_OPTIONS = ("maxoffsetspertrigger", "minoffsetspertrigger", "maxtriggerdelay", "maxbytespertrigger",
+                    "commitoffsetstogroup")
 _FORBIDDEN_SINK = {"key.serializer", "value.serializer", "interceptor.classes", "transactional.id"}
 
 
 _SPELLING = {k.lower(): k for k in ("startingOffsets", "endingOffsets", "maxOffsetsPerTrigger", "minPartitions",
                                      "includeHeaders", "failOnDataLoss", "kafkaConsumer.pollTimeoutMs",
-                                     "fetchOffset.numRetries", "fetchOffset.retryIntervalMs", "commitTopic")}
+                                     "fetchOffset.numRetries", "fetchOffset.retryIntervalMs", "commitTopic",
+                                     "startingTimestamp", "endingTimestamp", "startingOffsetsByTimestamp",
+                                     "endingOffsetsByTimestamp", "startingOffsetsByTimestampStrategy",
+                                     "minOffsetsPerTrigger", "maxTriggerDelay", "maxBytesPerTrigger",
+                                     "groupIdPrefix", "commitOffsetsToGroup", "kafka.group.id")}
 ISOLATION_LEVELS = ("read_committed", "read_uncommitted")
 SEMANTICS = ("exactly-once", "at-least-once")
 # The exactly-once sink's markers (txn_sink.py); not "__...": brokers report those as internal, clients hide them.
@@ -67,6 +94,14 @@ class SourceOptions:
     fetch_retries: int = 3
     retry_interval_ms: int = 1000
     client: dict = field(default_factory=dict)
+    timestamp_strategy: str = "error"
+    min_offsets_per_trigger: int | None = None
+    max_trigger_delay_ms: int = 15 * 60 * 1000
+    max_bytes_per_trigger: int | None = None
+    # Spark's consumers read with assign(): a group id names them but never stores anything. Kept for parity.
+    group_id: str | None = None
+    group_id_prefix: str = "spark-kafka-source"
+    commit_offsets_to_group: str | None = None
 
     def describe(self) -> str:
         """The subscription, as a user wrote it (for error messages)."""
@@ -107,7 +142,10 @@ def _client_config(opts: dict[str, str], known: Mapping[str, object], forbidden:
             continue
         name = key[len("kafka."):]
         if name in forbidden:
-            raise OptionError(f'option "{_name(key)}" is not supported: the pylog data source manages it itself')
+            why = _FORBIDDEN_WHY.get(name, "the pylog data source manages it itself")
+            raise OptionError(f'option "{_name(key)}" is not supported: {why}')
+        if name == "group.id":  # Spark allows it (with a warning); consumers get it below, not as a setting
+            continue
         arg = name.replace(".", "_")
         if arg not in known:
             raise OptionError(f'option "{_name(key)}" is not a Kafka client setting pylog can pass on')
@@ -152,17 +190,17 @@ def _json(text: str, key: str) -> dict:
     return value
 
 
-def parse_offsets_json(text: str, key: str) -> dict[TP, int]:
-    """Spark's per-partition offsets JSON ({"topic": {"0": 23, "1": -1}}) -> {(topic, 0): 23, ...}."""
+def parse_offsets_json(text: str, key: str, minimum: int = EARLIEST, what: str = "offset") -> dict[TP, int]:
+    """Spark's per-partition JSON ({"topic": {"0": 23, "1": -1}}) -> {(topic, 0): 23, ...}, each >= minimum."""
     result = {}
     for topic, parts in _json(text, key).items():
         if not isinstance(parts, dict):
-            raise OptionError(f'option "{_name(key)}": topic {topic!r} must map partitions to offsets, got {parts!r}')
-        for part, offset in parts.items():
-            if not str(part).isdigit() or isinstance(offset, bool) or not isinstance(offset, int) or offset < -2:
-                raise OptionError(f'option "{_name(key)}": bad partition/offset {part!r}: {offset!r} '
+            raise OptionError(f'option "{_name(key)}": topic {topic!r} must map partitions to {what}s, got {parts!r}')
+        for part, value in parts.items():
+            if not str(part).isdigit() or isinstance(value, bool) or not isinstance(value, int) or value < minimum:
+                raise OptionError(f'option "{_name(key)}": bad partition/{what} {part!r}: {value!r} '
                                   f'for topic {topic!r}')
-            result[(topic, int(part))] = offset
+            result[(topic, int(part))] = value
     return result
 
 
@@ -212,26 +250,106 @@ def _subscription(opts: dict[str, str]) -> dict:
     return {"assign": tuple(sorted(assigned))}
 
 
+def _by_time(opts: dict[str, str], prefix: str) -> TimestampSpec | None:
+    """`<prefix>Timestamp` (wins) or `<prefix>OffsetsByTimestamp`, as Spark ranks them; None when neither."""
+    if f"{prefix}timestamp" in opts:
+        return TimestampSpec(everywhere=_int(opts, f"{prefix}timestamp", 0))
+    if f"{prefix}offsetsbytimestamp" in opts:
+        key = f"{prefix}offsetsbytimestamp"
+        return TimestampSpec(per_partition=parse_offsets_json(opts[key], key, minimum=0, what="timestamp"))
+    return None
+
+
+def _starting(opts: dict[str, str], streaming: bool) -> OffsetSpec:
+    """startingTimestamp > startingOffsetsByTimestamp > startingOffsets; a batch read cannot start at latest."""
+    by_time = _by_time(opts, "starting")
+    if by_time is not None:
+        return by_time
+    spec = _spec(opts, "startingoffsets", "latest" if streaming else "earliest", ("earliest", "latest"))
+    if not streaming and (spec == "latest" or (isinstance(spec, dict) and LATEST in spec.values())):
+        raise OptionError('option "startingOffsets": starting offset can\'t be latest for batch queries on Kafka')
+    return spec
+
+
+def _ending(opts: dict[str, str], streaming: bool) -> OffsetSpec:
+    """endingTimestamp > endingOffsetsByTimestamp > endingOffsets; batch reads only, never earliest."""
+    given = [k for k in ("endingtimestamp", "endingoffsetsbytimestamp", "endingoffsets") if k in opts]
+    if streaming and given:
+        what = "offset" if given[0] == "endingoffsets" else "timestamp"
+        raise OptionError(f'option "{_name(given[0])}": ending {what} not valid in streaming queries')
+    by_time = _by_time(opts, "ending")
+    if by_time is not None:
+        return by_time
+    spec = _spec(opts, "endingoffsets", "latest", ("latest", "earliest"))
+    if spec == "earliest" or (isinstance(spec, dict) and EARLIEST in spec.values()):
+        raise OptionError('option "endingOffsets": ending offset can\'t be earliest for batch queries on Kafka')
+    return spec
+
+
+def duration_ms(text: str, key: str) -> int:
+    """Spark's time strings (`15m`, `500ms`, `2h`; a bare number is milliseconds) -> milliseconds."""
+    units = {"us": 0.001, "ms": 1, "s": 1000, "m": 60_000, "min": 60_000, "h": 3_600_000, "d": 86_400_000}
+    match = re.fullmatch(r"\s*(\d+)\s*([a-z]*)\s*", text.lower())
+    if not match or (match.group(2) and match.group(2) not in units):
+        raise OptionError(f'option "{_name(key)}" must be a duration such as 15m, 30s or 500ms, got {text!r}')
+    return int(int(match.group(1)) * units[match.group(2) or "ms"])
+
+
+def _trigger_limits(opts: dict[str, str], streaming: bool) -> dict:
+    """maxOffsetsPerTrigger, minOffsetsPerTrigger + maxTriggerDelay, maxBytesPerTrigger, commitOffsetsToGroup."""
+    if not streaming:
+        for key in _TRIGGER_OPTIONS:
+            if key in opts:
+                log.warning('pylog data source: option "%s" is ignored in batch queries', _name(key))
+        return {}
+    limits = {"max_offsets_per_trigger": _int(opts, "maxoffsetspertrigger", 1),
+              "min_offsets_per_trigger": _int(opts, "minoffsetspertrigger", 1),
+              "max_bytes_per_trigger": _int(opts, "maxbytespertrigger", 1)}
+    low, high = limits["min_offsets_per_trigger"], limits["max_offsets_per_trigger"]
+    if low is not None and high is not None and low > high:
+        raise OptionError(f"The value of minOffsetPerTrigger({low}) is higher than the maxOffsetsPerTrigger({high})")
+    if "maxtriggerdelay" in opts:
+        limits["max_trigger_delay_ms"] = duration_ms(opts["maxtriggerdelay"], "maxtriggerdelay")
+    group = opts.get("commitoffsetstogroup")
+    if group is not None:
+        if not group.strip():
+            raise OptionError('option "commitOffsetsToGroup" names no group')
+        limits["commit_offsets_to_group"] = group.strip()
+    return limits
+
+
+def _groups(opts: dict[str, str]) -> dict:
+    """groupIdPrefix and kafka.group.id: accepted as Spark accepts them (the latter with Spark's warning)."""
+    result = {}
+    if "groupidprefix" in opts:
+        if not opts["groupidprefix"].strip():
+            raise OptionError('option "groupIdPrefix" must not be empty')
+        result["group_id_prefix"] = opts["groupidprefix"].strip()
+    if "kafka.group.id" in opts:
+        if not opts["kafka.group.id"].strip():
+            raise OptionError('option "kafka.group.id" must not be empty')
+        result["group_id"] = opts["kafka.group.id"].strip()
+        log.warning('pylog data source: option "kafka.group.id" is set: concurrent queries or sources with the same '
+                    "group id may interfere with each other (Spark's warning; the pylog source reads with assign() "
+                    "and commits nothing under it, so only commitOffsetsToGroup writes to a group)")
+    return result
+
+
 def parse_source_options(options: Mapping[str, str], streaming: bool) -> SourceOptions:
     """Validate a read's options; OptionError names the first bad one."""
     from kafka import KafkaConsumer
     opts = _lower(options)
-    starting = _spec(opts, "startingoffsets", "latest" if streaming else "earliest", ("earliest", "latest"))
-    ending = _spec(opts, "endingoffsets", "latest", ("latest", "earliest"))
-    if streaming and "endingoffsets" in opts:
-        raise OptionError('option "endingOffsets" is for batch reads only')
-    if isinstance(ending, dict) and EARLIEST in ending.values():
-        raise OptionError('option "endingOffsets" cannot use -2 (earliest) for a partition')
-    max_per_trigger = _int(opts, "maxoffsetspertrigger", 1)
-    if max_per_trigger is not None and not streaming:
-        raise OptionError('option "maxOffsetsPerTrigger" is for streaming reads only')
+    strategy = opts.get("startingoffsetsbytimestampstrategy", "error").strip().lower()
+    if strategy not in _TIMESTAMP_STRATEGIES:
+        raise OptionError(f'option "startingOffsetsByTimestampStrategy" must be error or latest, got {strategy!r}')
     return SourceOptions(
-        bootstrap=_bootstrap(opts), **_subscription(opts), starting=starting, ending=ending,
-        max_offsets_per_trigger=max_per_trigger, min_partitions=_int(opts, "minpartitions", 1),
+        bootstrap=_bootstrap(opts), **_subscription(opts), starting=_starting(opts, streaming),
+        ending=_ending(opts, streaming), timestamp_strategy=strategy, **_trigger_limits(opts, streaming),
+        min_partitions=_int(opts, "minpartitions", 1),
         include_headers=_bool(opts, "includeheaders", False), fail_on_data_loss=_bool(opts, "failondataloss", True),
         poll_timeout_ms=_int(opts, "kafkaconsumer.polltimeoutms", 1) or 120_000,
         fetch_retries=_default(_int(opts, "fetchoffset.numretries", 0), 3),
-        retry_interval_ms=_default(_int(opts, "fetchoffset.retryintervalms", 0), 1000),
+        retry_interval_ms=_default(_int(opts, "fetchoffset.retryintervalms", 0), 1000), **_groups(opts),
         client={**_client_config(opts, KafkaConsumer.DEFAULT_CONFIG, _FORBIDDEN_SOURCE),
                 "isolation_level": _isolation(opts)})
 

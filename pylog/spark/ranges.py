@@ -13,7 +13,7 @@ from pyspark.sql.datasource import InputPartition
 
 from pylog.common.types import TP
 
-__all__ = ["OffsetRange", "rate_limit", "split_ranges"]
+__all__ = ["OffsetRange", "rate_limit", "byte_limit", "delay_batch", "split_ranges"]
 
 
 class OffsetRange(InputPartition):
@@ -29,9 +29,11 @@ class OffsetRange(InputPartition):
         return max(0, self.end - self.start)
 
 
-def rate_limit(start: Mapping[TP, int], latest: Mapping[TP, int], limit: int) -> dict[TP, int]:
-    """End offsets reading at most about `limit` offsets past `start`, shared by backlog."""
-    backlog = {tp: end - start[tp] for tp, end in latest.items() if tp in start and end > start[tp]}
+def rate_limit(start: Mapping[TP, int], latest: Mapping[TP, int], limit: float,
+               cost: Mapping[TP, float] | None = None) -> dict[TP, int]:
+    """End offsets reading at most about `limit` past `start` (offsets, or `cost` units per offset), shared by backlog."""
+    weight = {tp: (cost or {}).get(tp, 1.0) if cost is not None else 1.0 for tp in latest}
+    backlog = {tp: (end - start[tp]) * weight[tp] for tp, end in latest.items() if tp in start and end > start[tp]}
     total = sum(backlog.values())
     if total <= limit:
         return dict(latest)
@@ -40,10 +42,21 @@ def rate_limit(start: Mapping[TP, int], latest: Mapping[TP, int], limit: int) ->
         if tp not in backlog:
             result[tp] = end
             continue
-        share = limit * backlog[tp] / total
+        share = limit * backlog[tp] / total / (weight[tp] or 1.0)  # this partition's part, in offsets
         step = math.ceil(share) if share < 1 else math.floor(share)  # a small partition is never starved
         result[tp] = min(end, start[tp] + step)
     return result
+
+
+def byte_limit(start: Mapping[TP, int], latest: Mapping[TP, int], max_bytes: int,
+               bytes_per_offset: Mapping[TP, float]) -> dict[TP, int]:
+    """End offsets reading about `max_bytes` past `start` (at least one offset where there is a backlog)."""
+    return rate_limit(start, latest, max_bytes, bytes_per_offset)
+
+
+def delay_batch(available: int, min_offsets: int | None, since_last_ms: float, max_delay_ms: int) -> bool:
+    """Spark's minOffsetsPerTrigger: wait for that many new offsets, but never past maxTriggerDelay."""
+    return min_offsets is not None and since_last_ms < max_delay_ms and available < min_offsets
 
 
 def split_ranges(ranges: list[OffsetRange], min_partitions: int | None) -> list[OffsetRange]:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import logging
 import threading
 import time
 from collections.abc import Iterator
@@ -19,7 +20,9 @@ from collections.abc import Iterator
 from pylog.spark.options import SinkOptions
 from pylog.spark.sink import send_rows
 
-__all__ = ["ensure_commit_topic", "write_exactly_once", "task_batch"]
+__all__ = ["ensure_commit_topic", "write_exactly_once", "task_batch", "fence_orphans"]
+
+log = logging.getLogger(__name__)
 
 _TIMEOUT_MS = 30_000
 _ABORT_WAIT_S = 5  # best effort: a retry's init_transactions aborts what this attempt leaves open
@@ -44,6 +47,47 @@ def ensure_commit_topic(opts: SinkOptions) -> None:
             pass
     finally:
         admin.close()
+
+
+_CLEARED: set[tuple[str, int]] = set()  # (query, writer's start) whose orphans this python worker cleared
+
+
+def fence_orphans(opts: SinkOptions, identity: str, own: str, since_ms: int) -> list[str]:
+    """Abort the transactions of this query that a run before `since_ms` left open (a killed driver's tasks).
+
+    Every task reads the commit topic read_committed up to its high watermark, so one orphaned transaction there
+    holds every task of the next run until the coordinator times it out (transaction.timeout.ms). A task's own
+    init_transactions() fences only its own id, and a task whose id held the orphan may not run until others
+    finish. So before its first batch each python worker fences the query's ids whose open transaction began
+    before this run's writer was made (a live task of this run began after): InitProducerId bumps the epoch and
+    the coordinator aborts. Once per worker and run. Assumes the driver's and the coordinator's clocks agree to
+    within the restart's own duration. A live task that loses that race is fenced and retried by Spark.
+    """
+    from kafka import KafkaProducer
+    from kafka.admin import KafkaAdminClient
+    if (identity, since_ms) in _CLEARED:
+        return []
+    prefix = f"pylog-spark-{identity}-"
+    security = {k: v for k, v in opts.client.items() if k.startswith(("security_", "sasl_", "ssl_"))}
+    admin = KafkaAdminClient(bootstrap_servers=opts.bootstrap.split(","), client_id="pylog-spark", **security)
+    try:
+        listings = admin.list_transactions(state_filters=["Ongoing"])
+        ids = sorted({t.transactional_id for found in listings.values() for t in found
+                      if t.transactional_id.startswith(prefix) and t.transactional_id != own})
+        described = admin.describe_transactions(ids) if ids else {}
+    finally:
+        admin.close()
+    stale = sorted(tid for tid, d in described.items()
+                   if d.state.value == "Ongoing" and 0 <= d.transaction_start_time_ms < since_ms)
+    for tid in stale:
+        fencer = KafkaProducer(bootstrap_servers=opts.bootstrap.split(","), transactional_id=tid, **opts.client)
+        try:
+            _retry_on_dead_coordinator(fencer)
+            fencer.init_transactions()
+        finally:
+            fencer.close(timeout=_ABORT_WAIT_S)
+    _CLEARED.add((identity, since_ms))
+    return stale
 
 
 def task_batch() -> tuple[int, str | None, int | None]:
@@ -126,15 +170,23 @@ def _retry_on_dead_coordinator(producer) -> None:
     client.await_ready = ready_or_false
 
 
-def write_exactly_once(opts: SinkOptions, rows: Iterator, identity: str, partition: int, batch: int) -> int:
-    """Write one task's rows and its marker in one transaction, unless the marker shows they already were."""
+def write_exactly_once(opts: SinkOptions, rows: Iterator, identity: str, partition: int, batch: int,
+                       since_ms: int | None = None) -> int:
+    """Write one task's rows and its marker in one transaction, unless the marker shows they already were.
+
+    `since_ms`: when this run's writer was made; the query's transactions older than it are fenced first."""
     from kafka import KafkaProducer
     key = f"{identity}/{partition}".encode()
-    producer = KafkaProducer(bootstrap_servers=opts.bootstrap.split(","),
-                             transactional_id=f"pylog-spark-{identity}-{partition}", **opts.client)
+    own = f"pylog-spark-{identity}-{partition}"
+    producer = KafkaProducer(bootstrap_servers=opts.bootstrap.split(","), transactional_id=own, **opts.client)
     _retry_on_dead_coordinator(producer)
     try:
         producer.init_transactions()
+        if since_ms is not None:
+            fenced = fence_orphans(opts, identity, own, since_ms)
+            if fenced:
+                log.warning("pylog data source: aborted %d transaction(s) a previous run of %s left open: %s",
+                            len(fenced), identity, ", ".join(fenced))
         done = last_committed_batch(opts, key)
         if done is not None and done >= batch:
             for _ in rows:  # a replay: this task's rows of this batch are visible already

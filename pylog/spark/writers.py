@@ -1,6 +1,7 @@
 """The writers of the `pylog` format: exactly-once by default (txn_sink.py), at-least-once on request (sink.py)."""
 from __future__ import annotations
 
+import time
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -43,6 +44,8 @@ class StreamWriter(DataSourceStreamWriter):
 
     def __init__(self, opts: SinkOptions) -> None:
         self.opts = opts
+        # Made on the driver when the query (re)starts: its tasks fence the query's transactions older than this.
+        self.since_ms = int(time.time() * 1000)
         if opts.exactly_once:
             ensure_commit_topic(opts)
 
@@ -53,7 +56,7 @@ class StreamWriter(DataSourceStreamWriter):
         partition, query, batch = task_batch()
         if query is None or batch is None:
             raise RuntimeError("pylog data source: the task knows no streaming query id or batch id")
-        return Written(write_exactly_once(self.opts, iterator, f"query-{query}", partition, batch))
+        return Written(write_exactly_once(self.opts, iterator, f"query-{query}", partition, batch, self.since_ms))
 
     def commit(self, messages: list, batchId: int) -> None:
         """Nothing to do: every task committed its own transaction (or found it committed) before finishing."""

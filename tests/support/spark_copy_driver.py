@@ -29,6 +29,9 @@ def _args(argv: list[str]) -> argparse.Namespace:
     return p.parse_args(argv)
 
 
+QUERY_STARTED = "pylog copy driver: query started"
+
+
 def main(argv: list[str]) -> int:
     """Copy SOURCE to SINK until caught up (Trigger.AvailableNow); exit 0 once the query finished."""
     args = _args(argv)
@@ -60,6 +63,7 @@ def main(argv: list[str]) -> int:
         q = (src.select("key", slow("value").alias("value"), "partition").writeStream.format("pylog")
              .option("kafka.bootstrap.servers", args.bootstrap).option("topic", args.sink)
              .option("checkpointLocation", args.checkpoint).trigger(availableNow=True).start())
+        print(QUERY_STARTED, file=sys.stderr, flush=True)  # the session is up: what follows is the query's own
         seen, done = 0, False
         while not done:
             done = q.awaitTermination(0.5)

@@ -5,9 +5,9 @@ import pytest
 
 pytest.importorskip("pyspark")
 
-from pylog.spark.options import (OptionError, offsets_json, parse_offsets_json, parse_sink_options,  # noqa: E402
-                                 parse_source_options, source_schema)
-from pylog.spark.ranges import OffsetRange, rate_limit, split_ranges  # noqa: E402
+from pylog.spark.options import (OptionError, TimestampSpec, duration_ms, offsets_json,  # noqa: E402
+                                 parse_offsets_json, parse_sink_options, parse_source_options, source_schema)
+from pylog.spark.ranges import OffsetRange, byte_limit, delay_batch, rate_limit, split_ranges  # noqa: E402
 
 BOOT = {"kafka.bootstrap.servers": "127.0.0.1:9092"}
 
@@ -53,10 +53,24 @@ def test_isolation_level_is_read_committed_unless_asked():
     ({**BOOT, "assign": '{"t": 0}'}, True, "list of partitions"),
     ({**BOOT, "subscribePattern": "("}, True, "not a valid pattern"),
     ({**BOOT, "subscribe": "t", "maxOffsetsPerTrigger": "0"}, True, "at least 1"),
-    ({**BOOT, "subscribe": "t", "maxOffsetsPerTrigger": "10"}, False, "streaming reads only"),
-    ({**BOOT, "subscribe": "t", "endingOffsets": "latest"}, True, "batch reads only"),
-    ({**BOOT, "subscribe": "t", "endingOffsets": '{"t": {"0": -2}}'}, False, "cannot use -2"),
-    ({**BOOT, "subscribe": "t", "kafka.group.id": "g"}, True, "manages it itself"),
+    ({**BOOT, "subscribe": "t", "endingOffsets": "latest"}, True, "ending offset not valid in streaming queries"),
+    ({**BOOT, "subscribe": "t", "endingTimestamp": "5"}, True, "ending timestamp not valid in streaming queries"),
+    ({**BOOT, "subscribe": "t", "endingOffsets": '{"t": {"0": -2}}'}, False, "can't be earliest for batch"),
+    ({**BOOT, "subscribe": "t", "endingOffsets": "earliest"}, False, "can't be earliest for batch"),
+    ({**BOOT, "subscribe": "t", "startingOffsets": "latest"}, False, "can't be latest for batch"),
+    ({**BOOT, "subscribe": "t", "startingOffsets": '{"t": {"0": -1}}'}, False, "can't be latest for batch"),
+    ({**BOOT, "subscribe": "t", "kafka.auto.offset.reset": "earliest"}, True, "set the source option 'startingOffsets'"),
+    ({**BOOT, "subscribe": "t", "kafka.enable.auto.commit": "true"}, True, "manages it itself"),
+    ({**BOOT, "subscribe": "t", "kafka.group.id": " "}, True, "must not be empty"),
+    ({**BOOT, "subscribe": "t", "groupIdPrefix": ""}, True, "must not be empty"),
+    ({**BOOT, "subscribe": "t", "startingTimestamp": "soon"}, True, '"startingTimestamp" must be an integer'),
+    ({**BOOT, "subscribe": "t", "startingOffsetsByTimestamp": '{"t": {"0": -5}}'}, True, "bad partition/timestamp"),
+    ({**BOOT, "subscribe": "t", "startingOffsetsByTimestampStrategy": "earliest"}, True, "must be error or latest"),
+    ({**BOOT, "subscribe": "t", "minOffsetsPerTrigger": "50", "maxOffsetsPerTrigger": "10"}, True,
+     "minOffsetPerTrigger.50. is higher than the maxOffsetsPerTrigger.10."),
+    ({**BOOT, "subscribe": "t", "maxTriggerDelay": "soon"}, True, '"maxTriggerDelay" must be a duration'),
+    ({**BOOT, "subscribe": "t", "maxBytesPerTrigger": "0"}, True, "at least 1"),
+    ({**BOOT, "subscribe": "t", "commitOffsetsToGroup": ""}, True, "names no group"),
     ({**BOOT, "subscribe": "t", "kafka.no.such.thing": "1"}, True, "not a Kafka client setting"),
     ({**BOOT, "subscribe": "t", "failOnDataLoss": "maybe"}, True, "true or false"),
 ])
@@ -107,3 +121,54 @@ def test_split_ranges_for_min_partitions():
     split = split_ranges(ranges, 4)
     assert [(r.partition, r.start, r.end) for r in split] == [(0, 0, 100), (0, 100, 200), (0, 200, 300), (1, 10, 110)]
     assert sum(r.size for r in split_ranges(ranges, 7)) == 400
+
+
+def test_timestamp_options_rank_as_spark_ranks_them():
+    both = parse_source_options({**BOOT, "subscribe": "t", "startingTimestamp": "1000", "startingOffsets": "earliest",
+                                 "startingOffsetsByTimestamp": '{"t": {"0": 5}}'}, streaming=True)
+    assert both.starting == TimestampSpec(everywhere=1000) and both.timestamp_strategy == "error"
+    per = parse_source_options({**BOOT, "subscribe": "t", "startingOffsetsByTimestamp": '{"t": {"0": 5, "1": 7}}',
+                                "startingOffsetsByTimestampStrategy": "LATEST"}, streaming=False)
+    assert per.starting == TimestampSpec(per_partition={("t", 0): 5, ("t", 1): 7})
+    assert per.timestamp_strategy == "latest"
+    ending = parse_source_options({**BOOT, "subscribe": "t", "endingTimestamp": "9", "endingOffsets": "latest"},
+                                  streaming=False)
+    assert ending.ending == TimestampSpec(everywhere=9)
+
+
+def test_trigger_options_are_streaming_ones_and_only_warned_about_in_batch(caplog):
+    stream = parse_source_options({**BOOT, "subscribe": "t", "minOffsetsPerTrigger": "5", "maxTriggerDelay": "2s",
+                                   "maxBytesPerTrigger": "1000", "commitOffsetsToGroup": "lag-view",
+                                   "groupIdPrefix": "mine", "kafka.group.id": "g"}, streaming=True)
+    assert (stream.min_offsets_per_trigger, stream.max_trigger_delay_ms, stream.max_bytes_per_trigger) == \
+        (5, 2000, 1000)
+    assert (stream.commit_offsets_to_group, stream.group_id_prefix, stream.group_id) == ("lag-view", "mine", "g")
+    assert "group_id" not in stream.client  # consumers read with assign(); the id never reaches them as a setting
+    assert parse_source_options({**BOOT, "subscribe": "t"}, streaming=True).max_trigger_delay_ms == 15 * 60 * 1000
+    batch = parse_source_options({**BOOT, "subscribe": "t", "maxOffsetsPerTrigger": "10"}, streaming=False)
+    assert batch.max_offsets_per_trigger is None
+    assert 'option "maxOffsetsPerTrigger" is ignored in batch queries' in caplog.text
+
+
+@pytest.mark.parametrize("text, ms", [("15m", 900_000), ("500", 500), ("500ms", 500), ("2s", 2000), ("1h", 3_600_000),
+                                      ("3min", 180_000), ("1d", 86_400_000)])
+def test_durations_as_spark_reads_them(text, ms):
+    assert duration_ms(text, "maxtriggerdelay") == ms
+
+
+def test_byte_budget_shares_by_backlog_bytes():
+    start = {("t", 0): 0, ("t", 1): 0}
+    latest = {("t", 0): 1000, ("t", 1): 1000}
+    # 10 bytes per offset on 0, 100 on 1: 10,000 bytes of backlog each; a 10,000-byte budget reads half of each.
+    assert byte_limit(start, {("t", 0): 1000, ("t", 1): 100}, 10_000, {("t", 0): 10.0, ("t", 1): 100.0}) == \
+        {("t", 0): 500, ("t", 1): 50}
+    assert byte_limit(start, latest, 10**9, {("t", 0): 10.0, ("t", 1): 100.0}) == latest
+    # A budget smaller than one record still moves every partition with a backlog by one offset.
+    assert byte_limit(start, latest, 1, {("t", 0): 10.0, ("t", 1): 100.0}) == {("t", 0): 1, ("t", 1): 1}
+
+
+@pytest.mark.parametrize("available, since_last, delayed", [(4, 1000, True), (5, 1000, False), (0, 2000, False),
+                                                             (0, 1999, True)])
+def test_min_offsets_wait_at_most_max_trigger_delay(available, since_last, delayed):
+    assert delay_batch(available, 5, since_last, 2000) is delayed
+    assert delay_batch(available, None, since_last, 2000) is False
