@@ -35,6 +35,7 @@ from typing import Iterator, Sequence
 import confluent_kafka as ck
 
 from pylog.bench import _harness as h
+from pylog.bench import replication_failover
 from pylog.localcluster import LocalCluster
 from pylog.zk import paths
 from pylog.zk.client import ZkClient
@@ -61,54 +62,24 @@ class Round:
     leads: float | None  # the new leader's broker takes the partition ("is leader of" log line)
 
 
-class Pinger:
+class Pinger(replication_failover.Pinger):
     """One librdkafka producer sending an acks=all record to each partition every `interval` seconds."""
 
+    name = "librdkafka"
+
     def __init__(self, bootstrap: str, interval: float = 0.005) -> None:
-        self.interval = interval
-        self.acks: dict[int, list[tuple[float, float]]] = {p: [] for p in range(PARTITIONS)}
-        self._lock = threading.Lock()
-        self._stop = threading.Event()
+        super().__init__(interval)
         self._p = ck.Producer({"bootstrap.servers": bootstrap, "acks": "all", "linger.ms": 0, "log_level": 2})
-        self._thread = threading.Thread(target=self._run, daemon=True)
 
-    def _run(self) -> None:
-        nxt = time.monotonic()
-        while not self._stop.is_set():
-            now = time.monotonic()
-            if now >= nxt:
-                for p in range(PARTITIONS):
-                    self._p.produce(TOPIC, b"x", partition=p,
-                                    on_delivery=lambda err, _m, p=p, s=now: self._done(err, p, s))
-                nxt = now + self.interval
-            self._p.poll(0.001)
+    def _send(self, sent: float) -> None:
+        for p in range(PARTITIONS):
+            self._p.produce(TOPIC, b"x", partition=p, on_delivery=lambda err, _m, p=p, s=sent: self._done(err, s, p))
+
+    def _serve(self) -> None:
+        self._p.poll(0.001)
+
+    def _close(self) -> None:
         self._p.flush(130)
-
-    def _done(self, err: object, partition: int, sent: float) -> None:
-        if err is None:
-            with self._lock:
-                self.acks[partition].append((sent, time.monotonic()))
-
-    def first_ack_after(self, partition: int, t: float, timeout: float) -> float:
-        """When the first record sent to `partition` after `t` was acknowledged (monotonic seconds)."""
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            with self._lock:
-                got = [a for s, a in self.acks[partition] if s > t]
-            if got:
-                return min(got)
-            time.sleep(0.005)
-        raise TimeoutError(f"no acknowledgement from partition {partition} within {timeout:.0f}s of the kill")
-
-    def start(self) -> "Pinger":
-        """Start sending."""
-        self._thread.start()
-        return self
-
-    def stop(self) -> None:
-        """Stop and flush."""
-        self._stop.set()
-        self._thread.join(140)
 
 
 _STAMP = re.compile(r"^\[?(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3})\]? ")  # brokers: [stamp], ZooKeeper: stamp
@@ -175,7 +146,7 @@ class Rounds:
         owner = self.zk.exists(paths.broker_id(victim)).ephemeralOwner
         wall, t0 = time.time(), time.monotonic()
         self.cluster.brokers[victim].kill()
-        acked = self.pinger.first_ack_after(partition, t0, 120) - t0
+        acked = self.pinger.first_ack_after(t0, 120, partition) - t0
         new_leader = self._states()[partition].leader
         if case == "controller":
             new_cid = self._controller()
@@ -234,7 +205,7 @@ def run(reps: int, session_ms: int, tick_ms: int, others: int, keep: bool = Fals
         try:
             rounds = Rounds(cluster, zk, pinger, zk_log)
             rounds.heal()
-            pinger.first_ack_after(0, time.monotonic(), 60)
+            pinger.first_ack_after(time.monotonic(), 60, 0)
             return [rounds.one(case) for _ in range(reps) for case in CASES]
         finally:
             pinger.stop()

@@ -58,7 +58,8 @@ class Pinger:
 
     def __init__(self, interval: float = 0.005) -> None:
         self.interval = interval
-        self.acks: list[tuple[float, float]] = []  # (sent, acknowledged), monotonic seconds
+        # partition -> [(sent, acknowledged)], monotonic seconds; one partition (0) unless a subclass sends to more
+        self.acks: dict[int, list[tuple[float, float]]] = {}
         self.errors = 0
         self._lock = threading.Lock()
         self._stop = threading.Event()
@@ -83,19 +84,19 @@ class Pinger:
             self._serve()
         self._close()
 
-    def _done(self, err: object, sent: float) -> None:
+    def _done(self, err: object, sent: float, partition: int = 0) -> None:
         with self._lock:
             if err is None:
-                self.acks.append((sent, time.monotonic()))
+                self.acks.setdefault(partition, []).append((sent, time.monotonic()))
             else:
                 self.errors += 1
 
-    def first_ack_after(self, t: float, timeout: float) -> float:
-        """When the first record sent after `t` was acknowledged (monotonic seconds)."""
+    def first_ack_after(self, t: float, timeout: float, partition: int = 0) -> float:
+        """When the first record sent to `partition` after `t` was acknowledged (monotonic seconds)."""
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             with self._lock:
-                got = [a for s, a in self.acks if s > t]
+                got = [a for s, a in self.acks.get(partition, ()) if s > t]
             if got:
                 return min(got)
             time.sleep(0.005)

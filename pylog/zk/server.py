@@ -356,12 +356,12 @@ def find_zookeeper_pids(config_path: str | None = None) -> list[int]:
                 args = f.read().decode("utf-8", errors="replace").split("\0")
         except OSError:
             continue
-        if all(w in args for w in wanted) and _alive(int(entry)):
+        if all(w in args for w in wanted) and pid_alive(int(entry)):
             pids.append(int(entry))
     return sorted(pids)
 
 
-def _alive(pid: int) -> bool:
+def pid_alive(pid: int) -> bool:
     """True if pid exists and is not a zombie (an exited JVM nobody has reaped yet)."""
     try:
         with open(f"/proc/{pid}/stat") as f:
@@ -387,7 +387,7 @@ def stop_main(argv: Sequence[str]) -> int:
         except ProcessLookupError:
             pass
     deadline = time.monotonic() + float(os.environ.get("PYLOG_ZK_STOP_TIMEOUT", "30"))
-    while any(_alive(p) for p in pids) and time.monotonic() < deadline:
+    while any(pid_alive(p) for p in pids) and time.monotonic() < deadline:
         time.sleep(0.1)
     return 0
 

@@ -31,6 +31,8 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from pylog.zk.server import pid_alive
+
 SUBNET = "10.77.0"
 REGISTRY = Path("/run/pylog-netns")
 
@@ -178,21 +180,13 @@ def kill_namespace_pids(spaces: list[str], grace: float = 5.0) -> None:
                 pass
     deadline = time.monotonic() + grace
     while pids and time.monotonic() < deadline:
-        pids = [p for p in pids if _alive(p)]
+        pids = [p for p in pids if pid_alive(p)]
         time.sleep(0.1)
     for p in pids:
         try:
             os.kill(p, signal.SIGKILL)
         except ProcessLookupError:
             pass
-
-
-def _alive(pid: int) -> bool:
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
-    except (OSError, IndexError):
-        return False
 
 
 def reap_stale() -> None:
@@ -205,7 +199,7 @@ def reap_stale() -> None:
             pid = int(entry.read_text().split()[0])
         except (OSError, ValueError, IndexError):
             pid = -1
-        if pid > 0 and _alive(pid):
+        if pid > 0 and pid_alive(pid):
             continue
         spaces = [ns for ns in listed if ns.startswith(f"pl{entry.name}-")]
         kill_namespace_pids(spaces)
