@@ -29,6 +29,9 @@ ALLOWED: dict[str, set[str] | None] = {
     # Tools reach a cluster through ZooKeeper and the protocol, as Kafka's do, never through broker internals
     # (the coordinator's pure parts are fine: group state names, the consumer protocol's assignment codec).
     "cli": {"protocol", "log", "zk", "client", "common", "planner", "spark", "security", "coordinator"},
+    # The balancer (Cruise Control's REST API) is a tool too: it reaches the cluster the way the tools do and
+    # reuses their cluster access (BrokerCluster: Metadata, DescribeLogDirs, KIP-455, throttles) and the planner.
+    "balancer": {"cli", "planner", "zk", "client", "common"},
     "bench": ANY, "chaos": ANY, "localcluster": ANY,
 }
 STDLIB_ONLY = {"common", "planner"}

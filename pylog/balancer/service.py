@@ -1,0 +1,158 @@
+"""The balancer's endpoints: what each Cruise Control request does, as a task returning its reply."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from pylog.balancer import params as P
+from pylog.balancer.analyzer import KNOWN_GOALS, ProposalError, parse_goals, propose
+from pylog.balancer.cluster import broker_counts, close_cluster, cluster_state_body, load_body, open_cluster, read
+from pylog.balancer.config import BalancerConfig
+from pylog.balancer.executor import Caps, ExecutionBusy, Executor
+from pylog.balancer.tasks import Reply, UserTask, UserTaskManager, error_body
+
+ASYNC = {"state", "load", "kafka_cluster_state", "proposals", "rebalance", "add_broker", "remove_broker"}
+
+
+class Balancer:
+    """Configuration, the executor and the user tasks of one service."""
+
+    def __init__(self, cfg: BalancerConfig) -> None:
+        self.cfg = cfg
+        self.executor = Executor(cfg["bootstrap.servers"])
+        self.tasks = UserTaskManager(cfg["max.active.user.tasks"], cfg["webserver.session.maxExpiryTimeMs"])
+
+    def work(self, endpoint: str, params: Mapping[str, str]):
+        """The function a task of this endpoint runs."""
+        return lambda task: self._guarded(endpoint, params, task)
+
+    def _guarded(self, endpoint: str, params: Mapping[str, str], task: UserTask) -> Reply:
+        try:
+            return getattr(self, "_" + endpoint)(params, task)
+        except (P.ParamError, ProposalError) as exc:
+            return Reply(400, error_body(exc))
+        except ExecutionBusy as exc:
+            return Reply(500, error_body(exc))
+
+    # ------------------------------------------------------------------ GET
+
+    def _state(self, params: Mapping[str, str], task: UserTask) -> Reply:
+        wanted = P.substates(params)
+        verbose = P.flag(params, "verbose", False)
+        body: dict = {}
+        if "MONITOR" in wanted:
+            task.step("RETRIEVING_METADATA", "Reading the cluster's partitions and replica sizes.")
+            cluster = open_cluster(self.cfg["bootstrap.servers"])
+            try:
+                facts = read(cluster)
+            finally:
+                close_cluster(cluster)
+            total = len(facts.replicas)
+            sized = total if facts.sizes is None else sum(
+                1 for tp, reps in facts.replicas.items() if any((tp, r) in facts.sizes for r in reps))
+            body["MonitorState"] = {"state": "RUNNING", "trained": False, "numMonitoredWindows": 0,
+                                    "numValidPartitions": sized, "numTotalPartitions": total,
+                                    "monitoringCoveragePct": 100.0 * sized / max(total, 1),
+                                    "reasonOfLatestPauseOrResume": "N/A"}
+        if "EXECUTOR" in wanted:
+            body["ExecutorState"] = self.executor.state(verbose)
+        if "ANALYZER" in wanted:
+            body["AnalyzerState"] = {"isProposalReady": True, "readyGoals": list(KNOWN_GOALS),
+                                     "goalReadiness": [{"name": g, "status": "ready"} for g in KNOWN_GOALS]}
+        if "ANOMALY_DETECTOR" in wanted:
+            body["AnomalyDetectorState"] = self.anomaly_state()
+        body["version"] = 1
+        return Reply(200, body)
+
+    def anomaly_state(self) -> dict:
+        """AnomalyDetectorState; pylog's detector is not part of this slice, so it says so."""
+        healing = self.cfg.self_healing_for_broker_failure()
+        return {"selfHealingEnabled": ["BROKER_FAILURE"] if healing else [],
+                "selfHealingDisabled": [] if healing else ["BROKER_FAILURE"],
+                "detectorRunning": False}
+
+    def _load(self, params: Mapping[str, str], task: UserTask) -> Reply:
+        task.step("RETRIEVING_METADATA", "Reading the cluster's partitions and replica sizes.")
+        cluster = open_cluster(self.cfg["bootstrap.servers"])
+        try:
+            facts = read(cluster)
+        finally:
+            close_cluster(cluster)
+        alive = facts.metadata.brokers
+        rows = broker_counts(facts, sorted(set(alive) | facts.holders()))
+        return Reply(200, load_body(rows, alive, alive, facts.hosts))
+
+    def _kafka_cluster_state(self, params: Mapping[str, str], task: UserTask) -> Reply:
+        topic = P.pattern(params, "topic")
+        cluster = open_cluster(self.cfg["bootstrap.servers"])
+        try:
+            facts = read(cluster, with_sizes=False)
+        finally:
+            close_cluster(cluster)
+        return Reply(200, cluster_state_body(facts, P.flag(params, "verbose", False), topic))
+
+    def _proposals(self, params: Mapping[str, str], task: UserTask) -> Reply:
+        return Reply(200, self._plan("rebalance", params, task, [])[0].body)
+
+    def user_tasks(self, params: Mapping[str, str]) -> dict:
+        """The user_tasks body (synchronous)."""
+        ids = {i.strip() for i in params.get("user_task_ids", "").split(",") if i.strip()} or None
+        eps = {e.strip().lower() for e in params.get("endpoints", "").split(",") if e.strip()} or None
+        return self.tasks.listing(ids, eps)
+
+    # ------------------------------------------------------------------ POST
+
+    def _plan(self, action: str, params: Mapping[str, str], task: UserTask, ids: list[int]):
+        goals = parse_goals(params.get("goals"))
+        excluded = P.pattern(params, "excluded_topics")
+        verbose = P.flag(params, "verbose", False)
+        task.step("RETRIEVING_METADATA", "Reading the cluster's partitions and replica sizes.")
+        cluster = open_cluster(self.cfg["bootstrap.servers"])
+        try:
+            facts = read(cluster)
+        finally:
+            close_cluster(cluster)
+        task.step("OPTIMIZING", "Planning with pylog's minimal-movement planner.")
+        return propose(facts, self.cfg, action, ids, goals, excluded, verbose), facts
+
+    def _caps(self, params: Mapping[str, str]) -> Caps:
+        c = self.cfg
+        return Caps(
+            per_broker=P.number(params, "concurrent_partition_movements_per_broker",
+                                c["num.concurrent.partition.movements.per.broker"]) or 1,
+            cluster=P.number(params, "max_partition_movements_in_cluster", c["max.num.cluster.movements"]) or 1,
+            leaders=P.number(params, "concurrent_leader_movements", c["num.concurrent.leader.movements"]) or 1,
+            throttle=P.number(params, "replication_throttle", c["default.replication.throttle"]),
+            check_interval_s=(P.number(params, "execution_progress_check_interval_ms",
+                                       c["execution.progress.check.interval.ms"]) or 1000) / 1000)
+
+    def _change(self, action: str, params: Mapping[str, str], task: UserTask, ids: list[int]) -> Reply:
+        dryrun = P.flag(params, "dryrun", True)  # Cruise Control's default: only a proposal
+        caps = self._caps(params)
+        if not dryrun and self.executor.busy():
+            raise ExecutionBusy("Cannot start a new execution while there is an ongoing execution.")
+        proposal, _ = self._plan(action, params, task, ids)
+        if not dryrun and proposal.changed:
+            task.step("STARTING_EXECUTION", "Starting the partition reassignments (KIP-455).")
+            self.executor.start(task.task_id, proposal.changed, proposal.current, caps, proposal.removed_brokers,
+                                params.get("reason", ""))
+            task.execution = lambda: (self.executor.current is not None
+                                      and self.executor.current.task_id == task.task_id)
+        elif not dryrun:
+            self.executor.recently_removed.update(proposal.removed_brokers)
+        return Reply(200, proposal.body)
+
+    def _rebalance(self, params: Mapping[str, str], task: UserTask) -> Reply:
+        return self._change("rebalance", params, task, [])
+
+    def _add_broker(self, params: Mapping[str, str], task: UserTask) -> Reply:
+        return self._change("add_broker", params, task, P.broker_ids(params))
+
+    def _remove_broker(self, params: Mapping[str, str], task: UserTask) -> Reply:
+        return self._change("remove_broker", params, task, P.broker_ids(params))
+
+    def stop_execution(self) -> dict:
+        """The stop_proposal_execution body (synchronous)."""
+        stopped = self.executor.stop()
+        return {"message": "Proposal execution stopped." if stopped else "No ongoing proposal execution to stop.",
+                "version": 1}

@@ -1,0 +1,80 @@
+"""The executor's batches respect the per-broker and cluster caps; throttles are set before and cleared after."""
+
+from __future__ import annotations
+
+import time
+
+from pylog.balancer import executor as E
+from pylog.cli.reassign_logic import Ongoing, move_map
+
+
+class FakeCluster:
+    """Reassignments that complete one poll after they start; every call recorded in order."""
+
+    def __init__(self, current):
+        self.current = {tp: list(r) for tp, r in current.items()}
+        self.calls = []
+        self.running = {}
+        self.max_running = 0
+
+    def ongoing(self):
+        done = dict(self.running)
+        self.running.clear()
+        self.current.update(done)
+        return {}
+
+    def start(self, targets):
+        self.calls.append(("start", sorted(targets)))
+        self.running.update(targets)
+        self.max_running = max(self.max_running, len(self.running))
+        return {}
+
+    def set_throttles(self, topics, brokers, rate):
+        self.calls.append(("throttle", rate))
+
+    def clear_throttles(self, brokers, topics):
+        self.calls.append(("clear", tuple(topics)))
+
+    def live_brokers(self):
+        return {b: None for b in range(6)}
+
+    def elect_preferred(self, tps, timeout_ms):
+        self.calls.append(("elect", len(tps)))
+        return list(tps), {}
+
+    @property
+    def admin(self):
+        return self
+
+    def close(self):
+        self.calls.append(("close",))
+
+
+def test_batch_respects_per_broker_and_cluster_caps():
+    current = {("t", p): [0, 1] for p in range(6)}
+    changed = {("t", p): [2 + p % 2, 1] for p in range(6)}
+    moves = move_map({}, changed, current)
+    caps = E.Caps(per_broker=2, cluster=10, leaders=10, throttle=None, check_interval_s=0)
+    first = E.batch(sorted(changed), set(), moves, caps)
+    assert len(first) == 2  # brokers 0 and 1 are in every move: two at a time
+    assert E.batch(sorted(changed), set(), moves, E.Caps(10, 1, 10, None, 0)) == [("t", 0)]
+
+
+def test_an_execution_throttles_moves_in_batches_then_clears_and_elects(monkeypatch):
+    current = {("t", p): [p % 3, (p + 1) % 3] for p in range(6)}
+    changed = {("t", p): [3 + p % 3, (p + 1) % 3] for p in range(6)}
+    fake = FakeCluster(current)
+    monkeypatch.setattr(E, "open_cluster", lambda bootstrap: fake)
+    monkeypatch.setattr(E, "close_cluster", lambda c: c.close())
+    ex = E.Executor("unused:1")
+    ex.start("task-1", changed, current, E.Caps(per_broker=1, cluster=2, leaders=4, throttle=1000,
+                                                  check_interval_s=0.001), removed=[])
+    deadline = time.monotonic() + 10
+    while ex.busy() and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert not ex.busy() and ex.last.error is None
+    kinds = [c[0] for c in fake.calls]
+    assert kinds[0] == "throttle" and kinds[-2:] == ["clear", "close"]
+    assert fake.max_running <= 2 and fake.current == {tp: list(r) for tp, r in changed.items()}
+    assert [c for c in fake.calls if c[0] == "elect"] == [("elect", 4), ("elect", 2)]
+    assert ex.state()["state"] == E.NO_TASK
