@@ -1,0 +1,130 @@
+"""cccli (cruise-control-client, unmodified) drives pylog's balancer on a real cluster: state, load, a dry-run
+rebalance, add_broker executed onto a new broker, remove_broker, user_tasks; data checked by a consumer."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from pylog.cli.admin_client import BROKER_RESOURCE, BrokerAdmin
+from pylog.cli.topics import topics_command
+from pylog.zk.testing import free_port
+
+from click.testing import CliRunner
+
+from support.clients import kcat, wait_for
+from support.inspect import partitions
+
+pytestmark = pytest.mark.integration
+
+SETTINGS = {"auto.leader.rebalance.enable": "false", "zookeeper.session.timeout.ms": "4000"}
+REPO = Path(__file__).resolve().parents[3]
+CCCLI = str(Path(sys.executable).parent / "cccli")
+THROTTLE_KEYS = ("leader.replication.throttled.rate", "follower.replication.throttled.rate")
+
+
+def cccli(port: int, *args: str) -> tuple[dict, str]:
+    """Run cccli against the balancer with --json true; (its final JSON, its stderr with the 202 bodies)."""
+    r = subprocess.run([CCCLI, "-a", f"127.0.0.1:{port}", *args, "--json", "true"], capture_output=True,
+                       text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    return json.loads(r.stdout), r.stderr
+
+
+def start_balancer(tmp_path: Path, bootstrap: str, zk_connect: str, port: int) -> subprocess.Popen:
+    config = tmp_path / "cruisecontrol.properties"
+    config.write_text("\n".join([
+        f"bootstrap.servers={bootstrap}", f"zookeeper.connect={zk_connect}", f"webserver.http.port={port}",
+        # No blocking: every task's first answer is 202 progress and cccli polls it, as on a big cluster.
+        "webserver.request.maxBlockTimeMs=0", "execution.progress.check.interval.ms=200",
+        "num.concurrent.partition.movements.per.broker=2", "default.replication.throttle=20000000", ""]))
+    proc = subprocess.Popen([os.path.join(REPO, "bin", "pylog-cruise-control-start.sh"), str(config)],
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    return proc
+
+
+def replica_counts(bootstrap: str, topic: str) -> Counter:
+    return Counter(b for v in partitions(bootstrap, topic).values() for b in v.replicas)
+
+
+def throttles_left(bootstrap: str, brokers) -> list[str]:
+    admin = BrokerAdmin(bootstrap, 10000)
+    try:
+        found = admin.describe_configs([(BROKER_RESOURCE, str(b)) for b in brokers])
+    finally:
+        admin.close()
+    return [f"{name[1]}:{c.name}" for name, configs in found.items() for c in configs
+            if c.name in THROTTLE_KEYS and not c.is_default]
+
+
+def wait_idle(port: int) -> dict:
+    got: dict = {}
+
+    def idle() -> bool:
+        got.update(cccli(port, "state")[0])
+        return got["ExecutorState"]["state"] == "NO_TASK_IN_PROGRESS"
+    wait_for(idle, 90, "the balancer's execution to finish", interval=0.5)
+    return got
+
+
+def test_cccli_drives_the_balancer(cluster_factory, zk_connect, tmp_path):
+    c = cluster_factory(3, overrides=SETTINGS)
+    r = CliRunner().invoke(topics_command, ["--bootstrap-server", c.bootstrap, "--create", "--topic", "cc",
+                                            "--partitions", "6", "--replication-factor", "2"])
+    assert r.exit_code == 0, r.output
+    values = [f"v{i:05d}" for i in range(300)]
+    kcat(c.bootstrap, "-P", "-t", "cc", "-X", "acks=all", input="\n".join(values) + "\n")
+    port = free_port()
+    proc = start_balancer(tmp_path, c.bootstrap, zk_connect, port)
+    try:
+        wait_for(lambda: subprocess.run([CCCLI, "-a", f"127.0.0.1:{port}", "state"], capture_output=True,
+                                        timeout=30).returncode == 0, 30, "the balancer to listen")
+        state, _ = cccli(port, "state", "--add-parameter", "substates=monitor,executor,analyzer")
+        assert state["ExecutorState"]["state"] == "NO_TASK_IN_PROGRESS"
+        assert state["MonitorState"]["numTotalPartitions"] == 6
+        assert state["AnalyzerState"]["isProposalReady"] is True
+
+        load, _ = cccli(port, "load")
+        assert {b["Broker"]: b["Replicas"] for b in load["brokers"]} == {0: 4, 1: 4, 2: 4}
+        assert sum(b["Leaders"] for b in load["brokers"]) == 6
+
+        new = c.add_broker()
+        before = partitions(c.bootstrap, "cc")
+        plan, _ = cccli(port, "rebalance", "--dry-run")
+        assert plan["summary"]["numReplicaMovements"] == plan["pylogLowerBounds"]["numReplicaMovements"] == 3
+        assert partitions(c.bootstrap, "cc") == before  # a dry run changes nothing
+
+        done, polled = cccli(port, "add_broker", str(new))
+        assert '"progress"' in polled  # cccli was answered 202 and polled the task again
+        assert done["summary"]["numReplicaMovements"] == 3
+        wait_idle(port)
+        assert replica_counts(c.bootstrap, "cc") == {0: 3, 1: 3, 2: 3, new: 3}
+        assert throttles_left(c.bootstrap, range(4)) == []  # set for the moves, cleared after them
+
+        cccli(port, "remove_broker", "0")
+        state = wait_idle(port)
+        assert state["ExecutorState"]["recentlyRemovedBrokers"] == [0]
+        counts = replica_counts(c.bootstrap, "cc")
+        assert 0 not in counts and sorted(counts.values()) == [4, 4, 4]
+
+        tasks, _ = cccli(port, "user_tasks")
+        statuses = {t["RequestURL"].split("?")[0]: t["Status"] for t in tasks["userTasks"]}
+        assert statuses["POST /kafkacruisecontrol/add_broker"] == "Completed"
+        assert statuses["POST /kafkacruisecontrol/remove_broker"] == "Completed"
+        got = kcat(c.bootstrap, "-C", "-t", "cc", "-e", "-f", "%s\n").stdout.split()
+        assert sorted(got) == values
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        try:
+            proc.wait(30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(10)
+    assert proc.returncode == 0, proc.stdout.read() if proc.stdout else ""
