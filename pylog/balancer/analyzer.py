@@ -13,7 +13,7 @@ from __future__ import annotations
 import math
 import re
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from pylog.balancer.cluster import MB, ClusterFacts, load_body
@@ -67,11 +67,13 @@ def _snapshot(facts: ClusterFacts, excluded: re.Pattern | None) -> tuple[Snapsho
     return Snapshot(brokers, parts), (None if excluded is None else sorted(topics))
 
 
-def targets_for(action: str, ids: Sequence[int], facts: ClusterFacts) -> list[int]:
+def targets_for(action: str, ids: Sequence[int], facts: ClusterFacts, exclude: Iterable[int] = ()) -> list[int]:
     """The brokers the cluster should end up on for rebalance, add_broker or remove_broker."""
     alive = set(facts.metadata.brokers)
     if action == "rebalance":
-        return sorted(alive)  # dead brokers' replicas are moved off, empty live brokers filled
+        # Dead brokers' replicas are moved off, empty live brokers filled; `exclude` (recently removed
+        # brokers, for self-healing) stay out unless nothing else is left.
+        return sorted(alive - set(exclude)) or sorted(alive)
     if action == "add_broker":
         missing = sorted(set(ids) - alive)
         if missing:
@@ -131,9 +133,9 @@ def _verbose_proposals(plan: Plan) -> list[dict]:
 
 def propose(facts: ClusterFacts, cfg: BalancerConfig, action: str, ids: Sequence[int] = (),
             goals: Sequence[str] = COUNT_GOALS, excluded: re.Pattern | None = None,
-            verbose: bool = False) -> Proposal:
+            verbose: bool = False, exclude: Iterable[int] = ()) -> Proposal:
     """Plan with pylog's planner and describe it as Cruise Control's OptimizationResult."""
-    targets = targets_for(action, ids, facts)
+    targets = targets_for(action, ids, facts, exclude)
     snapshot, topics = _snapshot(facts, excluded)
     balance_by = "bytes" if DISK_GOAL in goals and facts.sizes is not None else "count"
     options = PlanOptions(balance_by=balance_by, rack_aware="RackAwareGoal" in goals,

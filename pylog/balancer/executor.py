@@ -86,6 +86,7 @@ class Executor:
         self.current: Execution | None = None
         self.last: Execution | None = None
         self.recently_removed: set[int] = set()
+        self.self_healing_task: str | None = None  # the last execution the anomaly detector started
         self._lock = threading.Lock()
         self._stop = threading.Event()
 
@@ -138,7 +139,9 @@ class Executor:
 
     def _execute(self, cluster: BrokerCluster, ex: Execution, caps: Caps) -> None:
         if caps.throttle is not None and ex.moves:
-            cluster.set_throttles(topic_throttles(ex.moves), reassigning_brokers(ex.moves), caps.throttle)
+            live = cluster.live_brokers()  # a dead broker (self-healing) takes no config; it sends nothing anyway
+            cluster.set_throttles(topic_throttles(ex.moves), [b for b in reassigning_brokers(ex.moves) if b in live],
+                                  caps.throttle)
         while ex.pending or ex.in_flight:
             ongoing = cluster.ongoing()
             ex.finished |= {tp for tp in ex.in_flight if tp not in ongoing}
@@ -175,7 +178,9 @@ class Executor:
             if self.last is not None and self.last.error:
                 body["lastExecutionError"] = self.last.error
             return body
-        body.update({"triggeredUserTaskId": ex.task_id, "triggeredTaskReason": ex.reason,
+        healing = ex.task_id == self.self_healing_task
+        body.update({"triggeredUserTaskId": "" if healing else ex.task_id,
+                     "triggeredSelfHealingTaskId": ex.task_id if healing else "", "triggeredTaskReason": ex.reason,
                      "numTotalPartitionMovements": len(ex.targets), "numPendingPartitionMovements": len(ex.pending),
                      "numInProgressPartitionMovements": len(ex.in_flight),
                      "numFinishedPartitionMovements": len(ex.finished),

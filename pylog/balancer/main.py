@@ -33,12 +33,14 @@ def main(argv: list[str] | None = None) -> int:
         print(f"Error: cannot listen on {cfg['webserver.http.address']}:{cfg['webserver.http.port']}: "
               f"{exc.strerror}", file=sys.stderr)
         return 1
+    balancer.start()
     host, port = httpd.server_address[:2]
     logging.getLogger("pylog.balancer").info("pylog balancer serving http://%s:%d%s/", host, port, cfg.url_prefix)
     stop = threading.Event()
     for sig in (signal.SIGTERM, signal.SIGINT):
         signal.signal(sig, lambda *_: stop.set())
     stop.wait()
+    balancer.stop()
     httpd.shutdown()
     if balancer.executor.stop():
         wait_for_execution(balancer, STOP_WAIT_S)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from pylog.balancer import params as P
+from pylog.balancer.anomaly import BrokerFailureDetector
 from pylog.balancer.analyzer import KNOWN_GOALS, ProposalError, parse_goals, propose
 from pylog.balancer.cluster import broker_counts, close_cluster, cluster_state_body, load_body, open_cluster, read
 from pylog.balancer.config import BalancerConfig
@@ -21,6 +22,15 @@ class Balancer:
         self.cfg = cfg
         self.executor = Executor(cfg["bootstrap.servers"])
         self.tasks = UserTaskManager(cfg["max.active.user.tasks"], cfg["webserver.session.maxExpiryTimeMs"])
+        self.detector = BrokerFailureDetector(cfg, self.executor)
+
+    def start(self) -> None:
+        """Start the background parts (the anomaly detector)."""
+        self.detector.start()
+
+    def stop(self) -> None:
+        """Stop the background parts."""
+        self.detector.stop()
 
     def work(self, endpoint: str, params: Mapping[str, str]):
         """The function a task of this endpoint runs."""
@@ -65,11 +75,8 @@ class Balancer:
         return Reply(200, body)
 
     def anomaly_state(self) -> dict:
-        """AnomalyDetectorState; pylog's detector is not part of this slice, so it says so."""
-        healing = self.cfg.self_healing_for_broker_failure()
-        return {"selfHealingEnabled": ["BROKER_FAILURE"] if healing else [],
-                "selfHealingDisabled": [] if healing else ["BROKER_FAILURE"],
-                "detectorRunning": False}
+        """AnomalyDetectorState: broker failures (the only anomaly type pylog detects so far)."""
+        return self.detector.json()
 
     def _load(self, params: Mapping[str, str], task: UserTask) -> Reply:
         task.step("RETRIEVING_METADATA", "Reading the cluster's partitions and replica sizes.")

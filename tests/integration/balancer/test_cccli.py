@@ -8,6 +8,7 @@ import os
 import signal
 import subprocess
 import sys
+import time
 from collections import Counter
 from pathlib import Path
 
@@ -44,10 +45,13 @@ def start_balancer(tmp_path: Path, bootstrap: str, zk_connect: str, port: int) -
         f"bootstrap.servers={bootstrap}", f"zookeeper.connect={zk_connect}", f"webserver.http.port={port}",
         # No blocking: every task's first answer is 202 progress and cccli polls it, as on a big cluster.
         "webserver.request.maxBlockTimeMs=0", "execution.progress.check.interval.ms=200",
-        "num.concurrent.partition.movements.per.broker=2", "default.replication.throttle=20000000", ""]))
-    proc = subprocess.Popen([os.path.join(REPO, "bin", "pylog-cruise-control-start.sh"), str(config)],
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    return proc
+        "num.concurrent.partition.movements.per.broker=2", "default.replication.throttle=20000000",
+        # Short broker-failure thresholds so the kill -9 phase heals within seconds.
+        "self.healing.enabled=true", "anomaly.detection.interval.ms=500", "broker.failure.alert.threshold.ms=1000",
+        "broker.failure.self.healing.threshold.ms=2000", ""]))
+    with open(tmp_path / "balancer.log", "w") as out:  # a file, so a chatty log never blocks the service
+        return subprocess.Popen([os.path.join(REPO, "bin", "pylog-cruise-control-start.sh"), str(config)],
+                                stdout=out, stderr=subprocess.STDOUT)
 
 
 def replica_counts(bootstrap: str, topic: str) -> Counter:
@@ -72,6 +76,30 @@ def wait_idle(port: int) -> dict:
         return got["ExecutorState"]["state"] == "NO_TASK_IN_PROGRESS"
     wait_for(idle, 90, "the balancer's execution to finish", interval=0.5)
     return got
+
+
+def healed(bootstrap: str, dead: int) -> bool:
+    views = partitions(bootstrap, "cc").values()
+    return all(dead not in v.replicas and set(v.isr) == set(v.replicas) and len(v.replicas) == 2 for v in views)
+
+
+def heal_a_killed_broker(c, port: int, values: list[str]) -> None:
+    """kill -9 broker 1: after the alert threshold the failure is listed, after the healing threshold its
+    replicas are re-created on the live brokers (not on 0, recently removed) until nothing is under-replicated."""
+    live = ",".join(c.brokers[b].address for b in (2, 3))
+    killed_at = time.monotonic()
+    c.brokers[1].kill()
+    wait_for(lambda: healed(live, 1), 60, "the balancer to heal broker 1's partitions", interval=0.2)
+    print(f"kill -9 to zero under-replicated partitions: {time.monotonic() - killed_at:.1f} s")
+    state = wait_idle(port)
+    assert state["ExecutorState"].get("lastExecutionError") is None
+    detector, _ = cccli(port, "state", "--add-parameter", "substates=anomaly_detector")
+    failures = detector["AnomalyDetectorState"]["recentBrokerFailures"]
+    assert [(list(f["failedBrokersByTimeMs"]), f["status"]) for f in failures] == [(["1"], "FIX_STARTED")]
+    assert detector["AnomalyDetectorState"]["numSelfHealingStarted"] == 1
+    assert replica_counts(live, "cc") == {2: 6, 3: 6}
+    got = kcat(live, "-C", "-t", "cc", "-e", "-f", "%s\n").stdout.split()
+    assert sorted(got) == values
 
 
 def test_cccli_drives_the_balancer(cluster_factory, zk_connect, tmp_path):
@@ -120,6 +148,7 @@ def test_cccli_drives_the_balancer(cluster_factory, zk_connect, tmp_path):
         assert statuses["POST /kafkacruisecontrol/remove_broker"] == "Completed"
         got = kcat(c.bootstrap, "-C", "-t", "cc", "-e", "-f", "%s\n").stdout.split()
         assert sorted(got) == values
+        heal_a_killed_broker(c, port, values)
     finally:
         proc.send_signal(signal.SIGTERM)
         try:
@@ -127,4 +156,6 @@ def test_cccli_drives_the_balancer(cluster_factory, zk_connect, tmp_path):
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait(10)
-    assert proc.returncode == 0, proc.stdout.read() if proc.stdout else ""
+        log = (tmp_path / "balancer.log").read_text()
+        print("\n".join(line for line in log.splitlines() if " GET " not in line and " POST " not in line))
+    assert proc.returncode == 0
