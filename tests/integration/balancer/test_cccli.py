@@ -9,6 +9,7 @@ import signal
 import subprocess
 import sys
 import time
+import urllib.request
 from collections import Counter
 from pathlib import Path
 
@@ -78,6 +79,24 @@ def wait_idle(port: int) -> dict:
     return got
 
 
+def poll_by_user_task_id(port: int) -> None:
+    """Without a session cookie, the User-Task-ID header finds the task again (Cruise Control's protocol)."""
+    url = f"http://127.0.0.1:{port}/kafkacruisecontrol/rebalance?dryrun=true&json=true"
+    first = urllib.request.urlopen(urllib.request.Request(url, method="POST"), timeout=30)
+    task_id = first.headers["User-Task-ID"]
+    assert first.status == 202 and "progress" in json.load(first)
+    deadline = time.monotonic() + 30
+    while True:
+        again = urllib.request.urlopen(urllib.request.Request(url, method="POST", headers={"User-Task-ID": task_id}),
+                                       timeout=30)
+        assert again.headers["User-Task-ID"] == task_id
+        if again.status == 200:
+            assert json.load(again)["summary"]["numReplicaMovements"] == 0
+            return
+        assert time.monotonic() < deadline, "the rebalance task did not finish"
+        time.sleep(0.05)
+
+
 def healed(bootstrap: str, dead: int) -> bool:
     views = partitions(bootstrap, "cc").values()
     return all(dead not in v.replicas and set(v.isr) == set(v.replicas) and len(v.replicas) == 2 for v in views)
@@ -122,6 +141,15 @@ def test_cccli_drives_the_balancer(cluster_factory, zk_connect, tmp_path):
         load, _ = cccli(port, "load")
         assert {b["Broker"]: b["Replicas"] for b in load["brokers"]} == {0: 4, 1: 4, 2: 4}
         assert sum(b["Leaders"] for b in load["brokers"]) == 6
+
+        cluster_state, _ = cccli(port, "kafka_cluster_state")
+        assert cluster_state["KafkaBrokerState"]["ReplicaCountByBrokerId"] == {"0": 4, "1": 4, "2": 4}
+        assert cluster_state["KafkaPartitionState"]["urp"] == []
+        proposals, _ = cccli(port, "proposals", "--add-parameter", "verbose=true")
+        assert proposals["summary"]["numReplicaMovements"] == 0 and proposals["proposals"] == []
+        stopped, _ = cccli(port, "stop_proposal_execution")
+        assert stopped["message"] == "No ongoing proposal execution to stop."
+        poll_by_user_task_id(port)
 
         new = c.add_broker()
         before = partitions(c.bootstrap, "cc")

@@ -78,3 +78,37 @@ def test_an_execution_throttles_moves_in_batches_then_clears_and_elects(monkeypa
     assert fake.max_running <= 2 and fake.current == {tp: list(r) for tp, r in changed.items()}
     assert [c for c in fake.calls if c[0] == "elect"] == [("elect", 4), ("elect", 2)]
     assert ex.state()["state"] == E.NO_TASK
+
+
+class SlowCluster(FakeCluster):
+    """Reassignments that stay in flight until released."""
+
+    def __init__(self, current):
+        super().__init__(current)
+        self.release = False
+
+    def ongoing(self):
+        if self.release:
+            return super().ongoing()
+        return {tp: Ongoing(tuple(r), (), ()) for tp, r in self.running.items()}
+
+
+def test_stop_lets_moves_in_flight_finish_starts_nothing_new_and_clears_throttles(monkeypatch):
+    current = {("t", p): [0, 1] for p in range(4)}
+    changed = {("t", p): [2, 1] for p in range(4)}
+    fake = SlowCluster(current)
+    monkeypatch.setattr(E, "open_cluster", lambda bootstrap: fake)
+    monkeypatch.setattr(E, "close_cluster", lambda c: c.close())
+    ex = E.Executor("unused:1")
+    run = ex.start("task-2", changed, current, E.Caps(per_broker=1, cluster=1, leaders=4, throttle=1000,
+                                                       check_interval_s=0.001))
+    deadline = time.monotonic() + 10
+    while not run.in_flight and time.monotonic() < deadline:
+        time.sleep(0.001)
+    assert ex.stop() and ex.state()["state"] == E.STOPPING
+    fake.release = True
+    while ex.busy() and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert [c for c in fake.calls if c[0] == "start"] == [("start", [("t", 0)])]
+    assert run.finished == {("t", 0)} and run.cancelled == {("t", 1), ("t", 2), ("t", 3)}
+    assert [c[0] for c in fake.calls][-2:] == ["clear", "close"] and not any(c[0] == "elect" for c in fake.calls)
