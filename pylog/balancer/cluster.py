@@ -7,12 +7,13 @@ the executor never share a socket.
 
 from __future__ import annotations
 
+import re
 import statistics
 from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
-from pylog.cli.admin_client import BrokerAdmin, ClusterMetadata
+from pylog.cli.admin_client import BrokerAdmin, ClusterMetadata, PartitionMetadata
 from pylog.cli.reassign_cluster import BrokerCluster
 from pylog.common.types import TP
 
@@ -105,14 +106,14 @@ def _summary(counts: Mapping[int, int], leaders: Mapping[int, int], topics: int)
             "MaxLeadersPerBroker": max(leads), "StdLeadersPerBroker": statistics.pstdev(leads)}
 
 
-def _partition_item(topic: str, p: int, pm, alive: set[int]) -> dict:
+def _partition_item(topic: str, p: int, pm: PartitionMetadata, alive: set[int]) -> dict:
     return {"topic": topic, "partition": p, "leader": -1 if pm.leader is None else pm.leader,
             "replicas": list(pm.replicas), "in-sync": list(pm.isr),
             "out-of-sync": [r for r in pm.replicas if r not in pm.isr],
             "offline": [r for r in pm.replicas if r not in alive]}
 
 
-def cluster_state_body(facts: ClusterFacts, verbose: bool, topic_pattern=None) -> dict:
+def cluster_state_body(facts: ClusterFacts, verbose: bool, topic_pattern: re.Pattern | None = None) -> dict:
     """Cruise Control's `kafka_cluster_state` body: KafkaBrokerState and KafkaPartitionState."""
     md = facts.metadata
     alive = set(md.brokers)

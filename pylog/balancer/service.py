@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 
 from pylog.balancer import params as P
 from pylog.balancer.anomaly import BrokerFailureDetector
-from pylog.balancer.analyzer import KNOWN_GOALS, ProposalError, parse_goals, propose
-from pylog.balancer.cluster import broker_counts, close_cluster, cluster_state_body, load_body, open_cluster, read
+from pylog.balancer.analyzer import KNOWN_GOALS, Proposal, ProposalError, parse_goals, propose
+from pylog.balancer.cluster import (ClusterFacts, broker_counts, close_cluster, cluster_state_body, load_body,
+                                    open_cluster, read)
 from pylog.balancer.config import BalancerConfig
 from pylog.balancer.executor import Caps, ExecutionBusy, Executor
 from pylog.balancer.tasks import Reply, UserTask, UserTaskManager, error_body
@@ -32,9 +33,16 @@ class Balancer:
         """Stop the background parts."""
         self.detector.stop()
 
-    def work(self, endpoint: str, params: Mapping[str, str]):
+    def work(self, endpoint: str, params: Mapping[str, str]) -> Callable[[UserTask], Reply]:
         """The function a task of this endpoint runs."""
         return lambda task: self._guarded(endpoint, params, task)
+
+    def _read(self, with_sizes: bool = True) -> ClusterFacts:
+        cluster = open_cluster(self.cfg["bootstrap.servers"])
+        try:
+            return read(cluster, with_sizes)
+        finally:
+            close_cluster(cluster)
 
     def _guarded(self, endpoint: str, params: Mapping[str, str], task: UserTask) -> Reply:
         try:
@@ -52,11 +60,7 @@ class Balancer:
         body: dict = {}
         if "MONITOR" in wanted:
             task.step("RETRIEVING_METADATA", "Reading the cluster's partitions and replica sizes.")
-            cluster = open_cluster(self.cfg["bootstrap.servers"])
-            try:
-                facts = read(cluster)
-            finally:
-                close_cluster(cluster)
+            facts = self._read()
             total = len(facts.replicas)
             sized = total if facts.sizes is None else sum(
                 1 for tp, reps in facts.replicas.items() if any((tp, r) in facts.sizes for r in reps))
@@ -80,26 +84,18 @@ class Balancer:
 
     def _load(self, params: Mapping[str, str], task: UserTask) -> Reply:
         task.step("RETRIEVING_METADATA", "Reading the cluster's partitions and replica sizes.")
-        cluster = open_cluster(self.cfg["bootstrap.servers"])
-        try:
-            facts = read(cluster)
-        finally:
-            close_cluster(cluster)
+        facts = self._read()
         alive = facts.metadata.brokers
         rows = broker_counts(facts, sorted(set(alive) | facts.holders()))
         return Reply(200, load_body(rows, alive, alive, facts.hosts))
 
     def _kafka_cluster_state(self, params: Mapping[str, str], task: UserTask) -> Reply:
         topic = P.pattern(params, "topic")
-        cluster = open_cluster(self.cfg["bootstrap.servers"])
-        try:
-            facts = read(cluster, with_sizes=False)
-        finally:
-            close_cluster(cluster)
+        facts = self._read(with_sizes=False)
         return Reply(200, cluster_state_body(facts, P.flag(params, "verbose", False), topic))
 
     def _proposals(self, params: Mapping[str, str], task: UserTask) -> Reply:
-        return Reply(200, self._plan("rebalance", params, task, [])[0].body)
+        return Reply(200, self._plan("rebalance", params, task, []).body)
 
     def user_tasks(self, params: Mapping[str, str]) -> dict:
         """The user_tasks body (synchronous)."""
@@ -109,18 +105,14 @@ class Balancer:
 
     # ------------------------------------------------------------------ POST
 
-    def _plan(self, action: str, params: Mapping[str, str], task: UserTask, ids: list[int]):
+    def _plan(self, action: str, params: Mapping[str, str], task: UserTask, ids: list[int]) -> Proposal:
         goals = parse_goals(params.get("goals"))
         excluded = P.pattern(params, "excluded_topics")
         verbose = P.flag(params, "verbose", False)
         task.step("RETRIEVING_METADATA", "Reading the cluster's partitions and replica sizes.")
-        cluster = open_cluster(self.cfg["bootstrap.servers"])
-        try:
-            facts = read(cluster)
-        finally:
-            close_cluster(cluster)
+        facts = self._read()
         task.step("OPTIMIZING", "Planning with pylog's minimal-movement planner.")
-        return propose(facts, self.cfg, action, ids, goals, excluded, verbose), facts
+        return propose(facts, self.cfg, action, ids, goals, excluded, verbose)
 
     def _caps(self, params: Mapping[str, str]) -> Caps:
         c = self.cfg
@@ -138,7 +130,7 @@ class Balancer:
         caps = self._caps(params)
         if not dryrun and self.executor.busy():
             raise ExecutionBusy("Cannot start a new execution while there is an ongoing execution.")
-        proposal, _ = self._plan(action, params, task, ids)
+        proposal = self._plan(action, params, task, ids)
         if not dryrun and proposal.changed:
             task.step("STARTING_EXECUTION", "Starting the partition reassignments (KIP-455).")
             self.executor.start(task.task_id, proposal.changed, proposal.current, caps, proposal.removed_brokers,
