@@ -13,13 +13,14 @@ from __future__ import annotations
 import logging
 import threading
 import time
+import uuid
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from pylog.balancer.cluster import close_cluster, open_cluster
 from pylog.cli.reassign_cluster import BrokerCluster
-from pylog.cli.reassign_logic import Move, move_map, reassigning_brokers, topic_throttles
+from pylog.cli.reassign_logic import Move, Ongoing, move_map, reassigning_brokers, topic_throttles
 from pylog.cli.reassign_ops import clear_all
 from pylog.common.types import TP
 
@@ -110,6 +111,23 @@ class Executor:
         threading.Thread(target=self._run, args=(ex, caps), name=f"executor-{task_id}", daemon=True).start()
         return ex
 
+    def adopt(self, ongoing: Mapping[TP, Ongoing], caps: Caps) -> Execution | None:
+        """Follow reassignments found in flight at start (a balancer restarted mid-execution): they are
+        waited for, their leaders elected and the throttle cleared, and nothing is started again."""
+        if not ongoing:
+            return None
+        with self._lock:
+            if self.current is not None:
+                raise ExecutionBusy("An execution is already running.")
+            ex = Execution("recovered-" + uuid.uuid4().hex, {tp: list(o.target) for tp, o in ongoing.items()},
+                           move_map(ongoing, {}, {}), "Reassignments in flight when the balancer started",
+                           in_flight=set(ongoing))
+            self.current = ex
+            self._stop.clear()
+        log.warning("following %d partition reassignment(s) already in flight", len(ongoing))
+        threading.Thread(target=self._run, args=(ex, caps), name=f"executor-{ex.task_id}", daemon=True).start()
+        return ex
+
     def stop(self) -> bool:
         """Ask the running execution to stop (graceful); False if nothing runs."""
         ex = self.current
@@ -138,7 +156,7 @@ class Executor:
                 self.current, self.last = None, ex
 
     def _execute(self, cluster: BrokerCluster, ex: Execution, caps: Caps) -> None:
-        if caps.throttle is not None and ex.moves:
+        if caps.throttle is not None and ex.pending:
             live = cluster.live_brokers()  # a dead broker (self-healing) takes no config; it sends nothing anyway
             cluster.set_throttles(topic_throttles(ex.moves), [b for b in reassigning_brokers(ex.moves) if b in live],
                                   caps.throttle)

@@ -33,7 +33,12 @@ def main(argv: list[str] | None = None) -> int:
         print(f"Error: cannot listen on {cfg['webserver.http.address']}:{cfg['webserver.http.port']}: "
               f"{exc.strerror}", file=sys.stderr)
         return 1
-    balancer.start()
+    try:
+        balancer.start()
+    except Exception as exc:  # the cluster must be reachable to find an execution left in flight
+        httpd.shutdown()
+        print(f"Error: cannot read the cluster at {cfg['bootstrap.servers']}: {exc}", file=sys.stderr)
+        return 1
     host, port = httpd.server_address[:2]
     logging.getLogger("pylog.balancer").info("pylog balancer serving http://%s:%d%s/", host, port, cfg.url_prefix)
     stop = threading.Event()

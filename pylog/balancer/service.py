@@ -26,7 +26,12 @@ class Balancer:
         self.detector = BrokerFailureDetector(cfg, self.executor)
 
     def start(self) -> None:
-        """Start the background parts (the anomaly detector)."""
+        """Start the background parts: follow reassignments already in flight, detect anomalies."""
+        cluster = open_cluster(self.cfg["bootstrap.servers"])
+        try:
+            self.executor.adopt(cluster.ongoing(), self._caps({}))
+        finally:
+            close_cluster(cluster)
         self.detector.start()
 
     def stop(self) -> None:
@@ -132,6 +137,7 @@ class Balancer:
             raise ExecutionBusy("Cannot start a new execution while there is an ongoing execution.")
         proposal = self._plan(action, params, task, ids)
         if not dryrun and proposal.changed:
+            self._refuse_if_reassigning()
             task.step("STARTING_EXECUTION", "Starting the partition reassignments (KIP-455).")
             self.executor.start(task.task_id, proposal.changed, proposal.current, caps, proposal.removed_brokers,
                                 params.get("reason", ""))
@@ -140,6 +146,17 @@ class Balancer:
         elif not dryrun:
             self.executor.recently_removed.update(proposal.removed_brokers)
         return Reply(200, proposal.body)
+
+    def _refuse_if_reassigning(self) -> None:
+        # Reassignments this balancer did not start (a tool, or another balancer) would be overridden.
+        cluster = open_cluster(self.cfg["bootstrap.servers"])
+        try:
+            ongoing = cluster.ongoing()
+        finally:
+            close_cluster(cluster)
+        if ongoing:
+            raise ExecutionBusy(f"Cannot start a new execution: {len(ongoing)} partition reassignment(s) are in "
+                                f"progress in the cluster.")
 
     def _rebalance(self, params: Mapping[str, str], task: UserTask) -> Reply:
         return self._change("rebalance", params, task, [])

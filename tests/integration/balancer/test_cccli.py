@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from pylog.cli.admin_client import BROKER_RESOURCE, BrokerAdmin
+from pylog.cli.reassign_cluster import BrokerCluster
 from pylog.cli.topics import topics_command
 from pylog.zk.testing import free_port
 
@@ -49,7 +50,7 @@ def start_balancer(tmp_path: Path, bootstrap: str, zk_connect: str, port: int) -
         # Short broker-failure thresholds so the kill -9 phase heals within seconds.
         "self.healing.enabled=true", "anomaly.detection.interval.ms=500", "broker.failure.alert.threshold.ms=1000",
         "broker.failure.self.healing.threshold.ms=2000", ""]))
-    with open(tmp_path / "balancer.log", "w") as out:  # a file, so a chatty log never blocks the service
+    with open(tmp_path / "balancer.log", "a") as out:  # a file, so a chatty log never blocks the service
         return subprocess.Popen([os.path.join(REPO, "bin", "pylog-cruise-control-start.sh"), str(config)],
                                 stdout=out, stderr=subprocess.STDOUT)
 
@@ -96,6 +97,50 @@ def poll_by_user_task_id(port: int) -> None:
         time.sleep(0.05)
 
 
+def stop_balancer(proc: subprocess.Popen, tmp_path: Path) -> subprocess.CompletedProcess:
+    # The stop script, given the config, signals only this balancer (its command line names the file).
+    stop = subprocess.run([os.path.join(REPO, "bin", "pylog-cruise-control-stop.sh"),
+                           str(tmp_path / "cruisecontrol.properties")], capture_output=True, text=True, timeout=30)
+    try:
+        proc.wait(30)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait(10)
+    return stop
+
+
+def restart_mid_reassignment(c, proc: subprocess.Popen, tmp_path: Path, zk_connect: str, port: int,
+                             values: list[str]) -> subprocess.Popen:
+    """A reassignment held in flight by a 1 B/s throttle: a restarted balancer follows it (never starts it
+    again), refuses a new execution meanwhile, and clears the throttle once it completed."""
+    admin = BrokerAdmin(c.bootstrap, 10000)
+    try:
+        cluster = BrokerCluster(admin)
+        # Enough bytes in cc-0 that a 1 B/s throttle holds its new replica back for the whole check.
+        big = [f"b{i:04d}" + "x" * 8000 for i in range(400)]
+        kcat(c.bootstrap, "-P", "-t", "cc", "-p", "0", "-X", "acks=all", input="\n".join(big) + "\n")
+        values += big
+        replicas = list(partitions(c.bootstrap, "cc")[0].replicas)
+        cluster.set_throttles({"cc": (",".join(f"0:{b}" for b in replicas), "0:0")}, [0, 1, 2, 3], 1)
+        assert cluster.start({("cc", 0): [replicas[0], 0]}) == {}
+        assert stop_balancer(proc, tmp_path).returncode == 0 and proc.returncode == 0
+        proc = start_balancer(tmp_path, c.bootstrap, zk_connect, port)
+        wait_for(lambda: subprocess.run([CCCLI, "-a", f"127.0.0.1:{port}", "state"], capture_output=True,
+                                        timeout=30).returncode == 0, 30, "the balancer to listen again")
+        executor = cccli(port, "state")[0]["ExecutorState"]
+        assert executor["state"] == "INTER_BROKER_REPLICA_MOVEMENT_TASK_IN_PROGRESS", executor
+        assert executor["triggeredUserTaskId"].startswith("recovered-") and executor["numPendingPartitionMovements"] == 0
+        refused, _ = cccli(port, "rebalance")
+        assert "Cannot start a new execution" in refused["errorMessage"]
+        cluster.clear_throttles([0, 1, 2, 3], [])  # let the follower catch up
+        wait_idle(port)
+        assert sorted(partitions(c.bootstrap, "cc")[0].replicas) == sorted([replicas[0], 0])
+        assert throttles_left(c.bootstrap, range(4)) == []
+    finally:
+        admin.close()
+    return proc
+
+
 def healed(bootstrap: str, dead: int) -> bool:
     views = partitions(bootstrap, "cc").values()
     return all(dead not in v.replicas and set(v.isr) == set(v.replicas) and len(v.replicas) == 2 for v in views)
@@ -103,8 +148,8 @@ def healed(bootstrap: str, dead: int) -> bool:
 
 def heal_a_killed_broker(c, port: int, values: list[str]) -> None:
     """kill -9 broker 1: after the alert threshold the failure is listed, after the healing threshold its
-    replicas are re-created on the live brokers (not on 0, recently removed) until nothing is under-replicated."""
-    live = ",".join(c.brokers[b].address for b in (2, 3))
+    replicas are re-created on the live brokers until nothing is under-replicated."""
+    live = ",".join(c.brokers[b].address for b in (0, 2, 3))
     killed_at = time.monotonic()
     c.brokers[1].kill()
     wait_for(lambda: healed(live, 1), 60, "the balancer to heal broker 1's partitions", interval=0.2)
@@ -115,9 +160,10 @@ def heal_a_killed_broker(c, port: int, values: list[str]) -> None:
     failures = detector["AnomalyDetectorState"]["recentBrokerFailures"]
     assert [(list(f["failedBrokersByTimeMs"]), f["status"]) for f in failures] == [(["1"], "FIX_STARTED")]
     assert detector["AnomalyDetectorState"]["numSelfHealingStarted"] == 1
-    assert replica_counts(live, "cc") == {2: 6, 3: 6}
+    counts = replica_counts(live, "cc")
+    assert 1 not in counts and sum(counts.values()) == 12
     got = kcat(live, "-C", "-t", "cc", "-e", "-f", "%s\n").stdout.split()
-    assert sorted(got) == values
+    assert sorted(got) == sorted(values)
 
 
 def test_cccli_drives_the_balancer(cluster_factory, zk_connect, tmp_path):
@@ -174,17 +220,11 @@ def test_cccli_drives_the_balancer(cluster_factory, zk_connect, tmp_path):
         assert statuses["POST /kafkacruisecontrol/add_broker"] == "Completed"
         assert statuses["POST /kafkacruisecontrol/remove_broker"] == "Completed"
         got = kcat(c.bootstrap, "-C", "-t", "cc", "-e", "-f", "%s\n").stdout.split()
-        assert sorted(got) == values
+        assert sorted(got) == sorted(values)
+        proc = restart_mid_reassignment(c, proc, tmp_path, zk_connect, port, values)
         heal_a_killed_broker(c, port, values)
     finally:
-        # The stop script, given the config, signals only this balancer (its command line names the file).
-        stop = subprocess.run([os.path.join(REPO, "bin", "pylog-cruise-control-stop.sh"),
-                               str(tmp_path / "cruisecontrol.properties")], capture_output=True, text=True, timeout=30)
-        try:
-            proc.wait(30)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(10)
+        stop = stop_balancer(proc, tmp_path)
         log = (tmp_path / "balancer.log").read_text()
         print("\n".join(line for line in log.splitlines() if " GET " not in line and " POST " not in line))
     assert (stop.returncode, proc.returncode) == (0, 0), stop.stderr

@@ -112,3 +112,24 @@ def test_stop_lets_moves_in_flight_finish_starts_nothing_new_and_clears_throttle
     assert [c for c in fake.calls if c[0] == "start"] == [("start", [("t", 0)])]
     assert run.finished == {("t", 0)} and run.cancelled == {("t", 1), ("t", 2), ("t", 3)}
     assert [c[0] for c in fake.calls][-2:] == ["clear", "close"] and not any(c[0] == "elect" for c in fake.calls)
+
+
+def test_reassignments_in_flight_at_start_are_followed_not_started_again(monkeypatch):
+    current = {("t", 0): [0, 1], ("t", 1): [1, 2]}
+    fake = SlowCluster(current)
+    fake.running = {("t", 0): [2, 1]}
+    monkeypatch.setattr(E, "open_cluster", lambda bootstrap: fake)
+    monkeypatch.setattr(E, "close_cluster", lambda c: c.close())
+    ex = E.Executor("unused:1")
+    caps = E.Caps(per_broker=5, cluster=5, leaders=5, throttle=1000, check_interval_s=0.001)
+    assert ex.adopt({}, caps) is None and not ex.busy()
+    run = ex.adopt({("t", 0): Ongoing((2, 1, 0), (2,), (0,))}, caps)
+    assert ex.busy() and ex.state()["numInProgressPartitionMovements"] == 1
+    fake.release = True
+    deadline = time.monotonic() + 10
+    while ex.busy() and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert run.finished == {("t", 0)} and run.targets == {("t", 0): [2, 1]}
+    kinds = [c[0] for c in fake.calls]
+    assert "start" not in kinds and "throttle" not in kinds  # nothing started twice, the throttle only cleared
+    assert kinds[-3:] == ["elect", "clear", "close"]
