@@ -15,6 +15,7 @@ import logging
 import threading
 import time
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from pylog.balancer.analyzer import ProposalError, propose
@@ -66,9 +67,10 @@ class DetectorState:
 class BrokerFailureDetector:
     """A thread that reads the cluster, raises broker-failure anomalies and heals them."""
 
-    def __init__(self, cfg: BalancerConfig, executor: Executor) -> None:
+    def __init__(self, cfg: BalancerConfig, executor: Executor, caps: Callable[[], Caps]) -> None:
         self.cfg = cfg
         self.executor = executor
+        self.caps = caps  # the service's current caps (admin may change them at run time)
         self.state = DetectorState()
         self.self_healing = cfg.self_healing_for_broker_failure()
         self._stop = threading.Event()
@@ -130,10 +132,7 @@ class BrokerFailureDetector:
             log.error("cannot heal broker failure %s: %s", anomaly.anomaly_id, exc)
             anomaly.status, anomaly.status_update_ms = "FIX_FAILED_TO_START", now
             return
-        c = self.cfg
-        caps = Caps(c["num.concurrent.partition.movements.per.broker"], c["max.num.cluster.movements"],
-                    c["num.concurrent.leader.movements"], c["default.replication.throttle"],
-                    c["execution.progress.check.interval.ms"] / 1000)
+        caps = self.caps()
         task_id = "self-healing-" + anomaly.anomaly_id
         try:
             self.executor.start(task_id, proposal.changed, proposal.current, caps, reason="Self healing for "

@@ -27,7 +27,14 @@ POST_ENDPOINTS = {
     "add_broker": {"brokerid", "kafka_assigner", "throttle_added_broker"} | EXEC | GOAL,
     "remove_broker": {"brokerid", "kafka_assigner", "throttle_removed_broker", "destination_broker_ids"} | EXEC | GOAL,
     "stop_proposal_execution": {"review_id", "force_stop", "stop_external_agent"},
+    "admin": {"enable_self_healing_for", "disable_self_healing_for", "drop_recently_removed_brokers",
+              "drop_recently_demoted_brokers", "concurrent_partition_movements_per_broker",
+              "concurrent_leader_movements", "max_partition_movements_in_cluster", "review_id",
+              "enable_concurrency_adjuster_for", "disable_concurrency_adjuster_for",
+              "min_isr_based_concurrency_adjustment"},
 }
+ANOMALY_TYPES = ("BROKER_FAILURE", "DISK_FAILURE", "GOAL_VIOLATION", "MAINTENANCE_EVENT", "METRIC_ANOMALY",
+                 "TOPIC_ANOMALY")
 SUBSTATES = ("MONITOR", "EXECUTOR", "ANALYZER", "ANOMALY_DETECTOR")
 
 
@@ -94,4 +101,13 @@ def substates(params: Mapping[str, str]) -> list[str]:
     bad = [s for s in wanted if s not in SUBSTATES]
     if bad:
         raise ParamError(f"Unsupported substates {bad}; choose from {list(SUBSTATES)}")
+    return wanted
+
+
+def anomaly_types(params: Mapping[str, str], name: str) -> set[str]:
+    """An anomaly-type list (admin's enable/disable_self_healing_for)."""
+    wanted = {t.strip().upper() for t in params.get(name, "").split(",") if t.strip()}
+    bad = sorted(wanted - set(ANOMALY_TYPES))
+    if bad:
+        raise ParamError(f"{name}: unknown anomaly types {bad}; choose from {list(ANOMALY_TYPES)}")
     return wanted

@@ -75,6 +75,11 @@ class Handler(BaseHTTPRequestHandler):
             self._send(Reply(200, self.server.balancer.user_tasks(params)), as_json)
         elif endpoint == "stop_proposal_execution":
             self._send(Reply(200, self.server.balancer.stop_execution()), as_json)
+        elif endpoint == "admin":
+            try:
+                self._send(Reply(200, self.server.balancer.admin(params)), as_json)
+            except P.ParamError as exc:
+                self._send(Reply(400, error_body(exc)), as_json)
         else:
             assert endpoint in ASYNC
             self._serve_task(endpoint, url, params, as_json)

@@ -19,11 +19,17 @@ ASYNC = {"state", "load", "kafka_cluster_state", "proposals", "rebalance", "add_
 class Balancer:
     """Configuration, the executor and the user tasks of one service."""
 
+    # admin's concurrency parameters -> the configuration keys whose values they replace at run time
+    CONCURRENCY = {"concurrent_partition_movements_per_broker": "num.concurrent.partition.movements.per.broker",
+                   "concurrent_leader_movements": "num.concurrent.leader.movements",
+                   "max_partition_movements_in_cluster": "max.num.cluster.movements"}
+
     def __init__(self, cfg: BalancerConfig) -> None:
         self.cfg = cfg
         self.executor = Executor(cfg["bootstrap.servers"])
         self.tasks = UserTaskManager(cfg["max.active.user.tasks"], cfg["webserver.session.maxExpiryTimeMs"])
-        self.detector = BrokerFailureDetector(cfg, self.executor)
+        self.concurrency: dict[str, int] = {}
+        self.detector = BrokerFailureDetector(cfg, self.executor, lambda: self._caps({}))
 
     def start(self) -> None:
         """Start the background parts: follow reassignments already in flight, detect anomalies."""
@@ -120,7 +126,7 @@ class Balancer:
         return propose(facts, self.cfg, action, ids, goals, excluded, verbose)
 
     def _caps(self, params: Mapping[str, str]) -> Caps:
-        c = self.cfg
+        c = {**self.cfg.values, **{self.CONCURRENCY[k]: v for k, v in self.concurrency.items()}}
         return Caps(
             per_broker=P.number(params, "concurrent_partition_movements_per_broker",
                                 c["num.concurrent.partition.movements.per.broker"]) or 1,
@@ -166,6 +172,35 @@ class Balancer:
 
     def _remove_broker(self, params: Mapping[str, str], task: UserTask) -> Reply:
         return self._change("remove_broker", params, task, P.broker_ids(params))
+
+    def admin(self, params: Mapping[str, str]) -> dict:
+        """The admin endpoint (synchronous): self-healing on/off, concurrency defaults, recently removed brokers."""
+        enable, disable = P.anomaly_types(params, "enable_self_healing_for"), P.anomaly_types(
+            params, "disable_self_healing_for")
+        unsupported = sorted((enable | disable) - {"BROKER_FAILURE"})
+        if unsupported:
+            raise P.ParamError(f"pylog detects only BROKER_FAILURE anomalies so far, not {unsupported}")
+        for name in ("enable_concurrency_adjuster_for", "disable_concurrency_adjuster_for",
+                     "min_isr_based_concurrency_adjustment"):
+            if params.get(name):
+                raise P.ParamError(f"{name}: pylog has no concurrency adjuster")
+        if enable & disable:
+            raise P.ParamError("The same anomaly type cannot be both enabled and disabled")
+        before = {"BROKER_FAILURE": self.detector.self_healing}
+        if enable or disable:
+            self.detector.self_healing = bool(enable)
+        body: dict = {"selfHealingEnabledBefore": before,
+                      "selfHealingEnabledAfter": {"BROKER_FAILURE": self.detector.self_healing}}
+        changed = {k: P.number(params, k, None) for k in self.CONCURRENCY if params.get(k)}
+        if changed:
+            self.concurrency.update(changed)
+            body["ongoingConcurrencyChangeRequest"] = ", ".join(f"{k}={v}" for k, v in sorted(changed.items()))
+        if params.get("drop_recently_removed_brokers"):
+            dropped = set(P.broker_ids(params, "drop_recently_removed_brokers"))
+            self.executor.recently_removed -= dropped
+            body["dropRecentBrokersRequest"] = f"Dropped recently removed brokers: {sorted(dropped)}"
+        body["version"] = 1
+        return body
 
     def stop_execution(self) -> dict:
         """The stop_proposal_execution body (synchronous)."""

@@ -195,6 +195,12 @@ def test_cccli_drives_the_balancer(cluster_factory, zk_connect, tmp_path):
         stopped, _ = cccli(port, "stop_proposal_execution")
         assert stopped["message"] == "No ongoing proposal execution to stop."
         poll_by_user_task_id(port)
+        admin, _ = cccli(port, "admin", "--disable-self-healing-for", "broker_failure")
+        assert (admin["selfHealingEnabledBefore"], admin["selfHealingEnabledAfter"]) == (
+            {"BROKER_FAILURE": True}, {"BROKER_FAILURE": False})
+        cccli(port, "admin", "--enable-self-healing-for", "broker_failure")
+        detector = cccli(port, "state", "--add-parameter", "substates=anomaly_detector")[0]["AnomalyDetectorState"]
+        assert detector["selfHealingEnabled"] == ["BROKER_FAILURE"]
 
         new = c.add_broker()
         before = partitions(c.bootstrap, "cc")

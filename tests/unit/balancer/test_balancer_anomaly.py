@@ -39,7 +39,8 @@ def detector(monkeypatch, readings, clock, healing="true"):
     monkeypatch.setattr(A, "read", lambda cluster, with_sizes=True: readings[0])
     monkeypatch.setattr(A, "_now_ms", lambda: clock[0])
     ex = FakeExecutor()
-    return A.BrokerFailureDetector(cfg, ex), ex
+    caps = A.Caps(per_broker=5, cluster=50, leaders=100, throttle=None, check_interval_s=1)
+    return A.BrokerFailureDetector(cfg, ex, lambda: caps), ex
 
 
 REPLICAS = [[0, 1], [1, 2], [2, 0], [0, 1]]

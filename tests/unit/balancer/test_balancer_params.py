@@ -37,3 +37,10 @@ def test_values():
             P.broker_ids(bad)
     with pytest.raises(P.ParamError, match="Unsupported substates"):
         P.substates({"substates": "nope"})
+
+
+def test_anomaly_types():
+    assert P.anomaly_types({"enable_self_healing_for": "broker_failure"}, "enable_self_healing_for") == {
+        "BROKER_FAILURE"}
+    with pytest.raises(P.ParamError, match="unknown anomaly types"):
+        P.anomaly_types({"enable_self_healing_for": "fire"}, "enable_self_healing_for")
