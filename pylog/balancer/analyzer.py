@@ -168,3 +168,43 @@ def propose(facts: ClusterFacts, cfg: BalancerConfig, action: str, ids: Sequence
         body["proposals"] = _verbose_proposals(plan)
     removed = sorted(ids) if action == "remove_broker" else []
     return Proposal(plan.changed(), plan.current, body, removed)
+
+
+def demote(facts: ClusterFacts, ids: Sequence[int], skip_urp: bool, followers_too: bool) -> Proposal:
+    """demote_broker: the brokers become the least preferred replicas, so that preferred leader elections
+    move leadership off them; no replica moves. A partition whose new preferred leader is out of sync is
+    left alone (it could not take the leadership), as are under-replicated ones with skip_urp_demotion."""
+    demoted = set(ids)
+    unknown = sorted(demoted - set(facts.metadata.brokers) - facts.holders())
+    if unknown:
+        raise ProposalError(f"Broker(s) {unknown} are not part of the cluster")
+    current, changed, leaders = {}, {}, 0
+    for t, tm in sorted(facts.metadata.topics.items()):
+        for p, pm in sorted(tm.partitions.items()):
+            reps = list(pm.replicas)
+            current[(t, p)] = reps
+            new = [r for r in reps if r not in demoted] + [r for r in reps if r in demoted]
+            if new == reps or not new or new[0] in demoted or new[0] not in pm.isr:
+                continue
+            if skip_urp and len(pm.isr) < len(reps):
+                continue
+            if not followers_too and reps[0] not in demoted:
+                continue
+            changed[(t, p)] = new
+            leaders += pm.leader in demoted
+    rows = {}
+    for (t, p), reps in current.items():
+        lead = changed.get((t, p), reps)[0]
+        for b in reps:
+            row = rows.setdefault(b, {"Replicas": 0, "Leaders": 0, "DiskMB": 0.0})
+            row["Replicas"] += 1
+            row["Leaders"] += b == lead
+    summary = {"numReplicaMovements": 0, "dataToMoveMB": 0, "numIntraBrokerReplicaMovements": 0,
+               "intraBrokerDataToMoveMB": 0, "numLeaderMovements": leaders, "recentWindows": 0,
+               "excludedTopics": [], "excludedBrokersForLeadership": sorted(demoted),
+               "excludedBrokersForReplicaMove": [], "provisionStatus": "UNDECIDED"}
+    goal = {"goal": "PreferredLeaderElectionGoal", "status": "FIXED" if changed else "NO-ACTION",
+            "optimizationTimeMs": 0}
+    body = {"summary": summary, "goalSummary": [goal], "version": 1,
+            "loadAfterOptimization": load_body(rows, facts.metadata.brokers, facts.metadata.brokers, facts.hosts)}
+    return Proposal(changed, current, body, [])

@@ -87,6 +87,7 @@ class Executor:
         self.current: Execution | None = None
         self.last: Execution | None = None
         self.recently_removed: set[int] = set()
+        self.recently_demoted: set[int] = set()
         self.self_healing_task: str | None = None  # the last execution the anomaly detector started
         self._lock = threading.Lock()
         self._stop = threading.Event()
@@ -191,7 +192,8 @@ class Executor:
         """ExecutorState as Cruise Control reports it."""
         ex = self.current
         body: dict = {"state": NO_TASK if ex is None else ex.state,
-                      "recentlyRemovedBrokers": sorted(self.recently_removed), "recentlyDemotedBrokers": []}
+                      "recentlyRemovedBrokers": sorted(self.recently_removed),
+                      "recentlyDemotedBrokers": sorted(self.recently_demoted)}
         if ex is None:
             if self.last is not None and self.last.error:
                 body["lastExecutionError"] = self.last.error

@@ -6,14 +6,15 @@ from collections.abc import Callable, Mapping
 
 from pylog.balancer import params as P
 from pylog.balancer.anomaly import BrokerFailureDetector
-from pylog.balancer.analyzer import KNOWN_GOALS, Proposal, ProposalError, parse_goals, propose
+from pylog.balancer.analyzer import KNOWN_GOALS, Proposal, ProposalError, demote, parse_goals, propose
 from pylog.balancer.cluster import (ClusterFacts, broker_counts, close_cluster, cluster_state_body, load_body,
                                     open_cluster, read)
 from pylog.balancer.config import BalancerConfig
 from pylog.balancer.executor import Caps, ExecutionBusy, Executor
 from pylog.balancer.tasks import Reply, UserTask, UserTaskManager, error_body
 
-ASYNC = {"state", "load", "kafka_cluster_state", "proposals", "rebalance", "add_broker", "remove_broker"}
+ASYNC = {"state", "load", "kafka_cluster_state", "proposals", "rebalance", "add_broker", "remove_broker",
+         "demote_broker"}
 
 
 class Balancer:
@@ -163,6 +164,26 @@ class Balancer:
         if ongoing:
             raise ExecutionBusy(f"Cannot start a new execution: {len(ongoing)} partition reassignment(s) are in "
                                 f"progress in the cluster.")
+
+    def _demote_broker(self, params: Mapping[str, str], task: UserTask) -> Reply:
+        ids = P.broker_ids(params)
+        dryrun = P.flag(params, "dryrun", True)
+        caps = self._caps(params)
+        if not dryrun and self.executor.busy():
+            raise ExecutionBusy("Cannot start a new execution while there is an ongoing execution.")
+        task.step("RETRIEVING_METADATA", "Reading the cluster's partitions.")
+        proposal = demote(self._read(with_sizes=False), ids, P.flag(params, "skip_urp_demotion", False),
+                          not P.flag(params, "exclude_follower_demotion", False))
+        if not dryrun:
+            if proposal.changed:
+                self._refuse_if_reassigning()
+                task.step("STARTING_EXECUTION", "Reordering replicas and electing preferred leaders.")
+                self.executor.start(task.task_id, proposal.changed, proposal.current, caps, reason=params.get(
+                    "reason", ""))
+                task.execution = lambda: (self.executor.current is not None
+                                          and self.executor.current.task_id == task.task_id)
+            self.executor.recently_demoted.update(ids)
+        return Reply(200, proposal.body)
 
     def _rebalance(self, params: Mapping[str, str], task: UserTask) -> Reply:
         return self._change("rebalance", params, task, [])

@@ -221,6 +221,14 @@ def test_cccli_drives_the_balancer(cluster_factory, zk_connect, tmp_path):
         counts = replica_counts(c.bootstrap, "cc")
         assert 0 not in counts and sorted(counts.values()) == [4, 4, 4]
 
+        demoted, _ = cccli(port, "demote_broker", "2")
+        assert demoted["summary"]["numReplicaMovements"] == 0 and demoted["summary"]["numLeaderMovements"] > 0
+        state = wait_idle(port)
+        assert state["ExecutorState"]["recentlyDemotedBrokers"] == [2]
+        views = partitions(c.bootstrap, "cc").values()
+        assert all(v.leader != 2 and v.replicas[-1] == 2 for v in views if 2 in v.replicas)
+        assert sum(2 in v.replicas for v in views) == 4  # leadership moved, replicas did not
+
         tasks, _ = cccli(port, "user_tasks")
         statuses = {t["RequestURL"].split("?")[0]: t["Status"] for t in tasks["userTasks"]}
         assert statuses["POST /kafkacruisecontrol/add_broker"] == "Completed"
