@@ -112,7 +112,7 @@ def _goal_summary(goals: Sequence[str], plan: Plan, cfg: BalancerConfig, elapsed
             was, now = False, plan.report.rack_violations > 0
         else:  # TopicReplicaDistributionGoal: each topic within one replica per broker
             was, now = False, plan.report.max_topic_spread > 1
-        status = "VIOLATED" if now else ("FIXED" if was or plan.changed() else "NO-ACTION")
+        status = "VIOLATED" if now else ("FIXED" if was else "NO-ACTION")
         out.append({"goal": goal, "status": status, "optimizationTimeMs": elapsed_ms,
                     "clusterModelStats": {"metadata": {"brokers": len(rows), "replicas": plan.report.replicas,
                                                        "topics": len({tp[0] for tp in plan.current})}}})
