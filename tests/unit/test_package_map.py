@@ -29,9 +29,10 @@ ALLOWED: dict[str, set[str] | None] = {
     # Tools reach a cluster through ZooKeeper and the protocol, as Kafka's do, never through broker internals
     # (the coordinator's pure parts are fine: group state names, the consumer protocol's assignment codec).
     "cli": {"protocol", "log", "zk", "client", "common", "planner", "spark", "security", "coordinator"},
-    # The balancer (Cruise Control's REST API) is a tool too: it reaches the cluster the way the tools do and
-    # reuses their cluster access (BrokerCluster: Metadata, DescribeLogDirs, KIP-455, throttles) and the planner.
-    "balancer": {"cli", "planner", "zk", "client", "common"},
+    # The balancer (Cruise Control's REST API) is a tool too: it reaches the cluster the way the tools do,
+    # reusing their cluster access (BrokerCluster: Metadata, DescribeLogDirs, KIP-455, throttles, elections)
+    # rather than a second copy of it, and plans with the planner.
+    "balancer": {"cli", "planner", "common"},
     "bench": ANY, "chaos": ANY, "localcluster": ANY,
 }
 STDLIB_ONLY = {"common", "planner"}
