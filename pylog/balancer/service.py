@@ -143,16 +143,20 @@ class Balancer:
         if not dryrun and self.executor.busy():
             raise ExecutionBusy("Cannot start a new execution while there is an ongoing execution.")
         proposal = self._plan(action, params, task, ids)
-        if not dryrun and proposal.changed:
-            self._refuse_if_reassigning()
-            task.step("STARTING_EXECUTION", "Starting the partition reassignments (KIP-455).")
-            self.executor.start(task.task_id, proposal.changed, proposal.current, caps, proposal.removed_brokers,
-                                params.get("reason", ""))
-            task.execution = lambda: (self.executor.current is not None
-                                      and self.executor.current.task_id == task.task_id)
-        elif not dryrun:
-            self.executor.recently_removed.update(proposal.removed_brokers)
+        if not dryrun:
+            self._execute(task, proposal, caps, params.get("reason", ""))
         return Reply(200, proposal.body)
+
+    def _execute(self, task: UserTask, proposal: Proposal, caps: Caps, reason: str) -> None:
+        """Hand a proposal to the executor; the task stays InExecution while it runs."""
+        if not proposal.changed:
+            self.executor.recently_removed.update(proposal.removed_brokers)
+            return
+        self._refuse_if_reassigning()
+        task.step("STARTING_EXECUTION", "Starting the partition reassignments (KIP-455).")
+        self.executor.start(task.task_id, proposal.changed, proposal.current, caps, proposal.removed_brokers, reason)
+        task.execution = lambda: (self.executor.current is not None
+                                  and self.executor.current.task_id == task.task_id)
 
     def _refuse_if_reassigning(self) -> None:
         # Reassignments this balancer did not start (a tool, or another balancer) would be overridden.
@@ -175,13 +179,7 @@ class Balancer:
         proposal = demote(self._read(with_sizes=False), ids, P.flag(params, "skip_urp_demotion", False),
                           not P.flag(params, "exclude_follower_demotion", False))
         if not dryrun:
-            if proposal.changed:
-                self._refuse_if_reassigning()
-                task.step("STARTING_EXECUTION", "Reordering replicas and electing preferred leaders.")
-                self.executor.start(task.task_id, proposal.changed, proposal.current, caps, reason=params.get(
-                    "reason", ""))
-                task.execution = lambda: (self.executor.current is not None
-                                          and self.executor.current.task_id == task.task_id)
+            self._execute(task, proposal, caps, params.get("reason", ""))
             self.executor.recently_demoted.update(ids)
         return Reply(200, proposal.body)
 
