@@ -40,6 +40,10 @@ ALLOWED: dict[str, set[str] | None] = {
     # Tools reach a cluster through ZooKeeper and the protocol, as Kafka's do, never through broker internals
     # (the coordinator's pure parts are fine: group state names, the consumer protocol's assignment codec).
     "cli": {"protocol", "log", "zk", "client", "common", "planner", "spark", "security", "coordinator", "metrics"},
+    # The balancer (Cruise Control's REST API) is a tool too: it reaches the cluster the way the tools do,
+    # reusing their cluster access (BrokerCluster: Metadata, DescribeLogDirs, KIP-455, throttles, elections)
+    # rather than a second copy of it, and plans with the planner.
+    "balancer": {"cli", "planner", "common"},
     "bench": ANY, "chaos": ANY, "localcluster": ANY,
 }
 # The parts of the house, bottom up: a package may import only packages of a lower part. The Common part (the
@@ -55,6 +59,8 @@ PARTS: list[tuple[str, set[str]]] = [
     ("Client, Log, Coordinators", {"client", "log", "coordinator"}),
     ("Security, Controller, Spark", {"security", "controller", "spark"}),
     ("Broker, Tools", {"broker", "cli"}),
+    # Cruise Control's API over the tools' cluster access and the planner.
+    ("Balancer", {"balancer"}),
     ("Harnesses", {"bench", "chaos", "localcluster"}),
 ]
 # Third-party top-level modules each package may import (stdlib always; ANY: no limit).
@@ -70,6 +76,7 @@ THIRD_PARTY: dict[str, set[str] | None] = {
     # (kazoo), not a reader of Kafka's tree; Java client property files' PKCS12 truststores become PEM.
     "cli": {"click", "confluent_kafka", "rich", "prometheus_client", "kazoo", "cryptography"},
     "metrics": {"prometheus_client"},
+    "balancer": set(),  # stdlib's http.server
     "bench": ANY, "chaos": ANY, "localcluster": ANY,
 }
 NO_IO = {"asyncio", "socket", "selectors", "ssl", "subprocess"}  # protocol/ only moves bytes it is given

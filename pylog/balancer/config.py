@@ -1,0 +1,131 @@
+"""cruisecontrol.properties: the keys pylog's balancer reads, under Cruise Control's names and defaults.
+
+Keys pylog does not read are refused rather than ignored: a Cruise Control file copied here may name
+samplers, goals or capacity files that would silently do nothing, and an operator must know that.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from pylog.common import properties
+
+
+class ConfigError(ValueError):
+    """A cruisecontrol.properties problem; the message is one line meant for the operator."""
+
+
+def _int(lo: int, hi: int = 2**63 - 1) -> Callable[[str], int]:
+    def parse(text: str) -> int:
+        value = int(text)
+        if not lo <= value <= hi:
+            raise ValueError(f"must be between {lo} and {hi}")
+        return value
+    return parse
+
+
+def _ratio(text: str) -> float:
+    value = float(text)
+    if value < 1.0:
+        raise ValueError("must be >= 1.0 (a ratio to the average)")
+    return value
+
+
+def _bool(text: str) -> bool:
+    if text.lower() not in ("true", "false"):
+        raise ValueError("must be true or false")
+    return text.lower() == "true"
+
+
+def _text(text: str) -> str:
+    if not text:
+        raise ValueError("must not be empty")
+    return text
+
+
+def _prefix(text: str) -> str:
+    if not text.startswith("/") or not text.endswith("/*"):
+        raise ValueError("must look like /kafkacruisecontrol/*")
+    return text
+
+
+# key -> (Cruise Control's default, parser); None = unset (default.replication.throttle: no throttle)
+KEYS: dict[str, tuple[Any, Callable[[str], Any]]] = {
+    "bootstrap.servers": (None, _text),
+    "zookeeper.connect": (None, _text),
+    "webserver.http.address": ("127.0.0.1", _text),
+    "webserver.http.port": (9090, _int(0, 65535)),
+    "webserver.api.urlprefix": ("/kafkacruisecontrol/*", _prefix),
+    "webserver.request.maxBlockTimeMs": (10000, _int(0)),
+    "webserver.session.maxExpiryTimeMs": (60000, _int(1)),
+    "max.active.user.tasks": (5, _int(1)),
+    "anomaly.detection.interval.ms": (300000, _int(1)),
+    "self.healing.enabled": (False, _bool),
+    "self.healing.broker.failure.enabled": (None, _bool),
+    "broker.failure.alert.threshold.ms": (900000, _int(0)),
+    "broker.failure.self.healing.threshold.ms": (1800000, _int(0)),
+    "num.concurrent.partition.movements.per.broker": (5, _int(1)),
+    "num.concurrent.leader.movements": (1000, _int(1)),
+    "max.num.cluster.movements": (1250, _int(1)),
+    "default.replication.throttle": (None, _int(1)),
+    "execution.progress.check.interval.ms": (10000, _int(1)),
+    "replica.count.balance.threshold": (1.10, _ratio),
+    "leader.replica.count.balance.threshold": (1.10, _ratio),
+    "disk.balance.threshold": (1.10, _ratio),
+}
+
+
+@dataclass(frozen=True)
+class BalancerConfig:
+    """The parsed file: `values` maps every key of KEYS to its value (defaults filled in)."""
+
+    values: Mapping[str, Any]
+
+    def __getitem__(self, key: str) -> Any:
+        return self.values[key]
+
+    @property
+    def url_prefix(self) -> str:
+        """The path the endpoints live under, without the trailing '/*' (e.g. /kafkacruisecontrol)."""
+        return str(self.values["webserver.api.urlprefix"])[:-2]
+
+    def self_healing_for_broker_failure(self) -> bool:
+        """The per-anomaly switch, falling back to self.healing.enabled as Cruise Control does."""
+        specific = self.values["self.healing.broker.failure.enabled"]
+        return bool(self.values["self.healing.enabled"] if specific is None else specific)
+
+
+def parse(props: Mapping[str, str], source: str = "cruisecontrol.properties") -> BalancerConfig:
+    """Validate the keys and values; the first problem raises ConfigError naming the key."""
+    for key in props:
+        if key not in KEYS:
+            raise ConfigError(f"{source}: unknown key {key!r} (pylog's balancer reads: see "
+                              f"config/cruisecontrol.properties)")
+    values: dict[str, Any] = {}
+    for key, (default, conv) in KEYS.items():
+        if key not in props:
+            values[key] = default
+            continue
+        try:
+            values[key] = conv(props[key].strip())
+        except ValueError as exc:
+            reason = str(exc) if "must" in str(exc) else "not a valid value"
+            raise ConfigError(f"{source}: invalid value {props[key]!r} for {key}: {reason}") from None
+    if values["bootstrap.servers"] is None:
+        raise ConfigError(f"{source}: bootstrap.servers is required")
+    if values["broker.failure.self.healing.threshold.ms"] < values["broker.failure.alert.threshold.ms"]:
+        raise ConfigError(f"{source}: broker.failure.self.healing.threshold.ms must be >= "
+                          f"broker.failure.alert.threshold.ms")
+    return BalancerConfig(values)
+
+
+def load(path: str | os.PathLike[str]) -> BalancerConfig:
+    """Read and validate a cruisecontrol.properties file."""
+    try:
+        props = properties.load(path)
+    except OSError as exc:
+        raise ConfigError(f"cannot read {path}: {exc.strerror}") from None
+    return parse(props, os.path.basename(str(path)))

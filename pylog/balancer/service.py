@@ -1,0 +1,228 @@
+"""The balancer's endpoints: what each Cruise Control request does, as a task returning its reply."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+
+from pylog.balancer import params as P
+from pylog.balancer.anomaly import BrokerFailureDetector
+from pylog.balancer.analyzer import KNOWN_GOALS, Proposal, ProposalError, demote, parse_goals, propose
+from pylog.balancer.cluster import (ClusterFacts, broker_counts, close_cluster, cluster_state_body, load_body,
+                                    open_cluster, read)
+from pylog.balancer.config import BalancerConfig
+from pylog.balancer.executor import Caps, ExecutionBusy, Executor
+from pylog.balancer.tasks import Reply, UserTask, UserTaskManager, error_body
+
+ASYNC = {"state", "load", "kafka_cluster_state", "proposals", "rebalance", "add_broker", "remove_broker",
+         "demote_broker"}
+
+
+class Balancer:
+    """Configuration, the executor and the user tasks of one service."""
+
+    # admin's concurrency parameters -> the configuration keys whose values they replace at run time
+    CONCURRENCY = {"concurrent_partition_movements_per_broker": "num.concurrent.partition.movements.per.broker",
+                   "concurrent_leader_movements": "num.concurrent.leader.movements",
+                   "max_partition_movements_in_cluster": "max.num.cluster.movements"}
+
+    def __init__(self, cfg: BalancerConfig) -> None:
+        self.cfg = cfg
+        self.executor = Executor(cfg["bootstrap.servers"])
+        self.tasks = UserTaskManager(cfg["max.active.user.tasks"], cfg["webserver.session.maxExpiryTimeMs"])
+        self.concurrency: dict[str, int] = {}
+        self.detector = BrokerFailureDetector(cfg, self.executor, lambda: self._caps({}))
+
+    def start(self) -> None:
+        """Start the background parts: follow reassignments already in flight, detect anomalies."""
+        cluster = open_cluster(self.cfg["bootstrap.servers"])
+        try:
+            self.executor.adopt(cluster.ongoing(), self._caps({}))
+        finally:
+            close_cluster(cluster)
+        self.detector.start()
+
+    def stop(self) -> None:
+        """Stop the background parts."""
+        self.detector.stop()
+
+    def work(self, endpoint: str, params: Mapping[str, str]) -> Callable[[UserTask], Reply]:
+        """The function a task of this endpoint runs."""
+        return lambda task: self._guarded(endpoint, params, task)
+
+    def _read(self, with_sizes: bool = True) -> ClusterFacts:
+        cluster = open_cluster(self.cfg["bootstrap.servers"])
+        try:
+            return read(cluster, with_sizes)
+        finally:
+            close_cluster(cluster)
+
+    def _guarded(self, endpoint: str, params: Mapping[str, str], task: UserTask) -> Reply:
+        try:
+            return getattr(self, "_" + endpoint)(params, task)
+        except (P.ParamError, ProposalError) as exc:
+            return Reply(400, error_body(exc))
+        except ExecutionBusy as exc:
+            return Reply(500, error_body(exc))
+
+    # ------------------------------------------------------------------ GET
+
+    def _state(self, params: Mapping[str, str], task: UserTask) -> Reply:
+        wanted = P.substates(params)
+        verbose = P.flag(params, "verbose", False)
+        body: dict = {}
+        if "MONITOR" in wanted:
+            task.step("RETRIEVING_METADATA", "Reading the cluster's partitions and replica sizes.")
+            facts = self._read()
+            total = len(facts.replicas)
+            sized = total if facts.sizes is None else sum(
+                1 for tp, reps in facts.replicas.items() if any((tp, r) in facts.sizes for r in reps))
+            body["MonitorState"] = {"state": "RUNNING", "trained": False, "numMonitoredWindows": 0,
+                                    "numValidPartitions": sized, "numTotalPartitions": total,
+                                    "monitoringCoveragePct": 100.0 * sized / max(total, 1),
+                                    "reasonOfLatestPauseOrResume": "N/A"}
+        if "EXECUTOR" in wanted:
+            body["ExecutorState"] = self.executor.state(verbose)
+        if "ANALYZER" in wanted:
+            body["AnalyzerState"] = {"isProposalReady": True, "readyGoals": list(KNOWN_GOALS),
+                                     "goalReadiness": [{"name": g, "status": "ready"} for g in KNOWN_GOALS]}
+        if "ANOMALY_DETECTOR" in wanted:
+            body["AnomalyDetectorState"] = self.anomaly_state()
+        body["version"] = 1
+        return Reply(200, body)
+
+    def anomaly_state(self) -> dict:
+        """AnomalyDetectorState: broker failures (the only anomaly type pylog detects so far)."""
+        return self.detector.json()
+
+    def _load(self, params: Mapping[str, str], task: UserTask) -> Reply:
+        task.step("RETRIEVING_METADATA", "Reading the cluster's partitions and replica sizes.")
+        facts = self._read()
+        alive = facts.metadata.brokers
+        rows = broker_counts(facts, sorted(set(alive) | facts.holders()))
+        return Reply(200, load_body(rows, alive, alive, facts.hosts))
+
+    def _kafka_cluster_state(self, params: Mapping[str, str], task: UserTask) -> Reply:
+        topic = P.pattern(params, "topic")
+        facts = self._read(with_sizes=False)
+        return Reply(200, cluster_state_body(facts, P.flag(params, "verbose", False), topic))
+
+    def _proposals(self, params: Mapping[str, str], task: UserTask) -> Reply:
+        return Reply(200, self._plan("rebalance", params, task, []).body)
+
+    def user_tasks(self, params: Mapping[str, str]) -> dict:
+        """The user_tasks body (synchronous)."""
+        ids = {i.strip() for i in params.get("user_task_ids", "").split(",") if i.strip()} or None
+        eps = {e.strip().lower() for e in params.get("endpoints", "").split(",") if e.strip()} or None
+        return self.tasks.listing(ids, eps)
+
+    # ------------------------------------------------------------------ POST
+
+    def _plan(self, action: str, params: Mapping[str, str], task: UserTask, ids: list[int]) -> Proposal:
+        goals = parse_goals(params.get("goals"))
+        excluded = P.pattern(params, "excluded_topics")
+        verbose = P.flag(params, "verbose", False)
+        task.step("RETRIEVING_METADATA", "Reading the cluster's partitions and replica sizes.")
+        facts = self._read()
+        task.step("OPTIMIZING", "Planning with pylog's minimal-movement planner.")
+        return propose(facts, self.cfg, action, ids, goals, excluded, verbose)
+
+    def _caps(self, params: Mapping[str, str]) -> Caps:
+        c = {**self.cfg.values, **{self.CONCURRENCY[k]: v for k, v in self.concurrency.items()}}
+        return Caps(
+            per_broker=P.number(params, "concurrent_partition_movements_per_broker",
+                                c["num.concurrent.partition.movements.per.broker"]) or 1,
+            cluster=P.number(params, "max_partition_movements_in_cluster", c["max.num.cluster.movements"]) or 1,
+            leaders=P.number(params, "concurrent_leader_movements", c["num.concurrent.leader.movements"]) or 1,
+            throttle=P.number(params, "replication_throttle", c["default.replication.throttle"]),
+            check_interval_s=(P.number(params, "execution_progress_check_interval_ms",
+                                       c["execution.progress.check.interval.ms"]) or 1000) / 1000)
+
+    def _change(self, action: str, params: Mapping[str, str], task: UserTask, ids: list[int]) -> Reply:
+        dryrun = P.flag(params, "dryrun", True)  # Cruise Control's default: only a proposal
+        caps = self._caps(params)
+        if not dryrun and self.executor.busy():
+            raise ExecutionBusy("Cannot start a new execution while there is an ongoing execution.")
+        proposal = self._plan(action, params, task, ids)
+        if not dryrun:
+            self._execute(task, proposal, caps, params.get("reason", ""))
+        return Reply(200, proposal.body)
+
+    def _execute(self, task: UserTask, proposal: Proposal, caps: Caps, reason: str) -> None:
+        """Hand a proposal to the executor; the task stays InExecution while it runs."""
+        if not proposal.changed:
+            self.executor.recently_removed.update(proposal.removed_brokers)
+            return
+        self._refuse_if_reassigning()
+        task.step("STARTING_EXECUTION", "Starting the partition reassignments (KIP-455).")
+        self.executor.start(task.task_id, proposal.changed, proposal.current, caps, proposal.removed_brokers, reason)
+        task.execution = lambda: (self.executor.current is not None
+                                  and self.executor.current.task_id == task.task_id)
+
+    def _refuse_if_reassigning(self) -> None:
+        # Reassignments this balancer did not start (a tool, or another balancer) would be overridden.
+        cluster = open_cluster(self.cfg["bootstrap.servers"])
+        try:
+            ongoing = cluster.ongoing()
+        finally:
+            close_cluster(cluster)
+        if ongoing:
+            raise ExecutionBusy(f"Cannot start a new execution: {len(ongoing)} partition reassignment(s) are in "
+                                f"progress in the cluster.")
+
+    def _demote_broker(self, params: Mapping[str, str], task: UserTask) -> Reply:
+        ids = P.broker_ids(params)
+        dryrun = P.flag(params, "dryrun", True)
+        caps = self._caps(params)
+        if not dryrun and self.executor.busy():
+            raise ExecutionBusy("Cannot start a new execution while there is an ongoing execution.")
+        task.step("RETRIEVING_METADATA", "Reading the cluster's partitions.")
+        proposal = demote(self._read(with_sizes=False), ids, P.flag(params, "skip_urp_demotion", False),
+                          not P.flag(params, "exclude_follower_demotion", False))
+        if not dryrun:
+            self._execute(task, proposal, caps, params.get("reason", ""))
+            self.executor.recently_demoted.update(ids)
+        return Reply(200, proposal.body)
+
+    def _rebalance(self, params: Mapping[str, str], task: UserTask) -> Reply:
+        return self._change("rebalance", params, task, [])
+
+    def _add_broker(self, params: Mapping[str, str], task: UserTask) -> Reply:
+        return self._change("add_broker", params, task, P.broker_ids(params))
+
+    def _remove_broker(self, params: Mapping[str, str], task: UserTask) -> Reply:
+        return self._change("remove_broker", params, task, P.broker_ids(params))
+
+    def admin(self, params: Mapping[str, str]) -> dict:
+        """The admin endpoint (synchronous): self-healing on/off, concurrency defaults, recently removed brokers."""
+        enable, disable = P.anomaly_types(params, "enable_self_healing_for"), P.anomaly_types(
+            params, "disable_self_healing_for")
+        unsupported = sorted((enable | disable) - {"BROKER_FAILURE"})
+        if unsupported:
+            raise P.ParamError(f"pylog detects only BROKER_FAILURE anomalies so far, not {unsupported}")
+        for name in ("enable_concurrency_adjuster_for", "disable_concurrency_adjuster_for",
+                     "min_isr_based_concurrency_adjustment"):
+            if params.get(name):
+                raise P.ParamError(f"{name}: pylog has no concurrency adjuster")
+        if enable & disable:
+            raise P.ParamError("The same anomaly type cannot be both enabled and disabled")
+        before = {"BROKER_FAILURE": self.detector.self_healing}
+        if enable or disable:
+            self.detector.self_healing = bool(enable)
+        body: dict = {"selfHealingEnabledBefore": before,
+                      "selfHealingEnabledAfter": {"BROKER_FAILURE": self.detector.self_healing}}
+        changed = {k: P.number(params, k, None) for k in self.CONCURRENCY if params.get(k)}
+        if changed:
+            self.concurrency.update(changed)
+            body["ongoingConcurrencyChangeRequest"] = ", ".join(f"{k}={v}" for k, v in sorted(changed.items()))
+        if params.get("drop_recently_removed_brokers"):
+            dropped = set(P.broker_ids(params, "drop_recently_removed_brokers"))
+            self.executor.recently_removed -= dropped
+            body["dropRecentBrokersRequest"] = f"Dropped recently removed brokers: {sorted(dropped)}"
+        body["version"] = 1
+        return body
+
+    def stop_execution(self) -> dict:
+        """The stop_proposal_execution body (synchronous)."""
+        stopped = self.executor.stop()
+        return {"message": "Proposal execution stopped." if stopped else "No ongoing proposal execution to stop.",
+                "version": 1}
