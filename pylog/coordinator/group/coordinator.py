@@ -27,7 +27,7 @@ from pylog.coordinator.group.effects import (
 from pylog.coordinator.group.group import Group, new_member_id
 from pylog.coordinator.group.offsets import OffsetOps
 from pylog.coordinator.group.pending import PendingTxnOffsets
-from pylog.coordinator.group.records import OFFSETS_TOPIC
+from pylog.coordinator.group.records import OFFSETS_TOPIC, OffsetValue
 from pylog.coordinator.group.state import GroupState
 from pylog.coordinator.group.store import OffsetsLog, Replayed, client_error
 from pylog.coordinator.group.table import GroupTable, metadata_record
@@ -59,6 +59,11 @@ class GroupCoordinator:
     def groups(self) -> dict[str, Group]:
         """The groups of the partitions served here."""
         return self.table.groups
+
+    @property
+    def offsets(self) -> dict[str, dict[TopicPartition, OffsetValue]]:
+        """The committed offsets of the groups served here (read only: lag metrics read them)."""
+        return self.table.offsets
 
     @property
     def pending(self) -> PendingTxnOffsets:
