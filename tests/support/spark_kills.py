@@ -4,7 +4,9 @@ and the processes under it, found in /proc (no psutil in the venv).
 Every process the driver starts (its JVM, the local executors' python daemons and workers) shares the driver's
 session: the driver is started with start_new_session, and PySpark's daemon only changes its process group. So
 "the processes of this driver" is exactly "the processes whose session id is the driver's pid", which is what
-`Driver.kill()` and the cleanup kill, and nothing else.
+`Driver.kill()` and the cleanup kill. On a standalone cluster the python workers belong to the executor's
+session instead: they are found through the pid files the copy's UDF leaves (`Driver.task_workers()`) and
+their daemon, whose children are this application's workers (an executor serves one application).
 """
 from __future__ import annotations
 
@@ -34,6 +36,17 @@ def _stat(pid: int) -> list[str] | None:
 def _parent(pid: int) -> int:
     fields = _stat(pid)
     return int(fields[1]) if fields else 0
+
+
+def _children(ppid: int) -> list[int]:
+    """Live processes whose parent is `ppid`."""
+    out = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            fields = _stat(int(entry))
+            if fields is not None and fields[0] != "Z" and int(fields[1]) == ppid:
+                out.append(int(entry))
+    return out
 
 
 def session_pids(sid: int) -> list[int]:
@@ -111,10 +124,18 @@ class Driver:
         they belong to an executor, not to the driver's session)."""
         return [int(p.name) for p in self.pids.iterdir() if p.name.isdigit() and "pyspark" in cmdline(int(p.name))]
 
+    def executor_workers(self) -> list[int]:
+        """Live python workers of this application on a standalone cluster's executor: every worker forked by the
+        daemon of a worker that ran the UDF (the sink's writers are its siblings, not in the pid files)."""
+        daemons = {ppid for ppid in map(_parent, self.task_workers()) if cmdline(ppid).endswith(_WORKER)}
+        return [pid for daemon in daemons for pid in _children(daemon) if cmdline(pid).endswith(_WORKER)]
+
     def python_workers(self) -> list[int]:
-        """Live python workers in this driver's session: the processes a PySpark daemon forked to run tasks."""
-        return [pid for pid in session_pids(self.proc.pid)
-                if cmdline(pid).endswith(_WORKER) and cmdline(_parent(pid)).endswith(_WORKER)]
+        """Live python workers of this driver: the processes a PySpark daemon forked to run tasks, in the driver's
+        session (local mode) or on a standalone cluster's executor."""
+        local = [pid for pid in session_pids(self.proc.pid)
+                 if cmdline(pid).endswith(_WORKER) and cmdline(_parent(pid)).endswith(_WORKER)]
+        return sorted({*local, *self.executor_workers()})
 
     def kill_writers_in_open_transaction(self, broker_ports: set[int], open_transaction) -> list[int]:
         """SIGKILL the python workers connected to the cluster while a transaction holds records: the workers are
@@ -165,10 +186,14 @@ class Driver:
         return self
 
     def __exit__(self, *exc: object) -> None:
+        # Executors' workers on a standalone worker outlive their driver a while; their daemon is found through a
+        # live UDF worker, so they are listed before the kill too.
+        before = {*self.task_workers(), *self.executor_workers()}
         self.kill()
-        for pid in self.task_workers():  # executors' workers on a standalone worker outlive their driver a while
-            with contextlib.suppress(ProcessLookupError):
-                os.kill(pid, signal.SIGKILL)
+        for pid in before | {*self.task_workers(), *self.executor_workers()}:
+            if "pyspark" in cmdline(pid):  # still the worker, not a reused pid
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(pid, signal.SIGKILL)
 
 
 def wait_event(cond, driver: Driver, timeout: float, what: str, interval: float = 0.05) -> None:

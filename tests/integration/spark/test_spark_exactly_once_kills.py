@@ -1,7 +1,9 @@
 """The exactly-once sink through kills: a stream copies N records from `in` to `out` while (a) the driver process
 is SIGKILLed and the query restarted from its checkpoint (on the standalone cluster), (b) the python workers
 writing to the cluster are SIGKILLed mid-task (Spark retries the tasks), (c) the broker leading output
-partitions is kill -9'd (3 brokers, RF 3). Each kill lands while a task's transaction holds records in `out`
+partitions is kill -9'd (3 brokers, RF 3). (b) runs on local[2, 4] and on the standalone cluster, where the
+workers belong to the executor (found through the UDF's pid files) and Spark retries a task up to
+spark.task.maxFailures (4) times. Each kill lands while a task's transaction holds records in `out`
 (the high watermark above the last stable offset) and after at least one batch finished. A read_committed
 confluent-kafka consumer (its defaults) then finds every input record exactly once in `out`.
 
@@ -13,6 +15,7 @@ from __future__ import annotations
 import contextlib
 import json
 import time
+from typing import Iterator
 
 import pytest
 
@@ -26,6 +29,18 @@ pytestmark = [pytest.mark.slow, pytest.mark.integration]
 
 N, PARTS = 900, 3
 COPY = ("--max-offsets", "300", "--row-ms", "10")  # 3 batches; each task holds its transaction ~1 s
+# The driver's conf on the standalone cluster: one small executor with both cores, quick JVM.
+STANDALONE = tuple(f"--conf={k}={v}" for k, v in {
+    "spark.driver.host": "127.0.0.1", "spark.driver.bindAddress": "127.0.0.1",
+    "spark.executor.memory": "1g", "spark.cores.max": "2",
+    "spark.executor.extraJavaOptions": TEST_JVM_OPTS}.items())
+
+
+@pytest.fixture(scope="module")
+def spark_master(tmp_path_factory) -> Iterator[str]:
+    """One standalone cluster for this file's tests (an application's executors end with its driver)."""
+    with standalone_cluster(tmp_path_factory.mktemp("spark")) as master:
+        yield master
 
 
 def _fill(bootstrap: str, rf: int) -> None:
@@ -88,47 +103,42 @@ def _assert_exactly_once(bootstrap: str) -> int:
     return len(read_all(bootstrap, {"out": PARTS}, "read_uncommitted", N, timeout=60))
 
 
-def test_driver_sigkill_on_standalone_then_restart_from_checkpoint(cluster_factory, tmp_path):
+def test_driver_sigkill_on_standalone_then_restart_from_checkpoint(cluster_factory, spark_master, tmp_path):
     c = cluster_factory(1, overrides=TXN)
     _fill(c.bootstrap, rf=1)
-    with standalone_cluster(tmp_path / "spark") as master:
-        conf = [f"--conf={k}={v}" for k, v in {
-            "spark.driver.host": "127.0.0.1", "spark.driver.bindAddress": "127.0.0.1",
-            "spark.executor.memory": "1g", "spark.cores.max": "2",
-            "spark.executor.extraJavaOptions": TEST_JVM_OPTS}.items()]
-        with Driver(tmp_path, master, c.bootstrap, *COPY, *conf) as first, _watermarks(c.bootstrap) as wm:
-            # Inside a batch one of whose tasks committed (its marker is in) while another's transaction is open.
-            def some_tasks_committed() -> bool:
-                done = first.committed_batches()
-                return done >= 1 and wm.committed_markers_end() >= 2 * (PARTS * done + 1) and wm.open_transaction()
-            wait_event(some_tasks_committed, first, 150, "a batch with committed and open tasks", interval=0.1)
-            first.kill()
-        planned = len(list((first.checkpoint / "offsets").glob("[0-9]*")))
-        done = first.committed_batches()
-        assert planned > done, "the driver was not killed inside a batch"
-        restarted = time.monotonic()
-        with Driver(tmp_path, master, c.bootstrap, *COPY, *conf) as second:
-            wait_event(lambda: QUERY_STARTED in second.err.read_text(errors="replace"), second, 240,
-                       "the restarted driver's query")
-            started = time.monotonic()
-            wait_event(lambda: second.committed_batches() > done, second, 240, "the restarted query's first batch")
-            # Driver restart to its first committed batch (BENCHMARKS.md, "Spark: restart after a driver kill"):
-            # the killed run's open transactions are fenced first instead of timing out (transaction.timeout.ms).
-            print(f"restart-to-first-committed-batch {time.monotonic() - restarted:.1f} s "
-                  f"(driver start {started - restarted:.1f} s, query start to commit {time.monotonic() - started:.1f} s)")
-            assert second.wait(240) == 0, second.tail()
-            replayed = second.batches()
+    with Driver(tmp_path, spark_master, c.bootstrap, *COPY, *STANDALONE) as first, _watermarks(c.bootstrap) as wm:
+        # Inside a batch one of whose tasks committed (its marker is in) while another's transaction is open.
+        def some_tasks_committed() -> bool:
+            done = first.committed_batches()
+            return done >= 1 and wm.committed_markers_end() >= 2 * (PARTS * done + 1) and wm.open_transaction()
+        wait_event(some_tasks_committed, first, 150, "a batch with committed and open tasks", interval=0.1)
+        first.kill()
+    planned = len(list((first.checkpoint / "offsets").glob("[0-9]*")))
+    done = first.committed_batches()
+    assert planned > done, "the driver was not killed inside a batch"
+    restarted = time.monotonic()
+    with Driver(tmp_path, spark_master, c.bootstrap, *COPY, *STANDALONE) as second:
+        wait_event(lambda: QUERY_STARTED in second.err.read_text(errors="replace"), second, 240,
+                   "the restarted driver's query")
+        started = time.monotonic()
+        wait_event(lambda: second.committed_batches() > done, second, 240, "the restarted query's first batch")
+        # Driver restart to its first committed batch (BENCHMARKS.md, "Spark: restart after a driver kill"):
+        # the killed run's open transactions are fenced first instead of timing out (transaction.timeout.ms).
+        print(f"restart-to-first-committed-batch {time.monotonic() - restarted:.1f} s "
+              f"(driver start {started - restarted:.1f} s, query start to commit {time.monotonic() - started:.1f} s)")
+        assert second.wait(240) == 0, second.tail()
+        replayed = second.batches()
     # The restarted query ran the batch the kill interrupted again (same id, offsets from the checkpoint).
     assert replayed and replayed[0] == planned - 1
     assert _assert_exactly_once(c.bootstrap) >= N
 
 
-def test_python_workers_sigkilled_mid_task_are_retried(cluster_factory, tmp_path):
-    c = cluster_factory(1, overrides=TXN)
+def _kill_writers_mid_task(c, tmp_path, master: str, *conf: str) -> None:
+    """Copy `in` to `out` on `master`, SIGKILL the sink's python workers inside an open transaction once a batch
+    finished, and check that the retried tasks wrote every record once and the killed transactions were aborted."""
     _fill(c.bootstrap, rf=1)
     ports, killed = {int(c.bootstrap.split(":")[1])}, []
-    # local[2, 4]: a failed task is retried (up to 4 attempts), as on a cluster.
-    with Driver(tmp_path, "local[2, 4]", c.bootstrap, *COPY) as d, _watermarks(c.bootstrap) as wm:
+    with Driver(tmp_path, master, c.bootstrap, *COPY, *conf) as d, _watermarks(c.bootstrap) as wm:
         def kill_writers() -> bool:
             if d.committed_batches() < 1 or not wm.open_transaction():
                 return False
@@ -143,6 +153,16 @@ def test_python_workers_sigkilled_mid_task_are_retried(cluster_factory, tmp_path
     # The killed tasks' transactions were aborted (their records are visible only to read_uncommitted), and
     # their retries wrote the rows once.
     assert _assert_exactly_once(c.bootstrap) > N
+
+
+def test_python_workers_sigkilled_mid_task_are_retried(cluster_factory, tmp_path):
+    # local[2, 4]: a failed task is retried (up to 4 attempts), as on a cluster.
+    _kill_writers_mid_task(cluster_factory(1, overrides=TXN), tmp_path, "local[2, 4]")
+
+
+def test_python_workers_sigkilled_on_standalone_executor_are_retried(cluster_factory, spark_master, tmp_path):
+    # The workers are the executor's (not in the driver's session); spark.task.maxFailures is 4 by default.
+    _kill_writers_mid_task(cluster_factory(1, overrides=TXN), tmp_path, spark_master, *STANDALONE)
 
 
 def _leader_and_coordinator(bootstrap: str, checkpoint) -> int:
