@@ -27,6 +27,12 @@ class ZooKeeperTimeout(KafkaError):
     code = ErrorCode.REQUEST_TIMED_OUT
 
 
+def outage(connect: str, exc: BaseException) -> ZooKeeperTimeout:
+    """The error to answer for a ZooKeeper call that failed with `exc` (one of UNREACHABLE)."""
+    return ZooKeeperTimeout(f"ZooKeeper at {connect} is not answering ({exc}): is ZooKeeper running and reachable "
+                            "from the broker?")
+
+
 async def run_zk(connect: str, fn: Callable[..., Any], *args: Any, timeout_ms: int = 0) -> Any:
     """fn(*args) on an executor thread; ZooKeeperTimeout when ZooKeeper does not answer within timeout_ms
     (<= 0: only the ZooKeeper client's own connection timeout bounds it)."""
@@ -37,8 +43,7 @@ async def run_zk(connect: str, fn: Callable[..., Any], *args: Any, timeout_ms: i
             return await asyncio.wait_for(asyncio.shield(job), timeout_ms / 1000)
         return await job
     except UNREACHABLE as exc:  # first: ZkTimeoutError is a TimeoutError too
-        raise ZooKeeperTimeout(f"ZooKeeper at {connect} is not answering ({exc}): is ZooKeeper running and "
-                               "reachable from the broker?") from None
+        raise outage(connect, exc) from None
     except asyncio.TimeoutError:
         raise ZooKeeperTimeout(f"Timed out after {timeout_ms} ms waiting for ZooKeeper at {connect}: is "
                                "ZooKeeper running and reachable from the broker?") from None

@@ -8,6 +8,7 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
+import threading
 import time
 
 import pytest
@@ -47,6 +48,12 @@ def _create(client: KafkaClient, name: str):
         cls.CreatableTopic(name=name, num_partitions=1, replication_factor=1, assignments=[], configs=[])]))
 
 
+def _describe_scram(bootstrap: str) -> tuple[int, str]:
+    with KafkaClient(bootstrap) as k:
+        resp = k.call(ApiKey.DescribeUserScramCredentials, lambda cls, v: cls(users=None))
+        return resp.error_code, resp.error_message
+
+
 def test_admin_calls_during_a_zookeeper_outage_time_out_naming_zookeeper(own_zk_cluster):
     zk, cluster = own_zk_cluster
     admin = AdminClient({"bootstrap.servers": cluster.bootstrap})
@@ -54,7 +61,10 @@ def test_admin_calls_during_a_zookeeper_outage_time_out_naming_zookeeper(own_zk_
     with KafkaClient(cluster.bootstrap) as client:
         client.refresh_metadata(topics=[])
         os.kill(zk.pid, signal.SIGSTOP)
+        scram: list = []
+        side = threading.Thread(target=lambda: scram.append(_describe_scram(cluster.bootstrap)), daemon=True)
         try:
+            side.start()  # meanwhile, a read of ZooKeeper (SCRAM users) on another connection
             # The tool an operator runs: one line naming ZooKeeper, exit 1, well within its 30 s timeout.
             t0 = time.monotonic()
             p = subprocess.run([os.path.join(REPO, "bin", "pylog-topics.sh"), "--bootstrap-server", cluster.bootstrap,
@@ -77,6 +87,8 @@ def test_admin_calls_during_a_zookeeper_outage_time_out_naming_zookeeper(own_zk_
                 fut.result(timeout=BOUND_S + 30)
             assert time.monotonic() - t0 < BOUND_S
             assert err.value.args[0].code() == ErrorCode.REQUEST_TIMED_OUT and "ZooKeeper" in str(err.value)
+            side.join(BOUND_S)
+            assert scram and scram[0][0] == ErrorCode.REQUEST_TIMED_OUT and "ZooKeeper at" in scram[0][1]
         finally:
             os.kill(zk.pid, signal.SIGCONT)
         # Same connections, still open: Metadata answers on both, then the create works once ZooKeeper is back.
