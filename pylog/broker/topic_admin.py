@@ -121,13 +121,16 @@ class TopicAdmin:
                 raise zk_admin.TopicExistsError(f"Topic '{name}' already exists.")
             assignment = self.plan(name, num_partitions, replication_factor, manual)
             admin = self._admin()
-            await self._run(admin.validate_topic_create, name, assignment, dict(configs), timeout_ms=timeout_ms)
+
+            def write() -> str | None:  # one executor job: ZooKeeper's part fits in one timeout_ms
+                admin.validate_topic_create(name, assignment, dict(configs))
+                return None if validate_only else admin.create_topic(name, assignment, dict(configs), validate=False)
+            topic_id = await self._run(write, timeout_ms=timeout_ms)
             res.num_partitions = len(assignment)
             res.replication_factor = len(assignment[0]) if assignment else -1
             if validate_only:
                 return res
-            res.topic_id = await self._run(lambda: admin.create_topic(name, assignment, dict(configs), validate=False),
-                                           timeout_ms=timeout_ms)
+            res.topic_id = topic_id
             log.info("Creating topic %s with configuration %s and initial partition assignment %s", name,
                      dict(configs), assignment)
         except KafkaError as exc:
