@@ -65,17 +65,18 @@ class ReplicaManager(ConfigListener):
         """The local replica of a partition, if hosted here."""
         return self.partitions.get((topic, partition))
 
-    def leader_partition(self, topic: str, partition: int,
-                         current_leader_epoch: int = -1) -> tuple[Partition | None, ErrorCode]:
+    def leader_partition(self, topic: str, partition: int, current_leader_epoch: int = -1,
+                         require_leader: bool = True) -> tuple[Partition | None, ErrorCode]:
         """The partition if this broker leads it (at `current_leader_epoch`, when the client names one),
-        else the error a client should see."""
+        else the error a client should see. `require_leader=False` also takes a follower's replica (Kafka's
+        fetchOnlyLeader false: a consumer's Fetch v11+, KIP-392)."""
         p = self.partitions.get((topic, partition))
         if p is None and (topic, partition) in self.offline:
             return None, ErrorCode.KAFKA_STORAGE_ERROR
         if p is None:
             known = self.metadata.partition(topic, partition)
             return None, ErrorCode.NOT_LEADER_OR_FOLLOWER if known else ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
-        if not p.is_leader:
+        if require_leader and not p.is_leader:
             return None, ErrorCode.NOT_LEADER_OR_FOLLOWER
         err = p.check_leader_epoch(current_leader_epoch)
         return (p, err) if err == ErrorCode.NONE else (None, err)

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, Sequence
 
 from pylog.broker.metadata_cache import MetadataCache
+from pylog.broker.zk_calls import run_zk
 from pylog.common.config import BrokerConfig, ConfigError, validate_topic_config
 from pylog.common.errors import KafkaError
 from pylog.common.metrics_format import METRICS_TOPIC
@@ -56,8 +57,8 @@ class TopicAdmin:
     def _admin(self) -> zk_admin.AdminZkClient:
         return zk_admin.AdminZkClient(self.zk, _validator)
 
-    async def _run(self, fn: Callable[..., Any], *args: Any) -> Any:
-        return await asyncio.get_running_loop().run_in_executor(None, fn, *args)
+    async def _run(self, fn: Callable[..., Any], *args: Any, timeout_ms: int = 0) -> Any:
+        return await run_zk(self.zk.connect, fn, *args, timeout_ms=timeout_ms)
 
     def metadata_changed(self) -> None:
         """Wake requests waiting for the controller to apply their change."""
@@ -120,12 +121,16 @@ class TopicAdmin:
                 raise zk_admin.TopicExistsError(f"Topic '{name}' already exists.")
             assignment = self.plan(name, num_partitions, replication_factor, manual)
             admin = self._admin()
-            await self._run(admin.validate_topic_create, name, assignment, dict(configs))
+
+            def write() -> str | None:  # one executor job: ZooKeeper's part fits in one timeout_ms
+                admin.validate_topic_create(name, assignment, dict(configs))
+                return None if validate_only else admin.create_topic(name, assignment, dict(configs), validate=False)
+            topic_id = await self._run(write, timeout_ms=timeout_ms)
             res.num_partitions = len(assignment)
             res.replication_factor = len(assignment[0]) if assignment else -1
             if validate_only:
                 return res
-            res.topic_id = await self._run(lambda: admin.create_topic(name, assignment, dict(configs), validate=False))
+            res.topic_id = topic_id
             log.info("Creating topic %s with configuration %s and initial partition assignment %s", name,
                      dict(configs), assignment)
         except KafkaError as exc:
@@ -167,11 +172,11 @@ class TopicAdmin:
         res = TopicResult(name)
         try:
             admin = self._admin()
-            current = await self._run(admin.get_topic_assignments, [name])
+            current = await self._run(admin.get_topic_assignments, [name], timeout_ms=timeout_ms)
             if name not in current:
                 raise zk_admin.UnknownTopicOrPartitionError(f"The topic '{name}' does not exist.")
             existing = {p: list(r) for p, r in current[name].partitions.items()}
-            if name in await self._run(admin.get_topics_marked_for_deletion):
+            if name in await self._run(admin.get_topics_marked_for_deletion, timeout_ms=timeout_ms):
                 raise zk_admin.InvalidTopicError(f"The topic '{name}' is queued for deletion.")
             if count <= len(existing):
                 raise zk_admin.InvalidPartitionsError(
@@ -184,7 +189,7 @@ class TopicAdmin:
             added = placement.new_partitions_assignment(name, existing, brokers, count, manual_map)
             if validate_only:
                 return res
-            await self._run(admin.add_partitions, name, count, added, [b for b, _ in brokers])
+            await self._run(admin.add_partitions, name, count, added, [b for b, _ in brokers], timeout_ms=timeout_ms)
         except KafkaError as exc:
             res.error, res.message = exc.code, str(exc)
             return res
@@ -202,8 +207,8 @@ class TopicAdmin:
             res.error, res.message = ErrorCode.TOPIC_DELETION_DISABLED, "Topic deletion is disabled."
             return res
         try:
-            await self._run(self._admin().delete_topic, name)
-        except zk_admin.AdminError as exc:
+            await self._run(self._admin().delete_topic, name, timeout_ms=timeout_ms)
+        except KafkaError as exc:  # zk_admin.AdminError, or ZooKeeper not answering
             if exc.code != ErrorCode.NONE:  # NONE: already marked for deletion, which Kafka reports as success
                 res.error, res.message = exc.code, str(exc)
                 return res

@@ -8,10 +8,9 @@ name, unknown mechanism, too few/many iterations, deleting what is not there, a 
 
 from __future__ import annotations
 
-import asyncio
-
 from pylog.broker.handlers import handler
 from pylog.broker.services import HandlerContext
+from pylog.broker.zk_calls import ZooKeeperTimeout, run_zk
 from pylog.protocol.api import ApiKey, response_class
 from pylog.protocol.errors import ErrorCode
 from pylog.security.authorizer import allowed
@@ -28,7 +27,10 @@ async def handle_alter_user_scram_credentials(ctx: HandlerContext, req):
     if not allowed(ctx, "ALTER", "CLUSTER"):  # CLUSTER_AUTHORIZATION_FAILED for every user named
         results = {c.user: (ErrorCode.CLUSTER_AUTHORIZATION_FAILED, "Cluster authorization failed.") for c in changes}
     else:
-        results = await asyncio.get_running_loop().run_in_executor(None, alter_credentials, ctx.broker.zk, changes)
+        try:
+            results = await run_zk(ctx.broker.zk.connect, alter_credentials, ctx.broker.zk, changes)
+        except ZooKeeperTimeout as err:
+            results = {c.user: (err.code, str(err)) for c in changes}
     return cls(throttle_time_ms=0, results=[
         cls.AlterUserScramCredentialsResult(user=user, error_code=code, error_message=message)
         for user, (code, message) in results.items()])

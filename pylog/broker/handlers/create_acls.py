@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from pylog.broker.handlers import handler
 from pylog.broker.services import HandlerContext
+from pylog.broker.zk_calls import UNREACHABLE, outage
 from pylog.broker.handlers.describe_acls import NO_AUTHORIZER
 from pylog.protocol.api import ApiKey, response_class
 from pylog.protocol.errors import ErrorCode
@@ -29,7 +30,12 @@ async def handle_create_acls(ctx: HandlerContext, req):
             result(error_code=int(ErrorCode.CLUSTER_AUTHORIZATION_FAILED),
                    error_message="Cluster authorization failed.") for _ in req.creations])
     checked = [creation_binding(c) for c in req.creations]
-    await authorizer.create_acls([binding for binding, problem in checked if problem is None])
+    try:
+        await authorizer.create_acls([binding for binding, problem in checked if problem is None])
+    except UNREACHABLE as exc:  # answered, not a dropped connection (issue 25, edge 5)
+        err = outage(ctx.broker.zk.connect, exc)
+        return cls(throttle_time_ms=0, results=[result(error_code=int(err.code), error_message=str(err))
+                                                for _ in req.creations])
     return cls(throttle_time_ms=0, results=[
         result(error_code=int(ErrorCode.INVALID_REQUEST if problem else ErrorCode.NONE), error_message=problem)
         for _, problem in checked])

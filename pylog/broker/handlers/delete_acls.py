@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from pylog.broker.handlers import handler
 from pylog.broker.services import HandlerContext
+from pylog.broker.zk_calls import UNREACHABLE, outage
 from pylog.broker.handlers.describe_acls import NO_AUTHORIZER
 from pylog.protocol.api import ApiKey, response_class
 from pylog.protocol.errors import ErrorCode
@@ -33,10 +34,16 @@ async def handle_delete_acls(ctx: HandlerContext, req):
     filters = [binding_filter(f.resource_type_filter, f.resource_name_filter, f.pattern_type_filter,
                               f.principal_filter, f.host_filter, f.operation, f.permission_type) for f in req.filters]
     none = int(ErrorCode.NONE)
+    try:
+        removed_per_filter = await authorizer.delete_acls(filters)
+    except UNREACHABLE as exc:  # answered, not a dropped connection (issue 25, edge 5)
+        err = outage(ctx.broker.zk.connect, exc)
+        return cls(throttle_time_ms=0, filter_results=[
+            fr(error_code=int(err.code), error_message=str(err), matching_acls=[]) for _ in req.filters])
     return cls(throttle_time_ms=0, filter_results=[
         fr(error_code=none, error_message=None, matching_acls=[fr.DeleteAclsMatchingAcl(
             error_code=none, error_message=None, resource_type=code_of(b.pattern.resource_type),
             resource_name=b.pattern.name, pattern_type=code_of(b.pattern.pattern_type), principal=b.entry.principal,
             host=b.entry.host, operation=code_of(b.entry.operation), permission_type=code_of(b.entry.permission))
             for b in removed])
-        for removed in await authorizer.delete_acls(filters)])
+        for removed in removed_per_filter])

@@ -7,10 +7,9 @@ null or empty; RESOURCE_NOT_FOUND for a user without any, DUPLICATE_RESOURCE for
 
 from __future__ import annotations
 
-import asyncio
-
 from pylog.broker.handlers import handler
 from pylog.broker.services import HandlerContext
+from pylog.broker.zk_calls import ZooKeeperTimeout, run_zk
 from pylog.protocol.api import ApiKey, response_class
 from pylog.protocol.errors import ErrorCode
 from pylog.security.authorizer import allowed
@@ -26,7 +25,10 @@ async def handle_describe_user_scram_credentials(ctx: HandlerContext, req):
         return cls(throttle_time_ms=0, error_code=int(ErrorCode.CLUSTER_AUTHORIZATION_FAILED),
                    error_message="Cluster authorization failed.", results=[])
     users = None if req.users is None else [u.name for u in req.users]
-    rows = await asyncio.get_running_loop().run_in_executor(None, describe_credentials, ctx.broker.zk, users)
+    try:
+        rows = await run_zk(ctx.broker.zk.connect, describe_credentials, ctx.broker.zk, users)
+    except ZooKeeperTimeout as err:
+        return cls(throttle_time_ms=0, error_code=int(err.code), error_message=str(err), results=[])
     result = cls.DescribeUserScramCredentialsResult
     return cls(throttle_time_ms=0, error_code=int(ErrorCode.NONE), error_message=None, results=[
         result(user=user, error_code=code, error_message=message, credential_infos=[

@@ -9,8 +9,10 @@ may bring it back into the ISR. The request long-polls until min_bytes are avail
 max_wait_ms passed. Record bytes are never decoded: the response carries file slices that the
 server sends from the segment files, or, for a partition's read of up to INLINE_BYTES, the bytes.
 Version notes: v7+ fetch sessions are answered with session id 0 (sessions unsupported, every
-fetch is a full fetch); v9+ carries current_leader_epoch, checked for fencing; v11 rack_id is
-ignored (no follower fetching).
+fetch is a full fetch); v9+ carries current_leader_epoch, checked for fencing. From v11 (KIP-392)
+Kafka gives every consumer fetch client metadata, which lets a follower serve it up to the follower's
+own high watermark (how kafka-replica-verification.sh reads each replica, as the debug consumer -2);
+rack_id itself is ignored (no replica selector, so no preferred read replica is ever named).
 """
 
 from __future__ import annotations
@@ -44,6 +46,7 @@ def _read_all(ctx, req, follower: bool, first_pass: bool, denied: frozenset = fr
     touched = []
     t = now_ms()
     read_committed = not follower and req.isolation_level == READ_COMMITTED
+    leader_only = follower or ctx.header.api_version < 11  # Kafka's FetchParams.fetchOnlyLeader
     for ft in req.topics:
         parts = []
         for fp in ft.partitions:
@@ -52,7 +55,7 @@ def _read_all(ctx, req, follower: bool, first_pass: bool, denied: frozenset = fr
                 data.error_code = int(ErrorCode.TOPIC_AUTHORIZATION_FAILED)
                 parts.append(data)
                 continue
-            p, err = rm.leader_partition(ft.topic, fp.partition, fp.current_leader_epoch)
+            p, err = rm.leader_partition(ft.topic, fp.partition, fp.current_leader_epoch, leader_only)
             if p is None:
                 data.error_code = int(err)
                 parts.append(data)

@@ -13,13 +13,13 @@ resource ConfigResource(...)" prefix for bad values). validate_only checks witho
 
 from __future__ import annotations
 
-import asyncio
 import logging
 from typing import Any, Callable, Mapping, Sequence
 
 from pylog.broker.handlers import handler
 from pylog.broker.metadata_cache import MetadataCache
 from pylog.broker.services import HandlerContext
+from pylog.broker.zk_calls import run_zk
 from pylog.common.broker_keys import BROKER_CONFIGS
 from pylog.common.configdef import ConfigError, ConfigKey, Type, to_string
 from pylog.common.dynamic import validate_dynamic_broker_config
@@ -164,7 +164,6 @@ async def alter_resources(ctx: HandlerContext, req, update_for: Callable[[Any], 
         seen[key] = seen.get(key, 0) + 1
     broker = ctx.broker
     alterer = ConfigAlterer(AdminZkClient(broker.zk), broker.broker_id, broker.metadata, req.validate_only)
-    loop = asyncio.get_running_loop()
     responses = []
     for res in req.resources:
         err, msg = ErrorCode.NONE, None
@@ -176,7 +175,7 @@ async def alter_resources(ctx: HandlerContext, req, update_for: Callable[[Any], 
                 raise KafkaError(refusal[1], code=refusal[0])
             preprocess(res, incremental)
             fn = alterer.topic if res.resource_type == TOPIC else alterer.broker_config
-            await loop.run_in_executor(None, fn, res.resource_name, update_for(res))
+            await run_zk(broker.zk.connect, fn, res.resource_name, update_for(res))
         except KafkaError as exc:
             err, msg = exc.code, exc.message
         except Exception as exc:  # ZooKeeper trouble or a bug: this resource fails, the others proceed

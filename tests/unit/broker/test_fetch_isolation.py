@@ -18,7 +18,7 @@ def _append(plog, raw):
 
 def _ctx(plog, version=11):
     part = SimpleNamespace(log=plog, high_watermark=plog.log_end_offset)
-    rm = SimpleNamespace(leader_partition=lambda t, i, e=-1: (part, ErrorCode.NONE))
+    rm = SimpleNamespace(leader_partition=lambda t, i, e=-1, leader_only=True: (part, ErrorCode.NONE))
     plog.high_watermark = plog.log_end_offset
     broker = SimpleNamespace(replicas=rm, stats=SimpleNamespace(record_out=lambda p, n: None))
     return SimpleNamespace(broker=broker, header=SimpleNamespace(api_version=version))
