@@ -55,13 +55,11 @@ def test_bad_http_listener_names_the_key(value):
         parse_http_listener(value)
 
 
-def test_recording_a_request_costs_about_a_microsecond():
-    """The per-request cost the server pays (BENCHMARKS.md "Metrics overhead" has the end-to-end figure)."""
+def test_recording_requests_counts_each_one():
+    """Every request the server records is counted under its API key and version (its cost is a benchmark
+    figure, BENCHMARKS.md "Metrics overhead", not a timed test)."""
     m = RequestMetrics()
-    n = 100_000
     t0 = time.perf_counter()
-    for _ in range(n):
+    for _ in range(1000):
         m.record(0, 9, t0)
-    per_call_us = (time.perf_counter() - t0) / n * 1e6
-    assert m.requests[(0, 9)] == n
-    assert per_call_us < 10, f"{per_call_us:.2f} us per record()"  # generous: the machine is shared
+    assert m.requests[(0, 9)] == 1000
