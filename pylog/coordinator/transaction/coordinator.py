@@ -326,15 +326,16 @@ class TransactionCoordinator:
         err = await self.check(tid) if tid else E.NONE
         return queries.describe(tid, err, self.txns.get(tid))
 
-    async def list_transactions(self, state_filters: Iterable[str] = (),
-                                producer_id_filters: Iterable[int] = ()) -> queries.TxnList:
+    async def list_transactions(self, state_filters: Iterable[str] = (), producer_id_filters: Iterable[int] = (),
+                                duration_filter_ms: int = -1) -> queries.TxnList:
         """ListTransactions over every `__transaction_state` partition this broker leads (loaded first)."""
         loading = False
         for p in range(self.store.num_partitions()):
             if self.store.leader_epoch(p) is not None and await self.ensure_loaded(p) != E.NONE:
                 loading = True  # its load failed or is still running: Kafka answers LOAD_IN_PROGRESS
         owned = [m for m in self.txns.values() if self.partition_of(m.transactional_id) in self.loaded]
-        return queries.list_transactions(owned, state_filters, producer_id_filters, loading)
+        return queries.list_transactions(owned, state_filters, producer_id_filters, loading,
+                                         duration_filter_ms, self.now_ms())
 
     async def close(self) -> None:
         """Stop the background marker tasks."""
