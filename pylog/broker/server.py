@@ -22,6 +22,7 @@ import collections
 import logging
 import os
 import socket
+import time
 from dataclasses import dataclass
 from typing import Any
 
@@ -73,6 +74,8 @@ class RequestContext:
     header: RequestHeader
     peer: str
     security: ConnectionSecurity | None = None  # listener and principal; None for in-process calls
+    size: int = 0  # the request's bytes
+    throttle_ms: int = 0  # a quota's throttle time: the connection is muted that long after the response
 
 
 class KafkaConnection(asyncio.BufferedProtocol):
@@ -90,6 +93,7 @@ class KafkaConnection(asyncio.BufferedProtocol):
         self.peer = "?"
         self.task: asyncio.Task | None = None
         self.reading_paused = False
+        self.muted_until = 0.0  # monotonic time until which a quota throttle mutes this connection
         self.sock: Any = None
         self.held: list[bytes] = []  # responses not yet written, in order (see _write)
         self.flush_scheduled = False
@@ -207,6 +211,8 @@ class KafkaConnection(asyncio.BufferedProtocol):
             while len(self.owed) >= _MAX_OWED:  # back-pressure: handle nothing more until one is sent
                 self.owed_room.clear()
                 await self.owed_room.wait()
+            if self.muted_until:
+                await self._wait_unmuted()
             frame = await self._next_frame()
             out = await self._handle(frame)
             self.decoder.recycle(frame)  # nothing of the request is needed any more
@@ -229,6 +235,17 @@ class KafkaConnection(asyncio.BufferedProtocol):
                     return
                 continue
             await self._write(out)
+
+    async def _wait_unmuted(self) -> None:
+        """Sit out a quota's throttle time (Kafka mutes the channel): no request is read or handled."""
+        wait = self.muted_until - time.monotonic()
+        self.muted_until = 0.0
+        if wait > 0:
+            self._pause_reading()
+            await asyncio.sleep(wait)
+            if self.reading_paused and self.queued_bytes < _MAX_QUEUED_BYTES // 2 and self.transport:
+                self.transport.resume_reading()
+                self.reading_paused = False
 
     async def _guarded(self, work: Any, doing: str) -> None:
         """Run one of the connection's tasks; a failure closes the connection, and only a bug is logged loudly."""
@@ -300,13 +317,15 @@ class KafkaConnection(asyncio.BufferedProtocol):
         except MalformedRequest as exc:
             log.warning("Closing connection from %s: %s", self.peer, exc)
             return False
-        ctx = RequestContext(self.server.broker, header, self.peer, self.security)
+        ctx = RequestContext(self.server.broker, header, self.peer, self.security, len(frame))
         if header.api_key in _CLUSTER_ACTION_APIS and not allowed(ctx, "CLUSTER_ACTION", "CLUSTER"):
             # Only brokers send these: a client without CLUSTER_ACTION loses the connection.
             log.warning("Closing connection from %s: %s is not allowed %s (CLUSTER_ACTION)", self.peer,
                         self.security.principal, api_name(header.api_key))
             return False
         resp = await h.func(ctx, req)
+        if ctx.throttle_ms > 0:  # KIP-219: the response goes now, then nothing is read for the throttle time
+            self.muted_until = time.monotonic() + ctx.throttle_ms / 1000
         if resp is None:
             return None
         if isinstance(resp, Later):

@@ -28,6 +28,7 @@ import uuid
 
 from pylog.broker.handlers import handler
 from pylog.broker.partition import wait_for_change
+from pylog.broker.quotas import FETCH as FETCH_QUOTA, principal_user, record_request
 from pylog.broker.services import HandlerContext
 from pylog.common.clock import now_ms
 from pylog.protocol.api import ApiKey
@@ -195,5 +196,20 @@ async def handle_fetch(ctx: HandlerContext, req):
     if follower:
         ctx.broker.replicas.follower_fetch_served(topics)
     nodes = _current_leaders(ctx, wanted, topics) if version >= FLEXIBLE_FROM else []
-    return encode_fetch_response(ctx.header, topics, session_id=0, node_endpoints=nodes,
-                                 topic_ids=[tid for _, tid, _ in wanted] if version >= TOPIC_IDS_FROM else None)
+    parts = encode_fetch_response(ctx.header, topics, session_id=0, node_endpoints=nodes,
+                                  topic_ids=[tid for _, tid, _ in wanted] if version >= TOPIC_IDS_FROM else None)
+    return parts if follower else _within_quota(ctx, parts)
+
+
+def _within_quota(ctx: HandlerContext, parts: list) -> list:
+    """A consumer over its consumer_byte_rate gets an empty response with the throttle time, the bytes it would
+    have had taken back, and a muted connection (Kafka's throttled fetch, KIP-219)."""
+    size = sum(len(p) if isinstance(p, bytes) else p.size for p in parts)
+    principal = ctx.security and ctx.security.principal
+    now = now_ms()
+    throttle = record_request(ctx.broker.quotas, principal, ctx.header.client_id, FETCH_QUOTA, size, now)
+    if throttle <= 0:
+        return parts
+    ctx.broker.quotas.unrecord(FETCH_QUOTA, principal_user(principal), ctx.header.client_id or "", size, now)
+    ctx.throttle_ms = throttle
+    return encode_fetch_response(ctx.header, [], throttle_time_ms=throttle, session_id=0)

@@ -27,8 +27,10 @@ from __future__ import annotations
 
 from pylog.broker.delayed_produce import Append, DelayedProduce
 from pylog.broker.handlers import Later, handler
+from pylog.broker.quotas import PRODUCE as PRODUCE_QUOTA, record_request
 from pylog.broker.services import HandlerContext
 from pylog.broker.txn_verify import needs_verification, verify
+from pylog.common.clock import now_ms
 from pylog.protocol.api import ApiKey
 from pylog.protocol.errors import ErrorCode
 from pylog.protocol.produce import (CURRENT_LEADER_FROM, PartitionProduceResult, decode_produce_request,
@@ -73,6 +75,9 @@ async def handle_produce(ctx: HandlerContext, req):
         results[key] = [out.error, out.base_offset, out.record_errors, out.message]
         if out.error == ErrorCode.NONE and not out.duplicate:
             ctx.broker.stats.record_in(p, len(buf), out.last_offset - out.base_offset + 1)
+    # A client over its producer_byte_rate gets the throttle time and a muted connection (KIP-219).
+    ctx.throttle_ms = record_request(ctx.broker.quotas, ctx.security and ctx.security.principal,
+                                     ctx.header.client_id, PRODUCE_QUOTA, ctx.size, now_ms())
     if acks == 0:
         return None
     if delayed.pending:
@@ -125,4 +130,5 @@ def _response(ctx, results: dict[tuple[str, int], list], delayed: DelayedProduce
             if ep is not None:
                 nodes[ep.id] = (ep.id, ep.host, ep.port, ep.rack)
         topics.setdefault(topic, []).append(res)
-    return encode_produce_response(ctx.header, list(topics.items()), node_endpoints=[nodes[k] for k in sorted(nodes)])
+    return encode_produce_response(ctx.header, list(topics.items()), throttle_time_ms=ctx.throttle_ms,
+                                   node_endpoints=[nodes[k] for k in sorted(nodes)])
