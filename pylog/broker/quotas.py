@@ -15,18 +15,17 @@ response carries (throttle_time_ms) and for which the connection reads nothing m
 from __future__ import annotations
 
 import logging
-import urllib.parse
 from collections import deque
 from typing import Any, Iterable
 
 from pylog.zk import errors
+from pylog.zk.quota_entities import DEFAULT, FETCH, MUTATION, PRODUCE, QUOTA_KEYS, REQUEST, sanitize
+
+__all__ = ["ClientQuotas", "Rate", "DEFAULT", "FETCH", "MUTATION", "PRODUCE", "QUOTA_KEYS", "REQUEST",
+           "principal_user", "record_request", "sanitize"]
 
 log = logging.getLogger("pylog.quotas")
 
-PRODUCE, FETCH, REQUEST, MUTATION = ("producer_byte_rate", "consumer_byte_rate", "request_percentage",
-                                     "controller_mutation_rate")
-QUOTA_KEYS = (PRODUCE, FETCH, REQUEST, MUTATION)
-DEFAULT = "<default>"
 SAMPLES = 11  # quota.window.num's default
 WINDOW_MS = 1000  # quota.window.size.seconds' default
 
@@ -65,11 +64,6 @@ class Rate:
     def _purge(self, now_ms: int) -> None:
         while self.samples and now_ms - self.samples[0][0] >= self.num * self.span_ms:
             self.samples.popleft()
-
-
-def sanitize(name: str) -> str:
-    """Kafka's Sanitizer: the znode name of a user principal or client id."""
-    return urllib.parse.quote(name, safe="")
 
 
 def entity_path(user: str | None, client_id: str | None) -> str:

@@ -11,8 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from pylog.broker.quota_store import CLIENT_ID, USER, InvalidQuota, stored_value, write
-from pylog.broker.quotas import DEFAULT, QUOTA_KEYS, sanitize
+from pylog.zk.quota_entities import CLIENT_ID, DEFAULT, QUOTA_KEYS, USER, InvalidQuota, sanitize, stored_value, write
 from pylog.cli.admin_client import BrokerAdmin, _check
 from pylog.cli.common import OperationError
 from pylog.cli.results import ConfigsAltered, ConfigsDescribed, ConfigView, EntityConfigs, QuotaEntity, QuotasDescribed

@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 
 from pylog.broker.handlers import handler
-from pylog.broker.quota_store import InvalidQuota, stored_value, write, znode_of
+from pylog.zk.quota_entities import InvalidQuota, stored_value, write, znode_of
 from pylog.broker.services import HandlerContext
 from pylog.protocol.api import ApiKey, response_class
 from pylog.protocol.errors import ErrorCode

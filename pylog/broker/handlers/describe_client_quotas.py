@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 
 from pylog.broker.handlers import handler
-from pylog.broker.quota_store import CLIENT_ID, USER, read_all
+from pylog.zk.quota_entities import CLIENT_ID, USER, read_all
 from pylog.broker.services import HandlerContext
 from pylog.protocol.api import ApiKey, response_class
 from pylog.protocol.errors import ErrorCode

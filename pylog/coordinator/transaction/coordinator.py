@@ -87,6 +87,7 @@ class TransactionCoordinator:
         self.store, self.markers, self.new_producer_id = store, markers, new_producer_id
         self.partition_for, self.config = partition_for, config
         self.now_ms = now_ms
+        self.log_value_version: Callable[[], int] = lambda: 0  # 1 once transaction.version >= 1 is finalized
         self.txns: dict[str, TxnMetadata] = {}
         self.loaded: dict[int, int] = {}  # partition -> coordinator (leader) epoch it was loaded at
         self._tasks: set[asyncio.Task] = set()
@@ -166,7 +167,7 @@ class TransactionCoordinator:
         self.txns[tid] = replace(meta, pending=target.state)
         if target.pending is not None:
             target = replace(target, pending=None)
-        value = encode_value(to_log_value(target))
+        value = encode_value(to_log_value(target), self.log_value_version())
         try:
             err = await self.store.append(self.partition_of(tid), [(encode_key(tid), value)])
         except Exception:

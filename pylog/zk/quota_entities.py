@@ -1,5 +1,6 @@
-"""Client quota entities in ZooKeeper, as Kafka's ZkAdminManager reads and writes them for the
-Describe/AlterClientQuotas APIs (and pylog-configs.sh --entity-type users|clients).
+"""Client quota entities in ZooKeeper (/config/users, /config/clients), as Kafka's ZkAdminManager and
+AdminZkClient read and write them: the brokers' Describe/AlterClientQuotas and pylog-configs.sh
+--entity-type users|clients share this.
 
 An entity is a mapping {"user": name, "client-id": name} with one or both types; a None name is the
 default entity (`<default>` in ZooKeeper). Quota keys share the user znode with SCRAM credentials,
@@ -11,8 +12,17 @@ from __future__ import annotations
 import urllib.parse
 from typing import Any, Mapping
 
-from pylog.broker.quotas import DEFAULT, FETCH, PRODUCE, QUOTA_KEYS, sanitize
 from pylog.zk import errors
+
+PRODUCE, FETCH, REQUEST, MUTATION = ("producer_byte_rate", "consumer_byte_rate", "request_percentage",
+                                     "controller_mutation_rate")
+QUOTA_KEYS = (PRODUCE, FETCH, REQUEST, MUTATION)
+DEFAULT = "<default>"
+
+
+def sanitize(name: str) -> str:
+    """Kafka's Sanitizer: the znode name of a user principal or client id."""
+    return urllib.parse.quote(name, safe="")
 
 USER, CLIENT_ID = "user", "client-id"
 LONG_KEYS = (PRODUCE, FETCH)  # ConfigDef LONG; request_percentage and controller_mutation_rate are DOUBLE
