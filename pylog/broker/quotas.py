@@ -10,6 +10,8 @@ user or client its own. Rates are Kafka's: quota.window.num samples (11) of quot
 (1), the window at least all but one of them; a request that
 takes the rate over its bound gets a throttle time of (rate - bound) / bound * window, which the
 response carries (throttle_time_ms) and for which the connection reads nothing more (KIP-219).
+The controller mutation rate (KIP-599) is Kafka's token bucket instead (see TokenBucket). The
+request_percentage quota is kept and described but not enforced.
 """
 
 from __future__ import annotations
@@ -18,11 +20,12 @@ import logging
 from collections import deque
 from typing import Any, Iterable
 
+from pylog.common.clock import now_ms
 from pylog.zk import errors
 from pylog.zk.quota_entities import DEFAULT, FETCH, MUTATION, PRODUCE, QUOTA_KEYS, REQUEST, sanitize
 
 __all__ = ["ClientQuotas", "Rate", "DEFAULT", "FETCH", "MUTATION", "PRODUCE", "QUOTA_KEYS", "REQUEST",
-           "principal_user", "record_request", "sanitize"]
+           "mutation_allowed", "principal_user", "record_request", "sanitize"]
 
 log = logging.getLogger("pylog.quotas")
 
@@ -87,6 +90,26 @@ def _candidates(user: str, client: str) -> list[tuple[str, str | None, str | Non
     ]
 
 
+class TokenBucket:
+    """Kafka's TokenBucket (KIP-599's controller mutation rate): `rate` tokens/s refill up to a burst of
+    rate * samples * window; a mutation takes its partitions' tokens and may leave the bucket negative."""
+
+    __slots__ = ("rate", "burst", "tokens", "last_ms")
+
+    def __init__(self, rate: float, burst: float, now_ms: int) -> None:
+        self.rate, self.burst, self.tokens, self.last_ms = rate, burst, burst, now_ms
+
+    def value(self, now_ms: int) -> float:
+        """The tokens left now (negative: in debt)."""
+        self.tokens = min(self.burst, self.tokens + self.rate * max(now_ms - self.last_ms, 0) / 1000)
+        self.last_ms = max(now_ms, self.last_ms)
+        return self.tokens
+
+    def throttle_ms(self, now_ms: int) -> int:
+        """How long until the debt is paid (ControllerMutationQuotaManager's -tokens / rate)."""
+        return max(0, round(-self.value(now_ms) / self.rate * 1000)) if self.rate > 0 else 0
+
+
 class ClientQuotas:
     """Every quota entity's settings and the rates measured against them (event loop only)."""
 
@@ -94,6 +117,7 @@ class ClientQuotas:
         self.samples, self.window_ms = samples, window_ms
         self.entities: dict[str, dict[str, float]] = {}  # entity path -> {quota key: bound}
         self._rates: dict[tuple[str, str, str], Rate] = {}
+        self._buckets: dict[tuple[str, str], TokenBucket] = {}
 
     # -- settings ------------------------------------------------------------------------------
     def load(self, zk: Any) -> None:
@@ -124,6 +148,7 @@ class ClientQuotas:
         else:
             self.entities.pop(path, None)
         self._rates.clear()  # the entity a client's rate is kept under may have changed
+        self._buckets.clear()
 
     def quota(self, key: str, user: str, client: str) -> tuple[float, str, str] | None:
         """(bound, user tag, client tag) of the most specific entity setting `key`, or None (unlimited)."""
@@ -150,6 +175,24 @@ class ClientQuotas:
         if observed <= bound or bound <= 0:
             return 0 if bound > 0 else int(rate.window_ms(now_ms))
         return round((observed - bound) / bound * rate.window_ms(now_ms))
+
+    def mutate(self, user: str, client: str, partitions: int, now_ms: int, strict: bool) -> tuple[bool, int]:
+        """KIP-599 for a topic creation or deletion of `partitions`: (allowed, throttle ms). Strict (CreateTopics
+        v6+, CreatePartitions v3+, DeleteTopics v5+) refuses it while the bucket is in debt and otherwise lets it
+        through whatever it costs; permissive (older versions) always lets it through, with the throttle time."""
+        found = self.quota(MUTATION, user, client)
+        if found is None:
+            return True, 0
+        bound, user_tag, client_tag = found
+        bucket = self._buckets.get((user_tag, client_tag))
+        if bucket is None:
+            bucket = TokenBucket(bound, bound * self.samples * self.window_ms / 1000, now_ms)
+            self._buckets[(user_tag, client_tag)] = bucket
+        if strict and bucket.value(now_ms) < 0:
+            return False, bucket.throttle_ms(now_ms)
+        bucket.value(now_ms)
+        bucket.tokens -= partitions
+        return True, 0 if strict else bucket.throttle_ms(now_ms)
 
     def unrecord(self, key: str, user: str, client: str, value: float, now_ms: int) -> None:
         """Take back a recorded value (a throttled fetch is answered empty, as Kafka's unrecordQuotaSensor)."""
@@ -182,3 +225,13 @@ def record_request(quotas: ClientQuotas, principal: str | None, client_id: str |
                    now_ms: int) -> int:
     """Record a request's `value` against its client's `key` quota: the throttle time in ms."""
     return quotas.record(key, principal_user(principal), client_id or "", value, now_ms)
+
+
+def mutation_allowed(ctx: Any, partitions: int, strict: bool) -> bool:
+    """Take a controller mutation of `partitions` from the request's client quota (KIP-599); False when refused
+    (THROTTLING_QUOTA_EXCEEDED). The request's throttle time becomes the largest seen."""
+    principal = ctx.security.principal if ctx.security is not None else None
+    ok, throttle = ctx.broker.quotas.mutate(principal_user(principal), ctx.header.client_id or "", partitions,
+                                            now_ms(), strict)
+    ctx.throttle_ms = max(ctx.throttle_ms, throttle)
+    return ok

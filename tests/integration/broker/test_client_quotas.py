@@ -63,6 +63,26 @@ def _rate_over_whole_periods(events: list[tuple[float, int]], quota: int) -> flo
     return counted / (starts[-1] - starts[0])
 
 
+def _controller_mutation_rate(c) -> None:
+    """KIP-599: 2 partitions/s, a bucket of 2 * 3 samples; CreateTopics v7 is strict, v5 permissive."""
+    with KafkaClient(c.bootstrap) as k:
+        assert _alter(k, {"client-id": "mut"}, {"controller_mutation_rate": 2.0}).error_code == 0
+    wait_for(lambda: "Updated quotas of clients/mut" in c.brokers[0].log_path.read_text(), 30, "the quota applied")
+
+    def create(k: KafkaClient, name: str, partitions: int, version: int):
+        resp = k.call(ApiKey.CreateTopics, lambda cls, v: cls(topics=[cls.CreatableTopic(
+            name=name, num_partitions=partitions, replication_factor=1, assignments=[], configs=[])],
+            timeout_ms=30000, validate_only=False), max_version=version)
+        return resp.topics[0].error_code, resp.throttle_time_ms
+
+    with KafkaClient(c.bootstrap, client_id="mut") as k:
+        assert create(k, "m1", 12, 7) == (0, 0)  # 6 tokens, 12 taken: accepted all the same (strict)
+        err, throttle = create(k, "m2", 1, 7)  # in debt (about 6 tokens, refilling at 2/s): refused
+        assert err == ErrorCode.THROTTLING_QUOTA_EXCEEDED and 1000 <= throttle <= 3100, throttle
+        err, throttle = create(k, "m3", 1, 5)  # permissive: created, with the throttle time
+        assert err == 0 and throttle > 0
+
+
 def test_quotas_are_stored_as_kafka_stores_them_and_throttle_clients(cluster_factory, zk):
     c = cluster_factory(1, overrides={"quota.window.num": "3"})
     with KafkaClient(c.bootstrap) as k:
@@ -85,6 +105,7 @@ def test_quotas_are_stored_as_kafka_stores_them_and_throttle_clients(cluster_fac
         in notes
     wait_for(lambda: "Updated quotas of clients/qc" in c.brokers[0].log_path.read_text(), 30, "the broker applies them")
     create_topic(c.bootstrap, "quota")
+    _controller_mutation_rate(c)
 
     throttles: list[int] = []
     p = Producer({"bootstrap.servers": c.bootstrap, "client.id": "qp",
