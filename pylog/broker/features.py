@@ -85,7 +85,8 @@ def validate(name: str, level: int, upgrade_type: int, existing: int) -> tuple[E
     return ErrorCode.NONE, None
 
 
-def update(zk: Any, updates: list[tuple[str, int, int]], validate_only: bool) -> dict[str, tuple[ErrorCode, str | None]]:
+def update(zk: Any, updates: list[tuple[str, int, int]],
+           validate_only: bool) -> dict[str, tuple[ErrorCode, str | None]]:
     """Apply (name, level, upgrade type) updates to /feature, all or none (blocking; the controller's)."""
     ensure_znode(zk)
     data, stat = zk.get(PATH)

@@ -4,7 +4,8 @@ The schema-compiled codec copies every record set out of the frame into a new `b
 handler then needs a mutable copy to stamp offsets), and builds several objects per partition for
 the response. Here a request's record sets are writable memoryviews into the received frame, so a
 1 MB batch is never copied between the socket and the segment file, and the response is packed
-straight into bytes. Versions 0-11 (flexible from 9; KIP-951's CurrentLeader and NodeEndpoints from 10) exactly as Kafka's ProduceRequest.json and
+straight into bytes. Versions 0-11 (flexible from 9; KIP-951's CurrentLeader and NodeEndpoints from
+10) exactly as Kafka's ProduceRequest.json and
 ProduceResponse.json; unit tests check both directions against kafka-python's codec.
 """
 

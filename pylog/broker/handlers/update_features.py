@@ -27,7 +27,8 @@ async def handle_update_features(ctx: HandlerContext, req):
     cls = response_class(ApiKey.UpdateFeatures)[ctx.header.api_version]
     v1 = ctx.header.api_version >= 1
     updates = [(u.feature, u.max_version_level,
-                u.upgrade_type if v1 else SAFE_DOWNGRADE if u.allow_downgrade else UPGRADE) for u in req.feature_updates]
+                u.upgrade_type if v1 else SAFE_DOWNGRADE if u.allow_downgrade else UPGRADE)
+               for u in req.feature_updates]
 
     def answer(err: ErrorCode, message: str | None, results: dict) -> object:
         return cls(throttle_time_ms=0, error_code=int(err), error_message=message, results=[

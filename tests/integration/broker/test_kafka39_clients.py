@@ -104,7 +104,8 @@ def test_kafka_python_sends_kafka_39s_versions(proxied):
         _duration_filter(admin, bootstrap)
     finally:
         admin.close()
-    for api_version in ((FETCH, 12), (API_VERSIONS, 4), (FIND_COORDINATOR, 6), (LIST_OFFSETS, 9), (LIST_GROUPS, 5), (LIST_TRANSACTIONS, 1)):
+    for api_version in ((FETCH, 12), (API_VERSIONS, 4), (FIND_COORDINATOR, 6), (LIST_OFFSETS, 9), (LIST_GROUPS, 5),
+                        (LIST_TRANSACTIONS, 1)):
         assert api_version in proxy.requests, api_version
 
 
