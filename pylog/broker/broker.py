@@ -45,6 +45,8 @@ from pylog.protocol.api import ApiKey, request_class
 from pylog.protocol.codec import RequestHeader
 from pylog.protocol.errors import ErrorCode
 from pylog.security.authorizer import AclAuthorizer, from_config
+from pylog.broker.features import TRANSACTION_VERSION, FinalizedFeatures
+from pylog.broker.quotas import ClientQuotas
 from pylog.security.credentials import CredentialStore
 from pylog.security.sasl_client import client_mechanism
 from pylog.security.settings import build_listener_security, client_ssl_context
@@ -103,6 +105,9 @@ class Broker:
         self.servers: list[SocketServer] = []
         self.authorizer: AclAuthorizer | None = None  # when authorizer.class.name is set
         self.credentials = CredentialStore.empty()  # SCRAM credentials from /config/users
+        self.features = FinalizedFeatures()  # /feature (KIP-584), followed once ZooKeeper is connected
+        self.quotas = ClientQuotas(int(config.get("quota.window.num")),  # from /config/users and /config/clients
+                                   int(config.get("quota.window.size.seconds")) * 1000)
         self._tasks: set[asyncio.Task] = set()
         self._stopping = asyncio.Event()
         self.stop_requested = asyncio.Event()  # SIGTERM/SIGINT, or a request through ZooKeeper
@@ -152,6 +157,9 @@ class Broker:
         log_dirs = list(cfg.log_dirs)
         await self._blocking(self._check_meta_properties, log_dirs)
         await self._blocking(self.credentials.load, self.zk)
+        await self._blocking(self.quotas.load, self.zk)
+        loop = asyncio.get_running_loop()
+        self.features.watch(self.zk, loop.call_soon_threadsafe)
         self.authorizer = from_config(cfg, self.zk)  # ValueError for an authorizer pylog does not have
         if self.authorizer is not None:
             await self.authorizer.start()
@@ -183,7 +191,7 @@ class Broker:
         """The broker's parts, each given what it uses (not the broker), in dependency order."""
         cfg, zk, metadata = self.config, self.zk, self.metadata
         self.topic_configs = TopicConfigs(self.broker_id, cfg, zk, self.credentials, self.spawn,
-                                          lambda: self.active_controller() is not None)
+                                          lambda: self.active_controller() is not None, self.quotas)
         self.throttle = ReplicationThrottle(self.broker_id, self.topic_configs)
         self.fetchers = ReplicaFetcherManager(self.broker_id, cfg, metadata, self.throttle, self.storage_failed)
         self.topic_admin = TopicAdmin(zk, metadata, cfg, self.broker_id, self.rack)
@@ -196,6 +204,8 @@ class Broker:
         self.groups = GroupHost(cfg, metadata, self.replicas, self.topic_admin, self.spawn)
         self.transactions = TxnHost(cfg, metadata, self.replicas, self.topic_admin, self.spawn, self.broker_id,
                                     self.producer_ids.generate, self.groups.coordinator.on_txn_marker)
+        # TV_1 (transaction.version 1): flexible __transaction_state values, as Kafka 3.9 writes them
+        self.transactions.coordinator.log_value_version = lambda: min(1, self.features.level(TRANSACTION_VERSION))
 
     def _inter_broker_security(self) -> ConnectSecurity | None:
         """How this broker's own connections to other brokers authenticate (the inter-broker listener's way)."""

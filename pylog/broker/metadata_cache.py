@@ -94,3 +94,14 @@ class MetadataCache:
     def alive(self, broker_id: int) -> bool:
         """Whether the controller last listed this broker as live."""
         return broker_id in self.brokers
+
+    def current_leader(self, topic: str, partition: int,
+                       listener: str | None) -> tuple[int, int, BrokerEndpoint | None]:
+        """KIP-951: (leader id, leader epoch, its endpoint on `listener`) for a NOT_LEADER answer; (-1, -1, None)
+        when unknown, and no endpoint when the leader is not live or lacks the listener (as Kafka)."""
+        info = self.partition(topic, partition)
+        if info is None:
+            return -1, -1, None
+        b = self.brokers.get(info.leader)
+        ep = None if b is None else b if listener is None else b.on(listener)
+        return info.leader, info.leader_epoch, ep

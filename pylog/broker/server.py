@@ -77,6 +77,8 @@ class RequestContext:
     header: RequestHeader
     peer: str
     security: ConnectionSecurity | None = None  # listener and principal; None for in-process calls
+    size: int = 0  # the request's bytes
+    throttle_ms: int = 0  # a quota's throttle time: the connection is muted that long after the response
 
 
 class KafkaConnection(asyncio.BufferedProtocol):
@@ -94,6 +96,7 @@ class KafkaConnection(asyncio.BufferedProtocol):
         self.peer = "?"
         self.task: asyncio.Task | None = None
         self.reading_paused = False
+        self.muted_until = 0.0  # monotonic time until which a quota throttle mutes this connection
         self.sock: Any = None
         self.held: list[bytes] = []  # responses not yet written, in order (see _write)
         self.flush_scheduled = False
@@ -211,6 +214,8 @@ class KafkaConnection(asyncio.BufferedProtocol):
             while len(self.owed) >= _MAX_OWED:  # back-pressure: handle nothing more until one is sent
                 self.owed_room.clear()
                 await self.owed_room.wait()
+            if self.muted_until:
+                await self._wait_unmuted()
             frame = await self._next_frame()
             out = await self._handle(frame)
             self.decoder.recycle(frame)  # nothing of the request is needed any more
@@ -233,6 +238,17 @@ class KafkaConnection(asyncio.BufferedProtocol):
                     return
                 continue
             await self._write(out)
+
+    async def _wait_unmuted(self) -> None:
+        """Sit out a quota's throttle time (Kafka mutes the channel): no request is read or handled."""
+        wait = self.muted_until - time.monotonic()
+        self.muted_until = 0.0
+        if wait > 0:
+            self._pause_reading()
+            await asyncio.sleep(wait)
+            if self.reading_paused and self.queued_bytes < _MAX_QUEUED_BYTES // 2 and self.transport:
+                self.transport.resume_reading()
+                self.reading_paused = False
 
     async def _guarded(self, work: Any, doing: str) -> None:
         """Run one of the connection's tasks; a failure closes the connection, and only a bug is logged loudly."""
@@ -305,7 +321,7 @@ class KafkaConnection(asyncio.BufferedProtocol):
         except MalformedRequest as exc:
             log.warning("Closing connection from %s: %s", self.peer, exc)
             return False
-        ctx = RequestContext(self.server.broker, header, self.peer, self.security)
+        ctx = RequestContext(self.server.broker, header, self.peer, self.security, len(frame))
         if header.api_key in _CLUSTER_ACTION_APIS and not allowed(ctx, "CLUSTER_ACTION", "CLUSTER"):
             # Only brokers send these: a client without CLUSTER_ACTION loses the connection.
             log.warning("Closing connection from %s: %s is not allowed %s (CLUSTER_ACTION)", self.peer,
@@ -313,7 +329,9 @@ class KafkaConnection(asyncio.BufferedProtocol):
             return False
         started = time.perf_counter()
         resp = await h.func(ctx, req)
-        key = FETCH_FOLLOWER if header.api_key == ApiKey.Fetch and req.replica_id >= 0 else header.api_key
+        key = FETCH_FOLLOWER if header.api_key == ApiKey.Fetch and _fetch_replica(req, header.api_version) >= 0 else header.api_key
+        if ctx.throttle_ms > 0:  # KIP-219: the response goes now, then nothing is read for the throttle time
+            self.muted_until = time.monotonic() + ctx.throttle_ms / 1000
         if isinstance(resp, Later):
             return _Owed(header, resp, key, started)
         REQUESTS.record(key, header.api_version, started, getattr(resp, "error_code", 0))
@@ -437,3 +455,9 @@ class SocketServer:
                 await asyncio.wait_for(self.server.wait_closed(), 5)
             except asyncio.TimeoutError:
                 pass
+
+
+def _fetch_replica(req, version: int) -> int:
+    """A Fetch's replica id: top-level before v15, in ReplicaState from v15 (KIP-903); -1 for a consumer."""
+    state = getattr(req, "replica_state", None) if version >= 15 else None
+    return state.replica_id if state is not None else getattr(req, "replica_id", -1)

@@ -14,6 +14,8 @@ if TYPE_CHECKING:
     from pylog.broker.group_host import GroupHost
     from pylog.broker.metadata_cache import MetadataCache
     from pylog.broker.producer_ids import ProducerIdManager
+    from pylog.broker.features import FinalizedFeatures
+    from pylog.broker.quotas import ClientQuotas
     from pylog.broker.replica_manager import ReplicaManager
     from pylog.broker.stats import PartitionStats
     from pylog.broker.topic_admin import TopicAdmin
@@ -45,6 +47,8 @@ class BrokerServices(Protocol):
     groups: GroupHost | None  # the group coordinator over __consumer_offsets (FindCoordinator, group APIs)
     producer_ids: ProducerIdManager | None  # InitProducerId: ids from blocks reserved in ZooKeeper
     transactions: TxnHost | None  # the transaction coordinator over __transaction_state
+    features: FinalizedFeatures  # finalized features from /feature (KIP-584): ApiVersions reports them
+    quotas: ClientQuotas  # client quotas (KIP-13/55/124/219/257/599): settings and measured rates
 
     def advertised_for(self, listener: str | None) -> tuple[str, int]:
         """Host and port of this broker on a listener (the inter-broker one for None)."""
@@ -69,3 +73,5 @@ class HandlerContext(Protocol):
     header: RequestHeader
     peer: str
     security: ConnectionSecurity | None  # the connection's listener and principal; None for in-process calls
+    size: int  # the request's bytes (what a produce quota counts)
+    throttle_ms: int  # set by a handler whose client went over a quota: the connection reads nothing that long

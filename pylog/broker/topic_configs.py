@@ -13,6 +13,7 @@ import logging
 import time
 from typing import Any, Callable, Coroutine
 
+from pylog.broker.quotas import ClientQuotas
 from pylog.common import config as common_config
 from pylog.common.config import BrokerConfig
 from pylog.log.config import LogConfig
@@ -39,11 +40,13 @@ class TopicConfigs:
     """The broker's view of per-topic overrides and dynamic broker configs."""
 
     def __init__(self, broker_id: int, config: BrokerConfig, zk: ZkClient, credentials: CredentialStore,
-                 spawn: Callable[[Coroutine[Any, Any, Any]], asyncio.Task], is_controller: Callable[[], bool]) -> None:
+                 spawn: Callable[[Coroutine[Any, Any, Any]], asyncio.Task], is_controller: Callable[[], bool],
+                 quotas: ClientQuotas | None = None) -> None:
         self.broker_id = broker_id
         self.config = config  # static; broker_config() has the dynamic layers on top
         self.zk = zk
         self.credentials = credentials  # /config/users changes reload SCRAM credentials
+        self.quotas = quotas  # /config/users and /config/clients changes reload client quotas
         self.spawn = spawn
         self.is_controller = is_controller  # the active controller purges old notifications
         self.overrides: dict[str, dict[str, str]] = {}
@@ -123,8 +126,11 @@ class TopicConfigs:
             log.info("Applying dynamic broker config %s", name)
             for listener in self.listeners:
                 listener.on_broker_config()
-        elif entity_type == "users":  # SCRAM credentials (and quotas, which pylog does not enforce)
-            await self._zk(self.credentials.reload, zk, name)
+        elif entity_type in ("users", "clients"):  # SCRAM credentials (users) and client quotas
+            if entity_type == "users":
+                await self._zk(self.credentials.reload, zk, name)
+            if self.quotas is not None:
+                await self._zk(self.quotas.reload, zk, entity_type, name)
 
     def broker_config(self) -> Any:
         """The broker config with the dynamic layers applied (typed values, right sources)."""

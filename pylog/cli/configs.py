@@ -16,7 +16,7 @@ import click
 from pylog.cli.common import OperationError, OptionRules, command, open_admin, open_zk, require_target, target_options
 from pylog.common import properties
 
-ENTITY_TYPES = ("topics", "brokers", "users")
+ENTITY_TYPES = ("topics", "brokers", "users", "clients")
 # Split on commas (and '=') outside [...], so list values can be given as k=[v1,v2] (ConfigCommand's pattern).
 _OUTSIDE_BRACKETS = r"(?=[^\]]*(?:\[|$))"
 MESSAGE_FORMAT_WARNING = (
@@ -63,8 +63,9 @@ def resolve_entity(rules: OptionRules, opts: dict[str, Any]) -> tuple[str, str |
     if rules.has("entity-name") and rules.has("entity-default"):
         raise click.UsageError("Only one of --entity-name or --entity-default may be given")
     if opts["entity_default"]:
-        if entity_type != "brokers":
-            raise click.UsageError(f"--entity-default is only supported for --entity-type brokers, not {entity_type}")
+        if entity_type not in ("brokers", "users", "clients"):
+            raise click.UsageError(f"--entity-default is only supported for --entity-type brokers, users or clients, "
+                                   f"not {entity_type}")
         return entity_type, ""
     return entity_type, opts["entity_name"]
 
@@ -83,7 +84,7 @@ def check_args(rules: OptionRules, entity_type: str, name: str | None, via_zooke
     if entity_type == "brokers" and name and not re.fullmatch(r"-?\d+", name):
         raise click.UsageError(f"The entity name for brokers must be a valid integer broker id, but it is: {name}")
     if rules.has("alter"):
-        if not name and not (entity_type == "brokers" and name == ""):
+        if not name and not (entity_type in ("brokers", "users", "clients") and name == ""):
             raise click.UsageError(f"an entity name must be specified with --alter of {entity_type}")
         if rules.has("add-config") and rules.has("add-config-file"):
             raise click.UsageError("Only one of --add-config or --add-config-file must be specified")
@@ -97,9 +98,11 @@ def check_args(rules: OptionRules, entity_type: str, name: str | None, via_zooke
     "Connect with --bootstrap-server (DescribeConfigs / IncrementalAlterConfigs, Kafka 3.x texts) or --zookeeper "
     "(writes /config/<type>/<name> and a /config/changes notification, Kafka 2.8 texts)."))
 @target_options
-@click.option("--entity-type", help="Type of entity: topics, brokers or users (SCRAM credentials).")
-@click.option("--entity-name", help="Name of the entity (a topic name, a broker id or a user name).")
-@click.option("--entity-default", is_flag=True, help="The default entity (brokers: cluster-wide defaults).")
+@click.option("--entity-type", help="Type of entity: topics, brokers, users (SCRAM credentials and quotas) or "
+                                    "clients (quotas).")
+@click.option("--entity-name", help="Name of the entity (a topic name, a broker id, a user name or a client id).")
+@click.option("--entity-default", is_flag=True, help="The default entity (brokers: cluster-wide defaults; users, "
+                                                     "clients: the default quotas).")
 @click.option("--topic", help="Shortcut for --entity-type topics --entity-name TOPIC.")
 @click.option("--broker", help="Shortcut for --entity-type brokers --entity-name ID.")
 @click.option("--broker-defaults", is_flag=True, help="Shortcut for --entity-type brokers --entity-default.")
@@ -122,10 +125,16 @@ def configs_command(zookeeper: str | None, bootstrap_server: str | None, **opts:
     if opts["add_config"]:
         to_set.update(parse_add_config(opts["add_config"]))
     to_delete = parse_delete_config(opts["delete_config"])
-    if entity_type == "users":  # SCRAM credentials (pylog.cli.configs_users)
+    if entity_type in ("users", "clients"):  # quotas (configs_quotas), users' SCRAM credentials (configs_users)
+        from pylog.cli.configs_quotas import QuotasBrokerService, QuotasZkService
         from pylog.cli.configs_users import UsersBrokerService, UsersZkService
-        service: Any = UsersZkService(open_zk(target.zookeeper)) if target.zookeeper else \
-            UsersBrokerService(open_admin(target.bootstrap_server or ""))
+        users = entity_type == "users" and not (opts["describe"] and target.zookeeper)
+        if target.zookeeper:
+            zk = open_zk(target.zookeeper)
+            service: Any = QuotasZkService(zk, UsersZkService(zk) if users else None)
+        else:
+            admin = open_admin(target.bootstrap_server or "")
+            service = QuotasBrokerService(admin, UsersBrokerService(admin) if users else None)
     elif target.zookeeper:
         from pylog.cli.configs_ops import ZkConfigService
         service = ZkConfigService(open_zk(target.zookeeper))

@@ -24,7 +24,7 @@ __all__ = ["parse_scram_configs", "UsersZkService", "UsersBrokerService"]
 
 
 def parse_scram_configs(to_set: dict[str, str]) -> dict[str, tuple[int, str]]:
-    """{mechanism: (iterations, password)} from --add-config; other keys are refused (quotas are not enforced)."""
+    """{mechanism: (iterations, password)} from --add-config; other keys are refused (quota keys never get here)."""
     out = {}
     for key, value in to_set.items():
         if key not in MECHANISMS:

@@ -18,6 +18,7 @@ from typing import Any
 import click
 
 from pylog.cli.results import (ConfigsAltered, ConfigsDescribed, ElectionResult, EntityConfigs, GroupListing,
+                               QuotasDescribed,
                                GroupMemberRow, GroupsDeleted, GroupsDescribed, GroupStateRow, OffsetsDeleted,
                                OffsetsReset, PartitionLine, RecordsDeleted, TopicCreated, TopicLine, TopicList,
                                TopicsAltered, TopicsDeleted, TopicsDescribed, ZkAclsMigrated)
@@ -153,7 +154,7 @@ def _(r: TopicsDescribed) -> list[str]:
 
 def zk_entity(entity_type: str, name: str) -> str:
     """ConfigCommand's Entity.toString (2.8): topic 'foo', brokers '1', default brokers."""
-    type_name = {"topics": "topic", "users": "user-principal"}.get(entity_type, entity_type)
+    type_name = {"topics": "topic", "users": "user-principal", "clients": "client-id"}.get(entity_type, entity_type)
     return f"default {type_name}" if name in ("", "<default>") else f"{type_name} '{name}'"
 
 
@@ -177,6 +178,21 @@ def _(r: ConfigsDescribed) -> list[str]:
             synonyms = ", ".join(f"{s.source}:{s.name}={_null(s.value)}" for s in c.synonyms)
             lines.append(f"  {c.name}={_null(c.value)} sensitive={str(c.sensitive).lower()} synonyms={{{synonyms}}}")
     return lines
+
+
+@text.register
+def _(r: QuotasDescribed) -> list[str]:
+    """ConfigCommand's describeQuotaConfigs (3.x), then the users' SCRAM credentials."""
+    lines = []
+    for e in r.entities:
+        parts = []
+        if e.has_user:
+            parts.append("the default user-principal" if e.user is None else f"user-principal '{e.user}'")
+        if e.has_client:
+            parts.append("the default client-id" if e.client_id is None else f"client-id '{e.client_id}'")
+        values = ", ".join(f"{k}={v}" for k, v in e.values.items())
+        lines.append(f"Quota configs for {', '.join(parts)} are {values}")
+    return lines + (text(r.scram) if r.scram is not None else [])
 
 
 def _null(value: str | None) -> str:

@@ -153,6 +153,25 @@ class ConfigsAltered:
     warnings: list[str] = field(default_factory=list)
 
 
+@dataclass
+class QuotaEntity:
+    """One client quota entity (--entity-type users|clients through a broker): names None are defaults."""
+
+    user: str | None
+    client_id: str | None
+    has_user: bool
+    has_client: bool
+    values: dict[str, float]
+
+
+@dataclass
+class QuotasDescribed:
+    """--describe of users or clients through a broker: quotas, then (users) SCRAM credentials."""
+
+    entities: list[QuotaEntity]
+    scram: ConfigsDescribed | None = None
+
+
 # ---------------------------------------------------------------- pylog-leader-election
 
 @dataclass

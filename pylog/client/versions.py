@@ -7,7 +7,7 @@ newest one the broker registers a handler for.
 from pylog.protocol.api import ApiKey
 
 INTER_BROKER = {
-    ApiKey.Fetch: 11,
+    ApiKey.Fetch: 11,  # the last non-flexible version: followers need nothing v12-17 added for clients
     ApiKey.OffsetForLeaderEpoch: 3,
     ApiKey.LeaderAndIsr: 6,
     ApiKey.UpdateMetadata: 7,

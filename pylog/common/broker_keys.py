@@ -339,6 +339,11 @@ _k("super.users", Type.STRING, None, "Principals allowed everything, semicolon-s
 _k("allow.everyone.if.no.acl.found", Type.BOOLEAN, False, "With ACLs on: whether a resource that has no ACL at "
    "all is open to everyone.")
 
+_group("Client Quotas", "Byte-rate and request quotas per user and client id (KIP-13/55/219) are set with "
+       "pylog-configs --entity-type users|clients; these keys shape how their rates are measured.")
+_k("quota.window.num", Type.INT, 11, "The number of samples a client's quota rate is measured over.", at_least(1), LOW)
+_k("quota.window.size.seconds", Type.INT, 1, "The span of each quota sample, in seconds.", at_least(1), LOW)
+
 _group("pylog Metrics", "pylog's own per-partition load sampling, which feeds the reassignment planner.")
 _k("metrics.sample.interval.ms", Type.LONG, 60000, "How often (ms) each broker samples the load of the partitions "
    "it leads (bytes in, bytes out, messages in, log size) and publishes one record per partition to the internal "

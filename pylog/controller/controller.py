@@ -16,6 +16,7 @@ import time
 from typing import Any, Awaitable, Callable, Iterable
 
 from pylog.common.types import TP
+from pylog.zk.feature_znode import ensure_znode as ensure_feature_znode
 from pylog.controller import events as ev
 from pylog.controller import requests as rq
 from pylog.controller.channel import ControllerChannel, LocalDelivery
@@ -267,6 +268,7 @@ class Controller:
                             (paths.log_dir_event_notifications(), ev.LogDirEvent())):
             await self.zk_call(self._watch_children, path, event)
         await self.notifications.start()
+        await self.zk_call(ensure_feature_znode, self.zk)  # KIP-584: /feature, enabled (Kafka's failover step)
         await self.zk_call(self._watch_children, paths.config_changes(), ev.ConfigChange())
         for bid, (reg, bepoch) in (await self.zk_call(self.ops.live_brokers)).items():
             ctx.live[bid] = LiveBroker(reg, bepoch)

@@ -4,7 +4,8 @@ The schema-compiled codec copies every record set out of the frame into a new `b
 handler then needs a mutable copy to stamp offsets), and builds several objects per partition for
 the response. Here a request's record sets are writable memoryviews into the received frame, so a
 1 MB batch is never copied between the socket and the segment file, and the response is packed
-straight into bytes. Versions 0-10 (flexible from 9) exactly as Kafka's ProduceRequest.json and
+straight into bytes. Versions 0-11 (flexible from 9; KIP-951's CurrentLeader and NodeEndpoints from
+10) exactly as Kafka's ProduceRequest.json and
 ProduceResponse.json; unit tests check both directions against kafka-python's codec.
 """
 
@@ -16,8 +17,9 @@ from typing import Sequence
 
 from pylog.protocol.codec import MalformedRequest, RequestHeader, read_uvarint, response_header, skip_tagged_fields
 
-MAX_VERSION = 10
+MAX_VERSION = 11
 FLEXIBLE_FROM = 9
+CURRENT_LEADER_FROM = 10
 
 _I16 = struct.Struct(">h")
 _I32 = struct.Struct(">i")
@@ -63,6 +65,7 @@ class PartitionProduceResult:
     log_start_offset: int = -1
     record_errors: Sequence[tuple[int, str | None]] = ()  # v8+: (batch index, message) per bad record
     error_message: str | None = None  # v8+
+    current_leader: tuple[int, int] | None = None  # v10+ (KIP-951): (leader id, epoch) on NOT_LEADER_OR_FOLLOWER
 
 
 def decode_produce_request(header: RequestHeader, frame: bytes | bytearray | memoryview) -> ProduceRequest:
@@ -174,12 +177,30 @@ def _error_details(p: PartitionProduceResult, flexible: bool) -> bytes:
     return bytes(out)
 
 
+def _tag(tag: int, value: bytes) -> bytes:
+    """A tagged-fields section holding one field."""
+    return b"\x01" + uvarint_bytes(tag) + uvarint_bytes(len(value)) + value
+
+
+def _node_endpoints(nodes: Sequence[tuple[int, str, int, str | None]]) -> bytes:
+    """The top-level tagged fields: NodeEndpoints (tag 0) when a partition names a current leader."""
+    if not nodes:
+        return b"\x00"
+    value = bytearray(uvarint_bytes(len(nodes) + 1))
+    for node_id, host, port, rack in nodes:
+        value += _I32.pack(node_id) + _nullable_string(host, True) + _I32.pack(port) + _nullable_string(rack, True)
+        value.append(0)
+    return _tag(0, bytes(value))
+
+
 def encode_produce_response(
     header: RequestHeader,
     topics: Sequence[tuple[str, Sequence[PartitionProduceResult]]],
     throttle_time_ms: int = 0,
+    node_endpoints: Sequence[tuple[int, str, int, str | None]] = (),
 ) -> bytes:
-    """A framed Produce response at the request's version (record errors and messages from v8)."""
+    """A framed Produce response at the request's version (record errors and messages from v8; from v10 the
+    current leader of a NOT_LEADER_OR_FOLLOWER partition and the `node_endpoints` (id, host, port, rack))."""
     version = header.api_version
     if not 0 <= version <= MAX_VERSION:
         raise ValueError(f"Produce v{version} is not encodable here")
@@ -204,12 +225,16 @@ def encode_produce_response(
                 out += _error_details(p, flexible)
             else:
                 out += tail
-            if flexible:
+            if version >= CURRENT_LEADER_FROM and p.current_leader is not None:
+                out += _tag(0, _I32.pack(p.current_leader[0]) + _I32.pack(p.current_leader[1]) + b"\x00")
+            elif flexible:
                 out.append(0)  # partition tagged fields
         if flexible:
             out.append(0)  # topic tagged fields
     if version >= 1:
         out += _I32.pack(throttle_time_ms)
-    if flexible:
+    if version >= CURRENT_LEADER_FROM:
+        out += _node_endpoints(node_endpoints)
+    elif flexible:
         out.append(0)
     return _I32.pack(len(out)) + bytes(out)

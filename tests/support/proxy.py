@@ -1,5 +1,8 @@
 """A loopback TCP proxy in front of one broker that loses Produce responses on purpose.
 
+It also records the API key and version of every request it passes on (with drop=0 it only
+records): which version a real client negotiated.
+
 The broker handles every request it is given; for the first `drop` Produce requests the proxy
 then closes the client's connection instead of passing the response on -- the client sees a
 network error after the broker appended, and retries. Point the broker's advertised.listeners at
@@ -44,6 +47,7 @@ class DroppingProxy:
         self.drop = drop
         self.dropped = 0
         self.target_port: int | None = None
+        self.requests: list[tuple[int, int]] = []  # (api key, version) of every request passed on
         self._lock = threading.Lock()
         self._listener = socket.create_server(("127.0.0.1", 0))
         self.port = self._listener.getsockname()[1]
@@ -78,7 +82,8 @@ class DroppingProxy:
 
     def _upstream(self, client: socket.socket, server: socket.socket, produce_ids: set[int]) -> None:
         while (frame := _read_frame(client)) is not None:
-            api_key, _, correlation = struct.unpack_from(">hhi", frame, 4)
+            api_key, version, correlation = struct.unpack_from(">hhi", frame, 4)
+            self.requests.append((api_key, version))
             if api_key == PRODUCE:
                 produce_ids.add(correlation)
             try:

@@ -4,6 +4,9 @@ Behavior: each topic is validated (name, partitions/replication factor or a manu
 configs), placed with Kafka's algorithm over the live brokers, written to ZooKeeper and waited
 for until its leaders are elected (up to timeout_ms); errors are per topic. -1 partitions or
 replication factor (v4+) take the broker defaults.
+A client with a controller_mutation_rate quota (KIP-599) spends a token per partition created: from v6
+a topic is refused with THROTTLING_QUOTA_EXCEEDED while its bucket is in debt (strict), before v6 it is
+created and the response carries the throttle time (permissive).
 Version notes: v1 adds validate_only, v5+ return the resulting partition count, replication
 factor and configs, v7 the topic id.
 """
@@ -15,6 +18,7 @@ import base64
 import uuid
 
 from pylog.broker.handlers import handler
+from pylog.broker.quotas import mutation_allowed
 from pylog.broker.services import HandlerContext
 from pylog.broker.topic_admin import TopicResult
 from pylog.common.config import describe_topic_config
@@ -49,6 +53,11 @@ async def handle_create_topics(ctx: HandlerContext, req):
                                "Both numPartitions or replicationFactor and replicasAssignments were set. "
                                "Both cannot be used at the same time.")
         configs = {c.name: c.value for c in t.configs if c.value is not None}
+        validate_only = bool(getattr(req, "validate_only", False))
+        partitions = len(manual) if manual else t.num_partitions if t.num_partitions > 0 else \
+            int(ctx.broker.config.get("num.partitions"))
+        if not validate_only and not mutation_allowed(ctx, partitions, strict=version >= 6):
+            return TopicResult(t.name, ErrorCode.THROTTLING_QUOTA_EXCEEDED, ErrorCode.THROTTLING_QUOTA_EXCEEDED.message)
         return await admin.create_topic(t.name, t.num_partitions, t.replication_factor, manual, configs,
                                         bool(getattr(req, "validate_only", False)), req.timeout_ms)
 
@@ -67,7 +76,7 @@ async def handle_create_topics(ctx: HandlerContext, req):
             error_code=int(r.error), error_message=r.message, topic_config_error_code=0,
             num_partitions=r.num_partitions if r.error == ErrorCode.NONE else -1,
             replication_factor=r.replication_factor if r.error == ErrorCode.NONE else -1, configs=configs))
-    return cls(throttle_time_ms=0, topics=out)
+    return cls(throttle_time_ms=ctx.throttle_ms, topics=out)
 
 
 def _b64(topic_id: str) -> bytes:

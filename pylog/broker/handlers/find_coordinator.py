@@ -1,11 +1,13 @@
-"""FindCoordinator: v0-4 (Kafka 3.7's range; v5-6 belong to later releases).
+"""FindCoordinator: v0-6 (Kafka 3.9's range).
 
 Behavior: a group's coordinator is the leader of `__consumer_offsets` partition
 abs(javaHash(group)) % partitions, a transactional id's (key type 1) the leader of its `__transaction_state`
 partition, computed the same way; each topic is created on its first lookup (COORDINATOR_NOT_AVAILABLE
 until its leaders exist). Share-group keys (2) are INVALID_REQUEST. As in Kafka, a group key needs DESCRIBE on
 the group (GROUP_AUTHORIZATION_FAILED), a transactional id DESCRIBE on it (TRANSACTIONAL_ID_AUTHORIZATION_FAILED).
-Version notes: v4+ batch the keys (KIP-699); v3+ are flexible; v0 has no key type.
+Version notes: v4+ batch the keys (KIP-699); v3+ are flexible; v0 has no key type; v5 only allows
+TRANSACTION_ABORTABLE (KIP-890), which lookups never return; v6 allows share-group keys (KIP-932),
+INVALID_REQUEST here as on a 3.9 broker without share groups enabled.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ from pylog.security.authorizer import allowed
 GROUP, TRANSACTION = 0, 1
 
 
-@handler(ApiKey.FindCoordinator, 0, 4)
+@handler(ApiKey.FindCoordinator, 0, 6)
 async def handle_find_coordinator(ctx: HandlerContext, req):
     """Tell the client which broker coordinates each key."""
     version = ctx.header.api_version

@@ -1,4 +1,4 @@
-"""ListGroups: v0-4 (Kafka 3.7's range; the v5 type filter is handled should it be advertised).
+"""ListGroups: v0-5 (Kafka 3.9's range).
 
 Behavior: the groups this broker coordinates (clients ask every broker), optionally filtered by
 state (v4+, case-insensitive) and type (v5+: every group here is "classic").
@@ -16,7 +16,7 @@ from pylog.protocol.api import ApiKey, response_class
 from pylog.security.authorizer import allowed
 
 
-@handler(ApiKey.ListGroups, 0, 4)
+@handler(ApiKey.ListGroups, 0, 5)
 async def handle_list_groups(ctx: HandlerContext, req):
     """List groups."""
     version = ctx.header.api_version

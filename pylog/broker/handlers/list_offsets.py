@@ -1,7 +1,10 @@
-"""ListOffsets: v1-7.
+"""ListOffsets: v1-9.
 
 Behavior: timestamp -1 is the latest offset (for consumers the high watermark, or under
-read_committed, v2+, the last stable offset; for replicas the log end offset), -2 the log start offset, -3 (v7) the offset of the largest timestamp; any
+read_committed, v2+, the last stable offset; for replicas the log end offset), -2 the log start
+offset, -3 (v7) the offset of the largest timestamp, -4 (v8, KIP-405's earliest-local) the log start
+offset too and -5 (v9, KIP-1005's latest-tiered) offset -1 with epoch -1: answered as a Kafka broker
+without remote storage answers them (its local log is the whole log, nothing is tiered); any
 other timestamp is looked up in the time index (the first offset whose timestamp is >= it, or -1).
 The leader epoch of the returned offset is reported (v4+), and current_leader_epoch is checked.
 Version notes: v0 (multiple "old style" offsets) is not supported.
@@ -16,7 +19,7 @@ from pylog.protocol.errors import ErrorCode
 from pylog.protocol.fetch import READ_COMMITTED
 from pylog.security.authorizer import allowed
 
-LATEST, EARLIEST, MAX_TIMESTAMP = -1, -2, -3
+LATEST, EARLIEST, MAX_TIMESTAMP, EARLIEST_LOCAL, LATEST_TIERED = -1, -2, -3, -4, -5
 
 
 def epoch_for_offset(plog, offset: int) -> int:
@@ -30,7 +33,7 @@ def epoch_for_offset(plog, offset: int) -> int:
     return epoch
 
 
-@handler(ApiKey.ListOffsets, 1, 7)
+@handler(ApiKey.ListOffsets, 1, 9)
 async def handle_list_offsets(ctx: HandlerContext, req):
     """Answer offset lookups on the partitions this broker leads."""
     rm = ctx.broker.replicas
@@ -58,8 +61,11 @@ async def handle_list_offsets(ctx: HandlerContext, req):
                     resp.offset = plog.log_end_offset
                 else:  # the last fetchable offset of the consumer's isolation level
                     resp.offset = plog.last_stable_offset if committed else p.high_watermark
-            elif pr.timestamp == EARLIEST:
+            elif pr.timestamp in (EARLIEST, EARLIEST_LOCAL):
                 resp.offset = plog.log_start_offset
+            elif pr.timestamp == LATEST_TIERED:
+                parts.append(resp)  # nothing tiered: offset -1, leader epoch -1
+                continue
             else:
                 found = plog.offset_for_timestamp(pr.timestamp) if pr.timestamp >= 0 else plog.max_timestamp_offset()
                 limit = plog.last_stable_offset if committed else p.high_watermark

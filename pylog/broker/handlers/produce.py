@@ -1,4 +1,4 @@
-"""Produce: v0-10 (advertised from v0; only RecordBatch v2 is accepted).
+"""Produce: v0-11 (advertised from v0; only RecordBatch v2 is accepted).
 
 Behavior: per partition, the leader validates the batches (magic 2, CRC32C, sizes; on a
 compacted topic every record needs a key, else INVALID_RECORD with Kafka's per-record errors and
@@ -17,23 +17,29 @@ handled, in arrival order, and the connection goes on with the next request whil
 waits (the server still sends responses in request order).
 Version notes: v0-2 carry message format v0/v1, which is refused per partition with
 UNSUPPORTED_FOR_MESSAGE_FORMAT; they are advertised anyway because librdkafka < 2.11.1 disables
-compression when Produce's minimum version is above 0 (KAFKA-18659). v9+ is flexible.
+compression when Produce's minimum version is above 0 (KAFKA-18659). v9+ is flexible. v10+ answers
+NOT_LEADER_OR_FOLLOWER with the partition's CurrentLeader and the leaders' NodeEndpoints (KIP-951), as
+Kafka's handleProduceRequest. v11 only allows TRANSACTION_ABORTABLE (KIP-890), which belongs with the
+transaction APIs' part-2 versions and is not returned yet.
 """
 
 from __future__ import annotations
 
 from pylog.broker.delayed_produce import Append, DelayedProduce
 from pylog.broker.handlers import Later, handler
+from pylog.broker.quotas import PRODUCE as PRODUCE_QUOTA, record_request
 from pylog.broker.services import HandlerContext
 from pylog.broker.txn_verify import needs_verification, verify
 from pylog.metrics.recorders import BROKER as BROKER_METRICS
+from pylog.common.clock import now_ms
 from pylog.protocol.api import ApiKey
 from pylog.protocol.errors import ErrorCode
-from pylog.protocol.produce import PartitionProduceResult, decode_produce_request, encode_produce_response
+from pylog.protocol.produce import (CURRENT_LEADER_FROM, PartitionProduceResult, decode_produce_request,
+                                    encode_produce_response)
 from pylog.security.authorizer import allowed
 
 
-@handler(ApiKey.Produce, 0, 10, decode=decode_produce_request)
+@handler(ApiKey.Produce, 0, 11, decode=decode_produce_request)
 async def handle_produce(ctx: HandlerContext, req):
     """Append to the partitions this broker leads."""
     rm = ctx.broker.replicas
@@ -72,6 +78,9 @@ async def handle_produce(ctx: HandlerContext, req):
             BROKER_METRICS.failed_produce[p.topic] += 1
         elif not out.duplicate:
             ctx.broker.stats.record_in(p, len(buf), out.last_offset - out.base_offset + 1)
+    # A client over its producer_byte_rate gets the throttle time and a muted connection (KIP-219).
+    ctx.throttle_ms = record_request(ctx.broker.quotas, ctx.security and ctx.security.principal,
+                                     ctx.header.client_id, PRODUCE_QUOTA, ctx.size, now_ms())
     if acks == 0:
         return None
     if delayed.pending:
@@ -111,8 +120,18 @@ def _response(ctx, results: dict[tuple[str, int], list], delayed: DelayedProduce
         out = delayed.result(key)
         results[key][0], results[key][1] = out.error, out.base_offset
     topics: dict[str, list[PartitionProduceResult]] = {}
+    kip951 = ctx.header.api_version >= CURRENT_LEADER_FROM
+    listener = None if ctx.security is None else ctx.security.listener_name
+    nodes: dict[int, tuple[int, str, int, str | None]] = {}
     for (topic, idx), (err, base, record_errors, message) in results.items():
         p = rm.get(topic, idx)
-        topics.setdefault(topic, []).append(PartitionProduceResult(
-            idx, int(err), base, -1, p.log.log_start_offset if p is not None else -1, record_errors, message))
-    return encode_produce_response(ctx.header, list(topics.items()))
+        res = PartitionProduceResult(
+            idx, int(err), base, -1, p.log.log_start_offset if p is not None else -1, record_errors, message)
+        if kip951 and err == ErrorCode.NOT_LEADER_OR_FOLLOWER:  # the producer goes straight to the new leader
+            leader, epoch, ep = ctx.broker.metadata.current_leader(topic, idx, listener)
+            res.current_leader = (leader, epoch)
+            if ep is not None:
+                nodes[ep.id] = (ep.id, ep.host, ep.port, ep.rack)
+        topics.setdefault(topic, []).append(res)
+    return encode_produce_response(ctx.header, list(topics.items()), throttle_time_ms=ctx.throttle_ms,
+                                   node_endpoints=[nodes[k] for k in sorted(nodes)])

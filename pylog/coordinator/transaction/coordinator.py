@@ -90,6 +90,7 @@ class TransactionCoordinator:
         self.store, self.markers, self.new_producer_id = store, markers, new_producer_id
         self.partition_for, self.config = partition_for, config
         self.now_ms = now_ms
+        self.log_value_version: Callable[[], int] = lambda: 0  # 1 once transaction.version >= 1 is finalized
         self.txns: dict[str, TxnMetadata] = {}
         self._tasks: set[asyncio.Task] = set()
         self.ownership: Ownership[dict[str, bytes | None]] = Ownership(
@@ -154,7 +155,7 @@ class TransactionCoordinator:
         self.txns[tid] = replace(meta, pending=target.state)
         if target.pending is not None:
             target = replace(target, pending=None)
-        value = encode_value(to_log_value(target))
+        value = encode_value(to_log_value(target), self.log_value_version())
         try:
             err = await self.store.append(self.partition_of(tid), [(encode_key(tid), value)])
         except Exception:
@@ -318,8 +319,8 @@ class TransactionCoordinator:
         err = self.check(tid) if tid else E.NONE
         return queries.describe(tid, err, self.txns.get(tid))
 
-    async def list_transactions(self, state_filters: Iterable[str] = (),
-                                producer_id_filters: Iterable[int] = ()) -> queries.TxnList:
+    async def list_transactions(self, state_filters: Iterable[str] = (), producer_id_filters: Iterable[int] = (),
+                                duration_filter_ms: int = -1) -> queries.TxnList:
         """ListTransactions over every `__transaction_state` partition this broker leads (LOAD_IN_PROGRESS while
         one still loads)."""
         loading = False
@@ -327,7 +328,8 @@ class TransactionCoordinator:
             if self.store.leader_epoch(p) is not None and self.ownership.check(p) != E.NONE:
                 loading = True  # its load failed or is still running: Kafka answers LOAD_IN_PROGRESS
         owned = [m for m in self.txns.values() if self.partition_of(m.transactional_id) in self.loaded]
-        return queries.list_transactions(owned, state_filters, producer_id_filters, loading)
+        return queries.list_transactions(owned, state_filters, producer_id_filters, loading,
+                                         duration_filter_ms, self.now_ms())
 
     async def close(self) -> None:
         """Stop the background marker tasks."""

@@ -68,8 +68,10 @@ def describe(transactional_id: str, owner_error: ErrorCode, meta: TxnMetadata | 
 
 
 def list_transactions(metas: Iterable[TxnMetadata], state_filters: Iterable[str],
-                      producer_id_filters: Iterable[int], loading: bool = False) -> TxnList:
-    """Every non-Dead id passing both filters (an empty filter passes all); LOAD_IN_PROGRESS while `loading`."""
+                      producer_id_filters: Iterable[int], loading: bool = False,
+                      duration_filter_ms: int = -1, now_ms: int = 0) -> TxnList:
+    """Every non-Dead id passing the filters (an empty filter passes all; a duration >= 0 passes only those
+    whose transaction started more than that long before `now_ms`, KIP-994); LOAD_IN_PROGRESS while `loading`."""
     if loading:
         return TxnList(ErrorCode.COORDINATOR_LOAD_IN_PROGRESS)
     names = list(state_filters)
@@ -79,5 +81,6 @@ def list_transactions(metas: Iterable[TxnMetadata], state_filters: Iterable[str]
     listed = tuple(TxnListing(m.transactional_id, m.producer_id, m.state.kafka_name)
                    for m in sorted(metas, key=lambda m: m.transactional_id)
                    if m.state is not TxnState.DEAD and (not pids or m.producer_id in pids)
-                   and (not states or m.state in states))
+                   and (not states or m.state in states)
+                   and (duration_filter_ms < 0 or now_ms - m.start_ms > duration_filter_ms))
     return TxnList(ErrorCode.NONE, unknown, listed)

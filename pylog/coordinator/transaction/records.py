@@ -51,18 +51,42 @@ def encode_key(transactional_id: str) -> bytes:
     return _I16.pack(KEY_VERSION) + _string(transactional_id)
 
 
-def encode_value(v: TxnLogValue) -> bytes:
-    """TransactionLogValue v0 (the tagged v1 fields are not written, as Kafka with transaction.version 0)."""
-    out = bytearray(_I16.pack(VALUE_VERSION))
+def encode_value(v: TxnLogValue, version: int = VALUE_VERSION) -> bytes:
+    """TransactionLogValue v0, or v1 (flexible; what Kafka writes once transaction.version >= 1) with its
+    tagged fields where they differ from their defaults."""
+    flexible = version >= 1
+    count = (lambda n: _uvarint(n + 1)) if flexible else _I32.pack
+    out = bytearray(_I16.pack(version))
     out += _I64.pack(v.producer_id) + _I16.pack(v.producer_epoch) + _I32.pack(v.timeout_ms) + _I8.pack(v.status)
     if v.partitions is None:
-        out += _I32.pack(-1)
+        out += b"\x00" if flexible else _I32.pack(-1)
     else:
-        out += _I32.pack(len(v.partitions))
+        out += count(len(v.partitions))
         for topic in sorted(v.partitions):
             ids = v.partitions[topic]
-            out += _string(topic) + _I32.pack(len(ids)) + b"".join(_I32.pack(p) for p in ids)
+            raw = topic.encode()
+            out += (_uvarint(len(raw) + 1) + raw) if flexible else _string(topic)
+            out += count(len(ids)) + b"".join(_I32.pack(p) for p in ids)
+            if flexible:
+                out.append(0)
     out += _I64.pack(v.last_update_ms) + _I64.pack(v.start_ms)
+    if flexible:
+        tags = [(tag, value) for tag, value, default in (
+            (0, _I64.pack(v.previous_producer_id), v.previous_producer_id == -1),
+            (1, _I64.pack(v.next_producer_id), v.next_producer_id == -1),
+            (2, _I16.pack(v.client_transaction_version), v.client_transaction_version == 0)) if not default]
+        out += _uvarint(len(tags))
+        for tag, value in tags:
+            out += _uvarint(tag) + _uvarint(len(value)) + value
+    return bytes(out)
+
+
+def _uvarint(n: int) -> bytes:
+    out = bytearray()
+    while n >= 0x80:
+        out.append((n & 0x7F) | 0x80)
+        n >>= 7
+    out.append(n)
     return bytes(out)
 
 

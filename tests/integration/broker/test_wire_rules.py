@@ -48,7 +48,7 @@ def test_unknown_api_versions_version_gets_v0_error_with_our_ranges(cluster):
     corr, err, n = struct.unpack_from(">ihi", frame)
     assert (corr, err) == (5, ErrorCode.UNSUPPORTED_VERSION)
     ranges = [struct.unpack_from(">hhh", frame, 10 + 6 * i) for i in range(n)]
-    assert (18, 0, 3) in ranges
+    assert (18, 0, 4) in ranges
 
 
 def test_garbage_and_oversized_frames_close_only_their_connection(cluster):
@@ -109,7 +109,7 @@ def test_fetch_long_polls_until_data_arrives(cluster):
             replica_id=-1, max_wait_ms=700, min_bytes=1, max_bytes=1 << 20, isolation_level=0, session_id=0,
             session_epoch=-1, topics=[cls.FetchTopic(topic="poll", partitions=[cls.FetchTopic.FetchPartition(
                 partition=0, current_leader_epoch=-1, fetch_offset=0, log_start_offset=-1,
-                partition_max_bytes=1 << 20)])], forgotten_topics_data=[], rack_id=""))
+                partition_max_bytes=1 << 20)])], forgotten_topics_data=[], rack_id=""), max_version=12)  # by name
         waited = time.monotonic() - t0
     assert 0.6 <= waited < 5
     assert not r.responses[0].partitions[0].records

@@ -28,7 +28,7 @@ def _fetch(ctx, isolation):
     part = SimpleNamespace(partition=0, fetch_offset=0, partition_max_bytes=1 << 20, current_leader_epoch=-1)
     req = SimpleNamespace(max_bytes=1 << 20, isolation_level=isolation, replica_id=-1,
                           topics=[SimpleNamespace(topic="t", partitions=[part])])
-    topics, _, _ = _read_all(ctx, req, follower=False, first_pass=True)
+    topics, _, _ = _read_all(ctx, req, [(t.topic, None, t) for t in req.topics], -1, first_pass=True)
     return topics[0][1][0]
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 from types import SimpleNamespace
 
+from pylog.broker.quotas import ClientQuotas
 from pylog.broker.handlers import Later
 from pylog.broker.handlers.produce import handle_produce
 from pylog.broker.partition import Partition
@@ -23,7 +24,7 @@ VERSION = 9
 
 def leader_broker(make_log, isr=(1, 2), min_isr=1, name="t"):
     """A broker stand-in around a real ReplicaManager whose only partition, t-0, broker 1 leads."""
-    broker = SimpleNamespace(broker_id=1, config=None, stats=PartitionStats(), metadata=None)
+    broker = SimpleNamespace(broker_id=1, config=None, stats=PartitionStats(), metadata=None, quotas=ClientQuotas())
     broker.replicas = ReplicaManager(1, None, None, None, None, None, None, None, None)
     p = Partition("t", 0, 1, make_log(name))
     p.apply_state(1, 0, list(isr), [1, 2], 0, 1, [], [])

@@ -47,8 +47,8 @@ def test_updates_are_validated_by_name():
 @pytest.mark.parametrize("args, message", [
     (BS + ["--topic", "t"], "Command must include exactly one action: --describe, --alter"),
     (BS + ["--describe"], "At least one entity type must be specified"),
-    (BS + ["--entity-type", "clients", "--describe"],
-     "Invalid entity-type clients, --entity-type must be one of topics,brokers,users with the --bootstrap-server "
+    (BS + ["--entity-type", "ips", "--describe"],
+     "Invalid entity-type ips, --entity-type must be one of topics,brokers,users,clients with the --bootstrap-server "
      "argument"),
     (BS + ["--topic", "t", "--entity-type", "topics", "--describe"],
      "--entity-{type,name,default} should not be used in conjunction with specific entity flags"),

@@ -56,3 +56,13 @@ def test_bad_key_is_refused():
         decode_key(b"\x00\x01\x00\x00")
     with pytest.raises(RecordFormatError, match="bad string length"):
         decode_key(b"\x00\x00\x00\x09ab")
+
+
+def test_value_v1_written_under_transaction_version_1_reads_back():
+    from pylog.coordinator.transaction.records import TxnLogValue, decode_value, encode_value
+    v = TxnLogValue(7, 3, 60000, 1, {"a": (0, 2), "bb": (1,)}, 100, 90, previous_producer_id=5)
+    data = encode_value(v, 1)
+    assert data[:2] == b"\x00\x01" and decode_value(data) == v  # the tagged PreviousProducerId survives
+    empty = TxnLogValue(7, 3, 60000, 0, None, 100, -1)
+    assert decode_value(encode_value(empty, 1)) == empty
+    assert encode_value(empty, 1).endswith(b"\x00")  # defaults are not written as tags

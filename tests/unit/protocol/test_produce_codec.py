@@ -23,7 +23,7 @@ def produce_frame(version, transactional_id=None, acks=-1):
     return bytearray(encode_request(msg, version, 11, "rdkafka")[4:])
 
 
-@pytest.mark.parametrize("version", range(0, 11))
+@pytest.mark.parametrize("version", range(0, 12))
 def test_request_decodes_like_the_schema_codec(version):
     frame = produce_frame(version, transactional_id="tx" if version >= 3 else None)
     hdr = parse_request_header(frame)
@@ -80,7 +80,7 @@ def test_garbage_lengths_are_malformed():
             decode_produce_request(parse_request_header(frame), frame)
 
 
-@pytest.mark.parametrize("version", range(0, 11))
+@pytest.mark.parametrize("version", range(0, 12))
 def test_response_matches_the_schema_codec_byte_for_byte(version):
     frame = produce_frame(version)
     hdr = parse_request_header(frame)
@@ -101,7 +101,7 @@ def test_response_matches_the_schema_codec_byte_for_byte(version):
         == [("tópic-a", 0, 0, 100), ("tópic-a", 7, 6, -1), ("b", 3, 0, 2**40)]
 
 
-@pytest.mark.parametrize("version", range(8, 11))
+@pytest.mark.parametrize("version", range(8, 12))
 def test_record_errors_and_error_message_match_the_schema_codec(version):
     frame = produce_frame(version)
     hdr = parse_request_header(frame)
@@ -119,3 +119,25 @@ def test_record_errors_and_error_message_match_the_schema_codec(version):
         ppr(index=7, error_code=6, base_offset=-1, log_append_time_ms=-1, log_start_offset=-1, record_errors=[],
             error_message=None)])]))
     assert ours == theirs
+
+
+@pytest.mark.parametrize("version", [10, 11])
+def test_current_leader_and_node_endpoints_match_the_schema_codec(version):
+    frame = produce_frame(version)
+    hdr = parse_request_header(frame)
+    moved = PartitionProduceResult(7, 6, current_leader=(2, 9))
+    ours = encode_produce_response(hdr, [("t", [PartitionProduceResult(0, 0, 5, -1, 0), moved])],
+                                   node_endpoints=[(2, "h2", 9093, None)])
+    cls = api.response_class(0)[version]
+    tpr = cls.TopicProduceResponse
+    ppr = tpr.PartitionProduceResponse
+    theirs = encode_response(hdr, cls(throttle_time_ms=0, responses=[tpr(name="t", partition_responses=[
+        ppr(index=0, error_code=0, base_offset=5, log_append_time_ms=-1, log_start_offset=0, record_errors=[],
+            error_message=None),
+        ppr(index=7, error_code=6, base_offset=-1, log_append_time_ms=-1, log_start_offset=-1, record_errors=[],
+            error_message=None, current_leader=ppr.LeaderIdAndEpoch(leader_id=2, leader_epoch=9))])],
+        node_endpoints=[cls.NodeEndpoint(node_id=2, host="h2", port=9093, rack=None)]))
+    assert ours == theirs
+    _, decoded = decode_response(0, version, ours[4:])
+    assert decoded.responses[0].partition_responses[1].current_leader.leader_id == 2
+    assert [(n.node_id, n.host, n.port) for n in decoded.node_endpoints] == [(2, "h2", 9093)]

@@ -1,0 +1,71 @@
+"""pylog-features (kafka-features.sh, KIP-584) against a broker: /feature as ZK-mode Kafka keeps it,
+ApiVersions' finalized features, UpdateFeatures on the controller, and transaction.version 1 taking effect
+(the transaction coordinator's records become TransactionLogValue v1)."""
+
+import glob
+import json
+import os
+
+import pytest
+from kafka import KafkaProducer
+
+from pylog.protocol.records import iter_batches, read_records
+from support.clients import create_topic, wait_for
+
+from cli_helpers import script
+
+pytestmark = pytest.mark.integration
+
+
+def features(bootstrap, *args):
+    return script("pylog-features.sh", "--bootstrap-server", bootstrap, *args)
+
+
+def txn_value_versions(broker) -> set[int]:
+    """The versions of every TransactionLogValue in the broker's __transaction_state segments."""
+    versions = set()
+    for path in glob.glob(os.path.join(broker.data_dir, "logs", "__transaction_state-*", "*.log")):
+        data = open(path, "rb").read()
+        for h in iter_batches(data):
+            for r in read_records(data[h.position:h.position + h.size]):
+                if r.value:
+                    versions.add(int.from_bytes(r.value[:2], "big"))
+    return versions
+
+
+def test_describe_upgrade_and_the_feature_znode(cluster, zk):
+    b = cluster.bootstrap
+    assert json.loads(zk.get("/feature")[0]) == {"version": 2, "status": 1, "features": {}}
+    line = "Feature: transaction.version\tSupportedMinVersion: 0\tSupportedMaxVersion: 1\tFinalizedVersionLevel: {}\t" \
+           "Epoch: {}\n"
+    p = features(b, "describe")
+    assert (p.returncode, p.stdout) == (0, line.format(0, 0)), p.stderr
+    p = features(b, "upgrade", "--feature", "transaction.version=1", "--dry-run")
+    assert (p.returncode, p.stdout) == (0, "transaction.version can be upgraded to 1.\n"), p.stderr
+    assert json.loads(zk.get("/feature")[0])["features"] == {}
+    p = features(b, "upgrade", "--feature", "transaction.version=1")
+    assert (p.returncode, p.stdout) == (0, "transaction.version was upgraded to 1.\n"), p.stderr
+    assert json.loads(zk.get("/feature")[0]) == {"version": 2, "status": 1,
+                                                 "features": {"transaction.version": {"max_version_level": 1}}}
+    wait_for(lambda: features(b, "describe").stdout == line.format(1, 1), 30, "the finalized level in ApiVersions")
+    p = features(b, "upgrade", "--feature", "transaction.version=2")
+    assert p.returncode == 1 and p.stdout == (
+        "Could not upgrade transaction.version to 2. Could not apply finalized feature update because brokers were "
+        "found to have incompatible versions for the feature.\n")
+    assert p.stderr.strip() == "1 out of 1 operation(s) failed."
+
+    # TV_1: the coordinator writes flexible values from now on
+    create_topic(b, "tv1")
+    prod = KafkaProducer(bootstrap_servers=b, transactional_id="tv1")
+    try:
+        prod.init_transactions()
+        prod.begin_transaction()
+        prod.send("tv1", b"x").get(30)
+        prod.commit_transaction()
+    finally:
+        prod.close()
+    assert txn_value_versions(cluster.brokers[0]) == {1}
+
+    p = features(b, "downgrade", "--feature", "transaction.version=0")
+    assert (p.returncode, p.stdout) == (0, "transaction.version was downgraded to 0.\n"), p.stderr
+    assert json.loads(zk.get("/feature")[0])["features"] == {}

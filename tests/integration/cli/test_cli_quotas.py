@@ -1,0 +1,52 @@
+"""pylog-configs --entity-type users|clients with quota keys: through ZooKeeper (the znodes and
+notifications ZK-mode Kafka writes, 2.8 texts) and through a broker (Describe/AlterClientQuotas, 3.x texts)."""
+
+import json
+
+import pytest
+
+from pylog.cli.configs import configs_command
+
+from cli_helpers import cli, script
+
+pytestmark = pytest.mark.integration
+
+
+def test_quotas_through_zookeeper(zk, zk_connect):
+    r = cli(configs_command, "--zookeeper", zk_connect, "--entity-type", "users", "--entity-name", "alice",
+            "--alter", "--add-config", "producer_byte_rate=1024,consumer_byte_rate=2048")
+    assert (r.exit_code, r.stdout) == (0, "Completed updating config for entity: user-principal 'alice'.\n")
+    assert json.loads(zk.get("/config/users/alice")[0]) == {
+        "version": 1, "config": {"producer_byte_rate": "1024", "consumer_byte_rate": "2048"}}
+    r = cli(configs_command, "--zookeeper", zk_connect, "--entity-type", "clients", "--entity-default", "--alter",
+            "--add-config", "request_percentage=150")
+    assert (r.exit_code, r.stdout) == (0, "Completed updating config for entity: default client-id.\n")
+    assert json.loads(zk.get("/config/clients/<default>")[0])["config"] == {"request_percentage": "150.0"}
+    notes = [json.loads(zk.get(f"/config/changes/{n}")[0])["entity_path"] for n in zk.get_children("/config/changes")]
+    assert sorted(notes) == ["clients/<default>", "users/alice"]
+    r = cli(configs_command, "--zookeeper", zk_connect, "--entity-type", "users", "--entity-name", "alice",
+            "--describe")
+    assert r.stdout == "Configs for user-principal 'alice' are consumer_byte_rate=2048,producer_byte_rate=1024\n"
+    r = cli(configs_command, "--zookeeper", zk_connect, "--entity-type", "users", "--entity-name", "alice",
+            "--alter", "--add-config", "producer_byte_rate=1.5")
+    assert r.exit_code != 0 and "producer_byte_rate" in r.stderr
+    assert json.loads(zk.get("/config/users/alice")[0])["config"]["producer_byte_rate"] == "1024"  # nothing lost
+
+
+def test_quotas_through_a_broker(cluster):
+    b = cluster.bootstrap
+    p = script("pylog-configs.sh", "--bootstrap-server", b, "--entity-type", "clients", "--entity-name", "app",
+               "--alter", "--add-config", "producer_byte_rate=4096")
+    assert (p.returncode, p.stdout) == (0, "Completed updating config for client app.\n"), p.stderr
+    p = script("pylog-configs.sh", "--bootstrap-server", b, "--entity-type", "users", "--entity-default",
+               "--alter", "--add-config", "consumer_byte_rate=8192")
+    assert (p.returncode, p.stdout) == (0, "Completed updating default config for users in the cluster.\n"), p.stderr
+    p = script("pylog-configs.sh", "--bootstrap-server", b, "--entity-type", "clients", "--describe")
+    assert p.stdout == "Quota configs for client-id 'app' are producer_byte_rate=4096.0\n", p.stderr
+    p = script("pylog-configs.sh", "--bootstrap-server", b, "--entity-type", "users", "--entity-default", "--describe")
+    assert p.stdout == "Quota configs for the default user-principal are consumer_byte_rate=8192.0\n", p.stderr
+    p = script("pylog-configs.sh", "--bootstrap-server", b, "--entity-type", "clients", "--entity-name", "app",
+               "--alter", "--delete-config", "producer_byte_rate")
+    assert p.returncode == 0, p.stderr
+    p = script("pylog-configs.sh", "--bootstrap-server", b, "--entity-type", "clients", "--describe")
+    assert p.stdout == ""
