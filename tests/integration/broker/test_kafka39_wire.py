@@ -31,14 +31,15 @@ def _produce(k: KafkaClient, node: int, n: int, first: int, version: int = 11):
     return resp.responses[0].partition_responses[0], resp
 
 
-def _fetch(k: KafkaClient, node: int, version: int, topic_id: uuid.UUID, offset: int, last_epoch: int = -1):
+def _fetch(k: KafkaClient, node: int, version: int, topic_id: uuid.UUID, offset: int, last_epoch: int = -1,
+           name: str = "w39"):
     """One partition's Fetch answer at exactly `version` and the response (topics by name below v13)."""
     def build(cls, v):
         assert v == version
         fp = cls.FetchTopic.FetchPartition(partition=0, current_leader_epoch=-1, fetch_offset=offset,
                                            last_fetched_epoch=last_epoch, log_start_offset=-1,
                                            partition_max_bytes=1 << 20)
-        topic = cls.FetchTopic(topic="w39", topic_id=topic_id, partitions=[fp])
+        topic = cls.FetchTopic(topic=name, topic_id=topic_id, partitions=[fp])
         return cls(replica_id=-1, max_wait_ms=0, min_bytes=0, max_bytes=1 << 20, isolation_level=0, session_id=0,
                    session_epoch=-1, topics=[topic], forgotten_topics_data=[], rack_id="")
     resp = k.call(ApiKey.Fetch, build, node=node, max_version=version)
@@ -46,10 +47,19 @@ def _fetch(k: KafkaClient, node: int, version: int, topic_id: uuid.UUID, offset:
     return resp.responses[0].partitions[0], resp
 
 
-def _topic_id(k: KafkaClient) -> uuid.UUID:
-    md = k.call(ApiKey.Metadata, lambda cls, v: cls(topics=[cls.MetadataRequestTopic(name="w39")],
+def _topic_id(k: KafkaClient, name: str = "w39") -> uuid.UUID:
+    md = k.call(ApiKey.Metadata, lambda cls, v: cls(topics=[cls.MetadataRequestTopic(name=name)],
                                                     allow_auto_topic_creation=False), max_version=12)
     return md.topics[0].topic_id
+
+
+def _create_on(k: KafkaClient, name: str, broker: int) -> None:
+    """A one-partition topic whose only replica is on `broker`."""
+    resp = k.call(ApiKey.CreateTopics, lambda cls, v: cls(topics=[cls.CreatableTopic(
+        name=name, num_partitions=-1, replication_factor=-1, configs=[],
+        assignments=[cls.CreatableTopic.CreatableReplicaAssignment(partition_index=0, broker_ids=[broker])])],
+        timeout_ms=30000, validate_only=False))
+    assert resp.topics[0].error_code == 0, resp.topics[0]
 
 
 def test_fetch_and_produce_at_kafka_39_versions(cluster_factory):
@@ -68,8 +78,13 @@ def test_fetch_and_produce_at_kafka_39_versions(cluster_factory):
         assert (part.current_leader.leader_id, part.current_leader.leader_epoch) == (leader, view.leader_epoch)
         host, port, _ = k.brokers[leader]
         assert [(n.node_id, n.host, n.port) for n in resp.node_endpoints] == [(leader, host, port)]
+        # A consumer's v11+ fetch is served by a follower too (KIP-392, Kafka's fetchOnlyLeader); a broker that
+        # holds no replica of the partition answers NOT_LEADER_OR_FOLLOWER and names the leader.
+        _create_on(k, "w39one", leader)
+        one = wait_for(lambda: _topic_id(k, "w39one"), 30, "w39one's topic id")
+        k.refresh_metadata()
         for version in (12, 16):
-            part, resp = _fetch(k, follower, version, tid, 0)
+            part, resp = _fetch(k, follower, version, one, 0, name="w39one")
             assert part.error_code == ErrorCode.NOT_LEADER_OR_FOLLOWER
             assert part.current_leader.leader_id == leader
             assert [n.node_id for n in resp.node_endpoints or []] == ([leader] if version >= 16 else [])

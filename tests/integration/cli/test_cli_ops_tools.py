@@ -112,7 +112,7 @@ def test_broker_api_versions_prints_node_api_versions(ops_cluster):
         block = lines[start + 1:lines.index(")", start)]
         assert all(line.startswith("\t") for line in block)
         assert all(line.endswith(",") for line in block[:-1]) and not block[-1].endswith(",")
-        assert "\tApiVersions(18): 0 to 3 [usable: 3]," in block
+        assert "\tApiVersions(18): 0 to 4 [usable: 4]," in block
         assert "\tProduce(0): " in block[0] and " [usable: " in block[0]
         assert "\tUnregisterBroker(64): UNSUPPORTED," in block  # KRaft-only
         ids = [int(re.match(r"\t\w+\((\d+)\)", line).group(1)) for line in block]
