@@ -66,14 +66,15 @@ def add_partitions(meta: TxnMetadata, producer_id: int, epoch: int,
 
 def verify_partitions(meta: TxnMetadata, producer_id: int, epoch: int,
                       partitions: frozenset[tuple[str, int]]) -> dict[tuple[str, int], ErrorCode]:
-    """AddPartitionsToTxn v4 verifyOnly (KIP-890 part 1): NONE for each partition already in the transaction,
-    INVALID_TXN_STATE for the others, as Kafka 3.7 answers; a wrong producer fails them all."""
+    """AddPartitionsToTxn v4+ verifyOnly (KIP-890 part 1): NONE for each partition already in the transaction,
+    TRANSACTION_ABORTABLE for the others, as Kafka 3.8+ answers (the handler tells older versions
+    INVALID_TXN_STATE, Kafka 3.7's answer); a wrong producer fails them all."""
     error = _check_producer(meta, producer_id, epoch)
     if error is None and meta.state in PREPARING:
         error = E.CONCURRENT_TRANSACTIONS
     if error is not None:
         return dict.fromkeys(partitions, error)
-    return {tp: E.NONE if tp in meta.partitions else E.INVALID_TXN_STATE for tp in partitions}
+    return {tp: E.NONE if tp in meta.partitions else E.TRANSACTION_ABORTABLE for tp in partitions}
 
 
 _END_RETRY = {  # (state, commit) -> answer to an EndTxn whose outcome is already decided
