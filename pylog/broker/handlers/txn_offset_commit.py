@@ -1,4 +1,4 @@
-"""TxnOffsetCommit: v0-3 (a transactional producer's `send_offsets_to_transaction`).
+"""TxnOffsetCommit: v0-4 (Kafka 3.9's range; a transactional producer's `send_offsets_to_transaction`).
 
 Behavior: the group coordinator validates the commit (KIP-447 fencing on v3: ILLEGAL_GENERATION,
 UNKNOWN_MEMBER_ID, FENCED_INSTANCE_ID), writes the offsets to the group's `__consumer_offsets`
@@ -11,14 +11,16 @@ TRANSACTIONAL_ID_AUTHORIZATION_FAILED), READ on the group (else GROUP_AUTHORIZAT
 READ on each topic (else TOPIC_AUTHORIZATION_FAILED on its partitions).
 Version notes: v2 adds the committed leader epoch; v3 (flexible) the generation, member id and
 group instance id. What clients send: librdkafka 2.x and kafka-python 3.x up to v3 (with the
-consumer's group metadata, so KIP-447 fencing applies), aiokafka v0. v4-5 (KIP-890) are not in
-Kafka 3.7, which pylog presents as.
+consumer's group metadata, so KIP-447 fencing applies), aiokafka v0. v4 (KIP-890) may answer
+TRANSACTION_ABORTABLE, which older versions get as INVALID_TXN_STATE. v5 (transaction version 2's
+implicit AddOffsetsToTxn, Kafka 4.0) is not served: a TV2 client still sends AddOffsetsToTxn first.
 """
 
 from __future__ import annotations
 
 from pylog.broker.handlers import coordinator_of, handler, topic_results
 from pylog.broker.services import HandlerContext
+from pylog.broker.txn_host import abortable_as
 from pylog.common.clock import now_ms
 from pylog.coordinator.group.api import TxnCommitRequest
 from pylog.coordinator.group.records import OffsetValue
@@ -27,7 +29,7 @@ from pylog.protocol.errors import ErrorCode
 from pylog.security.authorizer import allowed
 
 
-@handler(ApiKey.TxnOffsetCommit, 0, 3)
+@handler(ApiKey.TxnOffsetCommit, 0, 4)
 async def handle_txn_offset_commit(ctx: HandlerContext, req):
     """Stage a transaction's offsets for the group until the transaction ends."""
     version = ctx.header.api_version
@@ -57,6 +59,7 @@ async def handle_txn_offset_commit(ctx: HandlerContext, req):
         results.update(await coordinator_of(ctx).txn_commit(TxnCommitRequest(
             req.group_id or "", req.producer_id, req.producer_epoch, req.generation_id if v3 else -1,
             (req.member_id or "") if v3 else "", req.group_instance_id if v3 else None, offsets)))
+    results = {tp: abortable_as(e, version, 4) for tp, e in results.items()}
     topic_cls = cls.TxnOffsetCommitResponseTopic
     topics = topic_results(order, results, topic_cls, topic_cls.TxnOffsetCommitResponsePartition)
     return cls(throttle_time_ms=0, topics=topics)
