@@ -1,0 +1,166 @@
+"""The delayed Produce anomaly (Jepsen's Bufstream 0.1.0 analysis; the reason for KIP-890 part 2): a
+transactional Produce held up in the network until after its transaction was aborted lands in the
+producer's next transaction and is committed with it. A proxy holds the Produce while the test, on
+another connection, aborts the transaction and starts the next one; no client in reach speaks
+transaction version 2 (librdkafka 2.16, kafka-python 3.0.12 and aiokafka 0.14 send EndTxn <= v3 and
+read no finalized transaction.version), so the requests are built from Kafka's schemas.
+
+  transaction.version 0, the next transaction already has the partition: part 1's verification asks the
+      coordinator, which says the partition is in the (next) transaction -- the aborted write is committed;
+  transaction.version 0, the next transaction has not added it yet: part 1 refuses it (TRANSACTION_ABORTABLE);
+  transaction.version 2: the abort bumped the epoch and its marker carries it, so the late batch is fenced
+      (INVALID_PRODUCER_EPOCH) and the next transaction holds only its own write.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+
+import pytest
+
+from pylog.client.sync import KafkaClient
+from pylog.protocol.api import ApiKey, request_class
+from pylog.protocol.codec import decode_response, encode_request
+from pylog.protocol.errors import ErrorCode as E
+from pylog.protocol.records import build_batch
+from support.clients import create_topic, wait_for
+from support.hold_proxy import HoldingProxy
+from support.txn import TXN, coordinator_of, read_all, stable_end
+from support.wire import read_frame
+
+pytestmark = pytest.mark.integration
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+
+
+def _build_produce(tid: str, topic: str, pid: int, epoch: int, seq: int, value: bytes):
+    raw = build_batch([(None, value, (), None)], producer_id=pid, producer_epoch=epoch, base_sequence=seq,
+                      is_transactional=True)
+
+    def build(cls, v):
+        part = cls.TopicProduceData.PartitionProduceData(index=0, records=raw)
+        return cls(transactional_id=tid, acks=-1, timeout_ms=10000,
+                   topic_data=[cls.TopicProduceData(name=topic, partition_data=[part])])
+    return build
+
+
+def _produce(k: KafkaClient, version: int, *args) -> int:
+    resp = k.call(ApiKey.Produce, _build_produce(*args), node=0, max_version=version)
+    return resp.responses[0].partition_responses[0].error_code
+
+
+class _Late:
+    """One Produce sent through the holding proxy; its answer read once the proxy let it through."""
+
+    def __init__(self, proxy: HoldingProxy, version: int, *args) -> None:
+        self.version = version
+        self.sock = socket.create_connection(("127.0.0.1", proxy.port), timeout=30)
+        msg = _build_produce(*args)(request_class(ApiKey.Produce)[version], version)
+        self.sock.sendall(encode_request(msg, version, 1, "late"))
+
+    def answer(self) -> int:
+        try:
+            _, resp = decode_response(ApiKey.Produce, self.version, read_frame(self.sock))
+        finally:
+            self.sock.close()
+        return resp.responses[0].partition_responses[0].error_code
+
+
+def _init(bootstrap: str, k: KafkaClient, tid: str) -> tuple[int, int]:
+    assert coordinator_of(bootstrap, tid) == 0  # waits for __transaction_state
+    r = k.call(ApiKey.InitProducerId, lambda cls, v: cls(transactional_id=tid, transaction_timeout_ms=60000,
+                                                          producer_id=-1, producer_epoch=-1), node=0)
+    assert r.error_code == 0
+    return r.producer_id, r.producer_epoch
+
+
+def _add(k: KafkaClient, tid: str, topic: str, pid: int, epoch: int) -> int:
+    def build(cls, v):
+        return cls(v3_and_below_transactional_id=tid, v3_and_below_producer_id=pid, v3_and_below_producer_epoch=epoch,
+                   v3_and_below_topics=[cls.AddPartitionsToTxnTopic(name=topic, partitions=[0])])
+    resp = k.call(ApiKey.AddPartitionsToTxn, build, node=0, max_version=3)
+    return resp.results_by_topic_v3_and_below[0].results_by_partition[0].partition_error_code
+
+
+def _end(k: KafkaClient, tid: str, pid: int, epoch: int, commit: bool, version: int):
+    return k.call(ApiKey.EndTxn, lambda cls, v: cls(transactional_id=tid, producer_id=pid, producer_epoch=epoch,
+                                                    committed=commit), node=0, max_version=version)
+
+
+@pytest.fixture
+def txn_cluster(cluster_factory):
+    cluster = cluster_factory(1, overrides=TXN)
+    proxy = HoldingProxy(cluster.brokers[0].port)
+    try:
+        yield cluster, proxy
+    finally:
+        proxy.close()
+
+
+def _aborted_with_a_late_batch(cluster, proxy, k, tid, topic, version, pid, epoch):
+    """Transaction 1: a0 written, a1 held in the proxy; aborted once a0's ABORT marker is stable."""
+    if version < 12:
+        assert _add(k, tid, topic, pid, epoch) == 0
+    assert _produce(k, version, tid, topic, pid, epoch, 0, b"a0") == 0
+    proxy.hold()
+    late = _Late(proxy, version, tid, topic, pid, epoch, 1, b"a1")
+    end = _end(k, tid, pid, epoch, False, 5 if version >= 12 else 4)
+    assert end.error_code == 0
+    wait_for(lambda: stable_end(cluster.bootstrap, topic) == 2, 30, "the ABORT marker of transaction 1")
+    return late, end
+
+
+def test_part_1_verification_stops_a_late_produce_only_until_the_next_transaction_adds_its_partition(txn_cluster):
+    cluster, proxy = txn_cluster
+    create_topic(cluster.bootstrap, "early")
+    create_topic(cluster.bootstrap, "late")
+    with KafkaClient(cluster.bootstrap) as k:
+        k.refresh_metadata(["early", "late"])
+        # released before the next transaction: the coordinator says "not in the transaction"
+        pid, epoch = _init(cluster.bootstrap, k, "early")
+        late, _ = _aborted_with_a_late_batch(cluster, proxy, k, "early", "early", 11, pid, epoch)
+        proxy.release()
+        assert late.answer() == E.TRANSACTION_ABORTABLE
+        assert stable_end(cluster.bootstrap, "early") == 2
+
+        # released after the next transaction added the partition: same producer id and epoch, so it passes
+        pid, epoch = _init(cluster.bootstrap, k, "late")
+        late, _ = _aborted_with_a_late_batch(cluster, proxy, k, "late", "late", 11, pid, epoch)
+        wait_for(lambda: _add(k, "late", "late", pid, epoch) == 0, 30, "transaction 2 to start")
+        proxy.release()
+        assert late.answer() == E.NONE
+        assert _end(k, "late", pid, epoch, True, 4).error_code == 0
+    # The anomaly (G1a, an aborted write read as committed): transaction 1's a1 is committed by transaction 2.
+    assert read_all(cluster.bootstrap, {"late": 1}, None, 1, timeout=15) == [b"a1"]
+
+
+def _finalize_tv2(bootstrap: str) -> None:
+    p = subprocess.run([os.path.join(REPO, "bin", "pylog-features.sh"), "--bootstrap-server", bootstrap, "upgrade",
+                        "--feature", "transaction.version=2"], capture_output=True, text=True, timeout=120, cwd="/")
+    assert (p.returncode, p.stdout) == (0, "transaction.version was upgraded to 2.\n"), p.stderr
+
+    def served() -> bool:
+        with KafkaClient(bootstrap) as fresh:
+            return fresh.version_for(ApiKey.EndTxn, 0) == 5 and fresh.version_for(ApiKey.Produce, 0) == 12
+    wait_for(served, 30, "EndTxn 5 and Produce 12 in ApiVersions")
+
+
+def test_transaction_version_2_fences_the_late_produce_with_the_bumped_epoch(txn_cluster):
+    cluster, proxy = txn_cluster
+    create_topic(cluster.bootstrap, "tv2")
+    with KafkaClient(cluster.bootstrap) as k:
+        assert k.version_for(ApiKey.EndTxn, 0) == 4  # Kafka 3.9's range until the level is finalized
+    _finalize_tv2(cluster.bootstrap)
+    with KafkaClient(cluster.bootstrap) as k:
+        k.refresh_metadata(["tv2"])
+        pid, epoch = _init(cluster.bootstrap, k, "tv2")
+        # no AddPartitionsToTxn: Produce 12 adds the partition; EndTxn 5 answers the bumped epoch
+        late, end = _aborted_with_a_late_batch(cluster, proxy, k, "tv2", "tv2", 12, pid, epoch)
+        assert (end.producer_id, end.producer_epoch) == (pid, epoch + 1)
+        wait_for(lambda: _produce(k, 12, "tv2", "tv2", pid, epoch + 1, 0, b"b") == 0, 30, "transaction 2's write")
+        proxy.release()
+        assert late.answer() == E.INVALID_PRODUCER_EPOCH
+        committed = _end(k, "tv2", pid, epoch + 1, True, 5)
+        assert (committed.error_code, committed.producer_epoch) == (0, epoch + 2)
+    assert read_all(cluster.bootstrap, {"tv2": 1}, None, 1, timeout=15) == [b"b"]
