@@ -28,6 +28,7 @@ from pylog.protocol.records import build_batch
 from support.clients import create_topic, wait_for
 from support.hold_proxy import HoldingProxy
 from support.txn import TXN, coordinator_of, read_all, stable_end
+from support.txn_wire import txn_offset_commit
 from support.wire import read_frame
 
 pytestmark = pytest.mark.integration
@@ -161,6 +162,52 @@ def test_transaction_version_2_fences_the_late_produce_with_the_bumped_epoch(txn
         wait_for(lambda: _produce(k, 12, "tv2", "tv2", pid, epoch + 1, 0, b"b") == 0, 30, "transaction 2's write")
         proxy.release()
         assert late.answer() == E.INVALID_PRODUCER_EPOCH
+        # TxnOffsetCommit 5 without AddOffsetsToTxn: the group's offsets partition joins transaction 2
+        k.call(ApiKey.FindCoordinator, lambda cls, v: cls(key="g", key_type=0), max_version=3)
+        wait_for(lambda: txn_offset_commit(k, "g", "tv2", pid, epoch + 1, 1, transactional_id="tv2") == 0, 60,
+                 "the transactional offset commit")
         committed = _end(k, "tv2", pid, epoch + 1, True, 5)
         assert (committed.error_code, committed.producer_epoch) == (0, epoch + 2)
+        wait_for(lambda: _committed_offset(k, "g", "tv2") == 1, 30, "the offset committed with transaction 2")
     assert read_all(cluster.bootstrap, {"tv2": 1}, None, 1, timeout=15) == [b"b"]
+
+
+def _committed_offset(k: KafkaClient, group: str, topic: str) -> int:
+    def build(cls, v):
+        return cls(group_id=group, require_stable=True,
+                   topics=[cls.OffsetFetchRequestTopic(name=topic, partition_indexes=[0])])
+    resp = k.call(ApiKey.OffsetFetch, build, node=0, max_version=7)
+    return resp.topics[0].partitions[0].committed_offset if resp.error_code == 0 else -1
+
+
+def _epoch_of(bootstrap: str, tid: str) -> int:
+    with KafkaClient(bootstrap) as k:
+        resp = k.call(ApiKey.DescribeTransactions, lambda cls, v: cls(transactional_ids=[tid]), node=0)
+    return resp.transaction_states[0].producer_epoch
+
+
+def test_clients_without_transaction_version_2_keep_working_when_it_is_finalized(txn_cluster):
+    """librdkafka and kafka-python read no finalized transaction.version and send EndTxn <= v3: at level 2
+    their transactions commit as before, and the epoch they were given by InitProducerId does not move
+    (an EndTxn v5 would have bumped it) -- neither uses transaction version 2."""
+    from confluent_kafka import Producer
+    from kafka import KafkaProducer
+
+    cluster, _ = txn_cluster
+    create_topic(cluster.bootstrap, "old")
+    _finalize_tv2(cluster.bootstrap)
+    ck = Producer({"bootstrap.servers": cluster.bootstrap, "transactional.id": "ck"})
+    ck.init_transactions(60)
+    ck.begin_transaction()
+    ck.produce("old", value=b"librdkafka")
+    ck.commit_transaction(60)
+    kp = KafkaProducer(bootstrap_servers=cluster.bootstrap, transactional_id="kp")
+    try:
+        kp.init_transactions()
+        kp.begin_transaction()
+        kp.send("old", b"kafka-python").get(30)
+        kp.commit_transaction()
+    finally:
+        kp.close()
+    assert sorted(read_all(cluster.bootstrap, {"old": 1}, None, 2, timeout=15)) == [b"kafka-python", b"librdkafka"]
+    assert (_epoch_of(cluster.bootstrap, "ck"), _epoch_of(cluster.bootstrap, "kp")) == (0, 0)
