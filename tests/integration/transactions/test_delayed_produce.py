@@ -143,11 +143,13 @@ def _finalize_tv2(bootstrap: str) -> None:
 
     def served() -> bool:
         with KafkaClient(bootstrap) as fresh:
-            return fresh.version_for(ApiKey.EndTxn, 0) == 5 and fresh.version_for(ApiKey.Produce, 0) == 12
-    wait_for(served, 30, "EndTxn 5 and Produce 12 in ApiVersions")
+            fresh.refresh_metadata([])
+            return all(fresh.version_for(ApiKey.EndTxn, n) == 5 and fresh.version_for(ApiKey.Produce, n) == 12
+                       for n in fresh.brokers)
+    wait_for(served, 30, "EndTxn 5 and Produce 12 in every broker's ApiVersions")
 
 
-def test_transaction_version_2_fences_the_late_produce_with_the_bumped_epoch(txn_cluster):
+def test_transaction_version_2_fences_the_late_produce_and_older_clients_keep_working(txn_cluster):
     cluster, proxy = txn_cluster
     create_topic(cluster.bootstrap, "tv2")
     with KafkaClient(cluster.bootstrap) as k:
@@ -170,6 +172,7 @@ def test_transaction_version_2_fences_the_late_produce_with_the_bumped_epoch(txn
         assert (committed.error_code, committed.producer_epoch) == (0, epoch + 2)
         wait_for(lambda: _committed_offset(k, "g", "tv2") == 1, 30, "the offset committed with transaction 2")
     assert read_all(cluster.bootstrap, {"tv2": 1}, None, 1, timeout=15) == [b"b"]
+    _old_clients_commit(cluster.bootstrap)  # transaction version 0/1 clients on the same cluster
 
 
 def _committed_offset(k: KafkaClient, group: str, topic: str) -> int:
@@ -186,22 +189,20 @@ def _epoch_of(bootstrap: str, tid: str) -> int:
     return resp.transaction_states[0].producer_epoch
 
 
-def test_clients_without_transaction_version_2_keep_working_when_it_is_finalized(txn_cluster):
+def _old_clients_commit(bootstrap: str) -> None:
     """librdkafka and kafka-python read no finalized transaction.version and send EndTxn <= v3: at level 2
-    their transactions commit as before, and the epoch they were given by InitProducerId does not move
-    (an EndTxn v5 would have bumped it) -- neither uses transaction version 2."""
+    their transactions commit as before, and the epoch InitProducerId gave them does not move (an EndTxn v5
+    would have bumped it) -- neither uses transaction version 2."""
     from confluent_kafka import Producer
     from kafka import KafkaProducer
 
-    cluster, _ = txn_cluster
-    create_topic(cluster.bootstrap, "old")
-    _finalize_tv2(cluster.bootstrap)
-    ck = Producer({"bootstrap.servers": cluster.bootstrap, "transactional.id": "ck"})
+    create_topic(bootstrap, "old")
+    ck = Producer({"bootstrap.servers": bootstrap, "transactional.id": "ck"})
     ck.init_transactions(60)
     ck.begin_transaction()
     ck.produce("old", value=b"librdkafka")
     ck.commit_transaction(60)
-    kp = KafkaProducer(bootstrap_servers=cluster.bootstrap, transactional_id="kp")
+    kp = KafkaProducer(bootstrap_servers=bootstrap, transactional_id="kp")
     try:
         kp.init_transactions()
         kp.begin_transaction()
@@ -209,5 +210,33 @@ def test_clients_without_transaction_version_2_keep_working_when_it_is_finalized
         kp.commit_transaction()
     finally:
         kp.close()
-    assert sorted(read_all(cluster.bootstrap, {"old": 1}, None, 2, timeout=15)) == [b"kafka-python", b"librdkafka"]
-    assert (_epoch_of(cluster.bootstrap, "ck"), _epoch_of(cluster.bootstrap, "kp")) == (0, 0)
+    assert sorted(read_all(bootstrap, {"old": 1}, None, 2, timeout=15)) == [b"kafka-python", b"librdkafka"]
+    assert (_epoch_of(bootstrap, "ck"), _epoch_of(bootstrap, "kp")) == (0, 0)
+
+
+def test_transaction_version_2_across_brokers(cluster_factory):
+    """The leader of the written partition is not the coordinator: Produce 12 has the leader add the
+    partition over the inter-broker AddPartitionsToTxn v5 (not verifyOnly), and the coordinator's markers
+    reach it with the bumped epoch."""
+    cluster = cluster_factory(2, overrides=TXN)
+    create_topic(cluster.bootstrap, "x", partitions=1, rf=1)
+    _finalize_tv2(cluster.bootstrap)
+    with KafkaClient(cluster.bootstrap) as k:
+        meta = k.refresh_metadata(["x"])
+        leader = meta.topics[0].partitions[0].leader_id
+        tid = next(t for t in (f"x{i}" for i in range(100)) if coordinator_of(cluster.bootstrap, t) != leader)
+        coordinator = 1 - leader
+        r = k.call(ApiKey.InitProducerId, lambda cls, v: cls(transactional_id=tid, transaction_timeout_ms=60000,
+                                                              producer_id=-1, producer_epoch=-1), node=coordinator)
+        pid, epoch = r.producer_id, r.producer_epoch
+
+        def produce(e: int, seq: int, value: bytes) -> int:
+            resp = k.call(ApiKey.Produce, _build_produce(tid, "x", pid, e, seq, value), node=leader, max_version=12)
+            return resp.responses[0].partition_responses[0].error_code
+        assert produce(epoch, 0, b"one") == 0
+        end = k.call(ApiKey.EndTxn, lambda cls, v: cls(transactional_id=tid, producer_id=pid, producer_epoch=epoch,
+                                                       committed=True), node=coordinator, max_version=5)
+        assert (end.error_code, end.producer_epoch) == (0, epoch + 1)
+        wait_for(lambda: stable_end(cluster.bootstrap, "x") == 2, 30, "the COMMIT marker on the other broker")
+        assert produce(epoch, 1, b"late") == E.INVALID_PRODUCER_EPOCH  # the coordinator fences the old epoch
+    assert read_all(cluster.bootstrap, {"x": 1}, None, 1, timeout=15) == [b"one"]
