@@ -22,16 +22,16 @@ COORDINATOR_NOT_AVAILABLE (retried by the client).
 
 from __future__ import annotations
 
-from pylog.broker.handlers import coordinator_of, handler, topic_results
 from pylog.broker.features import TV2
 from pylog.broker.group_host import OFFSETS_TOPIC
+from pylog.broker.handlers import coordinator_of, handler, topic_results
 from pylog.broker.services import HandlerContext
 from pylog.broker.txn_host import abortable_as
 from pylog.broker.txn_verify import verify
-from pylog.coordinator.ownership import partition_for
 from pylog.common.clock import now_ms
 from pylog.coordinator.group.api import TxnCommitRequest
 from pylog.coordinator.group.records import OffsetValue
+from pylog.coordinator.ownership import partition_for
 from pylog.protocol.api import ApiKey, response_class
 from pylog.protocol.errors import ErrorCode
 from pylog.security.authorizer import allowed
