@@ -10,6 +10,9 @@ read no finalized transaction.version), so the requests are built from Kafka's s
   transaction.version 0, the next transaction has not added it yet: part 1 refuses it (TRANSACTION_ABORTABLE);
   transaction.version 2: the abort bumped the epoch and its marker carries it, so the late batch is fenced
       (INVALID_PRODUCER_EPOCH) and the next transaction holds only its own write.
+
+The same for a delayed EndTxn(abort) whose retry went through first (KAFKA-17754): at transaction.version 0
+it aborts the next transaction, at 2 it is fenced (PRODUCER_FENCED).
 """
 
 from __future__ import annotations
@@ -47,25 +50,30 @@ def _build_produce(tid: str, topic: str, pid: int, epoch: int, seq: int, value: 
 
 
 def _produce(k: KafkaClient, version: int, *args) -> int:
-    resp = k.call(ApiKey.Produce, _build_produce(*args), node=0, max_version=version)
-    return resp.responses[0].partition_responses[0].error_code
+    return _produce_error(k.call(ApiKey.Produce, _build_produce(*args), node=0, max_version=version))
 
 
 class _Late:
-    """One Produce sent through the holding proxy; its answer read once the proxy let it through."""
+    """One request sent through the holding proxy; its answer read once the proxy let it through."""
 
-    def __init__(self, proxy: HoldingProxy, version: int, *args) -> None:
-        self.version = version
+    def __init__(self, proxy: HoldingProxy, api_key: int, version: int, build) -> None:
+        self.api_key, self.version = api_key, version
         self.sock = socket.create_connection(("127.0.0.1", proxy.port), timeout=30)
-        msg = _build_produce(*args)(request_class(ApiKey.Produce)[version], version)
-        self.sock.sendall(encode_request(msg, version, 1, "late"))
+        self.sock.sendall(encode_request(build(request_class(api_key)[version], version), version, 1, "late"))
 
-    def answer(self) -> int:
+    def answer(self):
         try:
-            _, resp = decode_response(ApiKey.Produce, self.version, read_frame(self.sock))
+            return decode_response(self.api_key, self.version, read_frame(self.sock))[1]
         finally:
             self.sock.close()
-        return resp.responses[0].partition_responses[0].error_code
+
+
+def _late_produce(proxy: HoldingProxy, version: int, *args) -> _Late:
+    return _Late(proxy, ApiKey.Produce, version, _build_produce(*args))
+
+
+def _produce_error(resp) -> int:
+    return resp.responses[0].partition_responses[0].error_code
 
 
 def _init(bootstrap: str, k: KafkaClient, tid: str) -> tuple[int, int]:
@@ -84,9 +92,35 @@ def _add(k: KafkaClient, tid: str, topic: str, pid: int, epoch: int) -> int:
     return resp.results_by_topic_v3_and_below[0].results_by_partition[0].partition_error_code
 
 
+def _build_end(tid: str, pid: int, epoch: int, commit: bool):
+    return lambda cls, v: cls(transactional_id=tid, producer_id=pid, producer_epoch=epoch, committed=commit)
+
+
 def _end(k: KafkaClient, tid: str, pid: int, epoch: int, commit: bool, version: int):
-    return k.call(ApiKey.EndTxn, lambda cls, v: cls(transactional_id=tid, producer_id=pid, producer_epoch=epoch,
-                                                    committed=commit), node=0, max_version=version)
+    return k.call(ApiKey.EndTxn, _build_end(tid, pid, epoch, commit), node=0, max_version=version)
+
+
+def _late_abort_meets_the_next_transaction(cluster, proxy, k, tid: str, version: int) -> tuple[int, int]:
+    """Transaction 1 (a0) is aborted by a retried EndTxn while the first one is held in the proxy; transaction 2
+    writes b and the held abort arrives. (The held EndTxn's error, transaction 2's commit's error.)"""
+    create_topic(cluster.bootstrap, tid)
+    k.refresh_metadata([tid])
+    pid, epoch = _init(cluster.bootstrap, k, tid)
+    tv2 = version >= 5
+    if not tv2:
+        assert _add(k, tid, tid, pid, epoch) == 0
+    assert _produce(k, 12 if tv2 else 11, tid, tid, pid, epoch, 0, b"a0") == 0
+    proxy.hold()
+    late = _Late(proxy, ApiKey.EndTxn, version, _build_end(tid, pid, epoch, False))
+    retried = _end(k, tid, pid, epoch, False, version)
+    assert retried.error_code == 0
+    epoch2, seq2 = (retried.producer_epoch, 0) if tv2 else (epoch, 1)
+    wait_for(lambda: stable_end(cluster.bootstrap, tid) == 2, 30, "the ABORT marker of transaction 1")
+    if not tv2:
+        wait_for(lambda: _add(k, tid, tid, pid, epoch2) == 0, 30, "transaction 2 to start")
+    wait_for(lambda: _produce(k, 12 if tv2 else 11, tid, tid, pid, epoch2, seq2, b"b") == 0, 30, "transaction 2's b")
+    proxy.release()
+    return late.answer().error_code, _end(k, tid, pid, epoch2, True, version).error_code
 
 
 @pytest.fixture
@@ -105,7 +139,7 @@ def _aborted_with_a_late_batch(cluster, proxy, k, tid, topic, version, pid, epoc
         assert _add(k, tid, topic, pid, epoch) == 0
     assert _produce(k, version, tid, topic, pid, epoch, 0, b"a0") == 0
     proxy.hold()
-    late = _Late(proxy, version, tid, topic, pid, epoch, 1, b"a1")
+    late = _late_produce(proxy, version, tid, topic, pid, epoch, 1, b"a1")
     end = _end(k, tid, pid, epoch, False, 5 if version >= 12 else 4)
     assert end.error_code == 0
     wait_for(lambda: stable_end(cluster.bootstrap, topic) == 2, 30, "the ABORT marker of transaction 1")
@@ -122,7 +156,7 @@ def test_part_1_verification_stops_a_late_produce_only_until_the_next_transactio
         pid, epoch = _init(cluster.bootstrap, k, "early")
         late, _ = _aborted_with_a_late_batch(cluster, proxy, k, "early", "early", 11, pid, epoch)
         proxy.release()
-        assert late.answer() == E.TRANSACTION_ABORTABLE
+        assert _produce_error(late.answer()) == E.TRANSACTION_ABORTABLE
         assert stable_end(cluster.bootstrap, "early") == 2
 
         # released after the next transaction added the partition: same producer id and epoch, so it passes
@@ -130,8 +164,10 @@ def test_part_1_verification_stops_a_late_produce_only_until_the_next_transactio
         late, _ = _aborted_with_a_late_batch(cluster, proxy, k, "late", "late", 11, pid, epoch)
         wait_for(lambda: _add(k, "late", "late", pid, epoch) == 0, 30, "transaction 2 to start")
         proxy.release()
-        assert late.answer() == E.NONE
+        assert _produce_error(late.answer()) == E.NONE
         assert _end(k, "late", pid, epoch, True, 4).error_code == 0
+        # KAFKA-17754: the held EndTxn(abort) of transaction 1 aborts transaction 2, whose commit then fails
+        assert _late_abort_meets_the_next_transaction(cluster, proxy, k, "endtxn", 4) == (E.NONE, E.INVALID_TXN_STATE)
     # The anomaly (G1a, an aborted write read as committed): transaction 1's a1 is committed by transaction 2.
     assert read_all(cluster.bootstrap, {"late": 1}, None, 1, timeout=15) == [b"a1"]
 
@@ -163,7 +199,7 @@ def test_transaction_version_2_fences_the_late_produce_and_older_clients_keep_wo
         assert (end.producer_id, end.producer_epoch) == (pid, epoch + 1)
         wait_for(lambda: _produce(k, 12, "tv2", "tv2", pid, epoch + 1, 0, b"b") == 0, 30, "transaction 2's write")
         proxy.release()
-        assert late.answer() == E.INVALID_PRODUCER_EPOCH
+        assert _produce_error(late.answer()) == E.INVALID_PRODUCER_EPOCH
         # TxnOffsetCommit 5 without AddOffsetsToTxn: the group's offsets partition joins transaction 2
         k.call(ApiKey.FindCoordinator, lambda cls, v: cls(key="g", key_type=0), max_version=3)
         wait_for(lambda: txn_offset_commit(k, "g", "tv2", pid, epoch + 1, 1, transactional_id="tv2") == 0, 60,
@@ -171,7 +207,9 @@ def test_transaction_version_2_fences_the_late_produce_and_older_clients_keep_wo
         committed = _end(k, "tv2", pid, epoch + 1, True, 5)
         assert (committed.error_code, committed.producer_epoch) == (0, epoch + 2)
         wait_for(lambda: _committed_offset(k, "g", "tv2") == 1, 30, "the offset committed with transaction 2")
-    assert read_all(cluster.bootstrap, {"tv2": 1}, None, 1, timeout=15) == [b"b"]
+        # the held EndTxn(abort) of transaction 1 is fenced: transaction 2 commits
+        assert _late_abort_meets_the_next_transaction(cluster, proxy, k, "endtxn2", 5) == (E.PRODUCER_FENCED, E.NONE)
+    assert read_all(cluster.bootstrap, {"tv2": 1, "endtxn2": 1}, None, 2, timeout=15) == [b"b", b"b"]
     _old_clients_commit(cluster.bootstrap)  # transaction version 0/1 clients on the same cluster
 
 
