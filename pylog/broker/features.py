@@ -7,9 +7,12 @@ levels ApiVersions reports (v3+) and its znode version their epoch. UpdateFeatur
 controller) validates a change against what this broker supports and writes the znode conditionally
 on the version it read.
 
-What pylog supports is what it implements: transaction.version 0-1, where level 1 makes the
-transaction coordinator write its `__transaction_state` values as TransactionLogValue v1 (flexible),
-as Kafka 3.9's TV_1; level 2 (KIP-890 part 2's epoch bump per transaction) is not implemented.
+What pylog supports is what it implements: transaction.version 0-2, Kafka 4.0's TransactionVersion
+levels. Level 1 makes the transaction coordinator write its `__transaction_state` values as
+TransactionLogValue v1 (flexible), as Kafka 3.9's TV_1. Level 2 (TV_2, KIP-890 part 2) also serves
+Produce 12 and EndTxn 5: a client that reads the finalized level from ApiVersions skips
+AddPartitionsToTxn (the partition leader adds the partition when the transaction's first batch
+arrives) and each EndTxn bumps the producer epoch.
 """
 
 from __future__ import annotations
@@ -22,12 +25,13 @@ from pylog.zk import errors
 from pylog.zk.feature_znode import PATH, decode, encode, ensure_znode
 
 __all__ = ["PATH", "decode", "encode", "ensure_znode", "FinalizedFeatures", "SUPPORTED", "TRANSACTION_VERSION",
-           "update", "validate"]
+           "TV2", "update", "validate"]
 
 log = logging.getLogger("pylog.features")
 
 TRANSACTION_VERSION = "transaction.version"
-SUPPORTED: dict[str, tuple[int, int]] = {TRANSACTION_VERSION: (0, 1)}
+SUPPORTED: dict[str, tuple[int, int]] = {TRANSACTION_VERSION: (0, 2)}
+TV2 = (TRANSACTION_VERSION, 2)  # the level whose clients bump the epoch per transaction (KIP-890 part 2)
 UPGRADE, SAFE_DOWNGRADE, UNSAFE_DOWNGRADE = 1, 2, 3
 
 

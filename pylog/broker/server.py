@@ -310,11 +310,12 @@ class KafkaConnection(asyncio.BufferedProtocol):
         if h is None:
             log.warning("Closing connection from %s: unsupported API key %d", self.peer, header.api_key)
             return False
-        if not h.min_version <= header.api_version <= h.max_version:
+        levels = self.server.broker.features.levels
+        if not h.min_version <= header.api_version <= h.top(levels):
             if header.api_key == ApiKey.ApiVersions:
-                return api_versions_unsupported(header, advertised_ranges())
+                return api_versions_unsupported(header, advertised_ranges(levels))
             log.warning("Closing connection from %s: %s v%d is not supported (v%d-%d)", self.peer,
-                        api_name(header.api_key), header.api_version, h.min_version, h.max_version)
+                        api_name(header.api_key), header.api_version, h.min_version, h.top(levels))
             return False
         try:
             req = decode_request_body(header, frame) if h.decode is None else h.decode(header, frame)

@@ -29,7 +29,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("pylog.coordinator.transaction")
 
-__all__ = ["TxnHost", "TRANSACTION_STATE_TOPIC", "fenced_as"]
+__all__ = ["TxnHost", "TRANSACTION_STATE_TOPIC", "fenced_as", "abortable_as", "older_as"]
 
 
 class TxnHost(InternalTopicHost):
@@ -89,3 +89,14 @@ class TxnHost(InternalTopicHost):
 def fenced_as(err: ErrorCode, version: int, since: int) -> ErrorCode:
     """PRODUCER_FENCED as a request version before `since` knows it: INVALID_PRODUCER_EPOCH (KafkaApis)."""
     return ErrorCode.INVALID_PRODUCER_EPOCH if err == ErrorCode.PRODUCER_FENCED and version < since else err
+
+
+def abortable_as(err: ErrorCode, version: int, since: int) -> ErrorCode:
+    """TRANSACTION_ABORTABLE (KIP-890) as a request version before `since` knows it: INVALID_TXN_STATE,
+    the abortable error those clients already handle."""
+    return ErrorCode.INVALID_TXN_STATE if err == ErrorCode.TRANSACTION_ABORTABLE and version < since else err
+
+
+def older_as(err: ErrorCode, version: int, fenced_since: int, abortable_since: int) -> ErrorCode:
+    """An error as this request version knows it (PRODUCER_FENCED and TRANSACTION_ABORTABLE both mapped)."""
+    return abortable_as(fenced_as(err, version, fenced_since), version, abortable_since)

@@ -121,6 +121,7 @@ _TABLE = """
 106|FETCH_SESSION_TOPIC_ID_ERROR|1|FetchSessionTopicIdException|The fetch session encountered inconsistent topic ID usage
 107|INELIGIBLE_REPLICA|0|IneligibleReplicaException|The new ISR contains at least one ineligible replica.
 108|NEW_LEADER_ELECTED|0|NewLeaderElectedException|The AlterPartition request successfully updated the partition state but the leader has changed.
+120|TRANSACTION_ABORTABLE|0|TransactionAbortableException|The server encountered an error with the transaction. The client can abort the transaction to continue using this transactional ID.
 """
 
 
@@ -237,6 +238,7 @@ class ErrorCode(enum.IntEnum):
     FETCH_SESSION_TOPIC_ID_ERROR = 106
     INELIGIBLE_REPLICA = 107
     NEW_LEADER_ELECTED = 108
+    TRANSACTION_ABORTABLE = 120
 
     @property
     def retriable(self) -> bool:

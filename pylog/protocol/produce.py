@@ -17,7 +17,7 @@ from typing import Sequence
 
 from pylog.protocol.codec import MalformedRequest, RequestHeader, read_uvarint, response_header, skip_tagged_fields
 
-MAX_VERSION = 11
+MAX_VERSION = 12  # v12 (transaction version 2) is v11 on the wire
 FLEXIBLE_FROM = 9
 CURRENT_LEADER_FROM = 10
 

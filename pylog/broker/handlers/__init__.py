@@ -12,7 +12,7 @@ from __future__ import annotations
 import importlib
 import pkgutil
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Awaitable, Callable
+from typing import TYPE_CHECKING, Any, Awaitable, Callable, Mapping
 
 from pylog.protocol.api import api_name, schema_max_version
 
@@ -33,6 +33,14 @@ class Handler:
     func: Callable[..., Awaitable[Any]]
     advertised_min: int
     decode: Callable[[Any, Any], Any] | None = None  # a fast path instead of the generic codec
+    # (feature, level, max): versions above max_version exist only while the feature is finalized at that level
+    gate: tuple[str, int, int] | None = None
+
+    def top(self, levels: Mapping[str, int]) -> int:
+        """The highest version served (and advertised) at these finalized feature levels."""
+        if self.gate is not None and levels.get(self.gate[0], 0) >= self.gate[1]:
+            return self.gate[2]
+        return self.max_version
 
 
 HANDLERS: dict[int, Handler] = {}
@@ -82,19 +90,22 @@ class Later:
 
 
 def handler(api_key: int, min_version: int, max_version: int, advertised_min: int | None = None,
-            decode: Callable[[Any, Any], Any] | None = None):
+            decode: Callable[[Any, Any], Any] | None = None, gate: tuple[str, int, int] | None = None):
     """Register `func` for `api_key` at versions min..max; a duplicate key fails at import.
 
     `decode(header, frame)` replaces the generic request decoder for this key (it must raise
-    MalformedRequest for a frame it cannot parse).
+    MalformedRequest for a frame it cannot parse). `gate` = (feature, level, higher max) serves the
+    versions above `max_version` only while /feature finalizes that level (transaction.version 2's
+    Produce 12 and EndTxn 5, which Kafka 3.9 does not have).
     """
     def register(func: Callable[..., Awaitable[Any]]) -> Callable[..., Awaitable[Any]]:
         if api_key in HANDLERS:
             raise RuntimeError(f"{api_name(api_key)} is registered twice")
-        if not 0 <= min_version <= max_version <= schema_max_version(api_key):
-            raise RuntimeError(f"bad version range {min_version}-{max_version} for {api_name(api_key)}")
+        top = max_version if gate is None else gate[2]
+        if not 0 <= min_version <= max_version <= top <= schema_max_version(api_key):
+            raise RuntimeError(f"bad version range {min_version}-{top} for {api_name(api_key)}")
         HANDLERS[api_key] = Handler(api_key, min_version, max_version, func,
-                                    min_version if advertised_min is None else advertised_min, decode)
+                                    min_version if advertised_min is None else advertised_min, decode, gate)
         return func
     return register
 
@@ -106,6 +117,7 @@ def load_all() -> dict[int, Handler]:
     return HANDLERS
 
 
-def advertised_ranges() -> list[tuple[int, int, int]]:
-    """(api key, min, max) for ApiVersions, in key order."""
-    return [(h.api_key, h.advertised_min, h.max_version) for h in sorted(HANDLERS.values(), key=lambda h: h.api_key)]
+def advertised_ranges(levels: Mapping[str, int] | None = None) -> list[tuple[int, int, int]]:
+    """(api key, min, max) for ApiVersions at these finalized feature levels (none: Kafka 3.9's), in key order."""
+    return [(h.api_key, h.advertised_min, h.top(levels or {}))
+            for h in sorted(HANDLERS.values(), key=lambda h: h.api_key)]

@@ -1,4 +1,4 @@
-"""AddPartitionsToTxn: v0-4 (Kafka 3.7's range; flexible from v3).
+"""AddPartitionsToTxn: v0-5 (Kafka 3.9's range; flexible from v3).
 
 Behavior: the transaction coordinator adds the partitions to the producer's transaction (starting
 it if none is open) once that is written to `__transaction_state`; every partition gets the same
@@ -10,22 +10,25 @@ does not exist (UNKNOWN_TOPIC_OR_PARTITION), nothing is added and the others get
 OPERATION_NOT_ATTEMPTED.
 Version notes: v0-3 carry one transaction (what librdkafka, kafka-python and aiokafka send); v4
 (KIP-890 part 1) is the brokers' batched form: several transactions, each either added or, with
-verifyOnly, only checked (NONE for a partition in the transaction, INVALID_TXN_STATE otherwise);
-it needs CLUSTER_ACTION on the cluster. PRODUCER_FENCED is INVALID_PRODUCER_EPOCH before v2.
+verifyOnly, only checked (NONE for a partition in the transaction, TRANSACTION_ABORTABLE otherwise);
+it needs CLUSTER_ACTION on the cluster. v5 (KIP-890) may answer TRANSACTION_ABORTABLE, which older
+versions get as INVALID_TXN_STATE (Kafka 3.7's verifyOnly answer); PRODUCER_FENCED is
+INVALID_PRODUCER_EPOCH before v2. Partition leaders send v5: verifyOnly for a transaction version
+0/1 producer's first batch on a partition, an add for a transaction version 2 one's (Produce v12).
 """
 
 from __future__ import annotations
 
 from pylog.broker.handlers import handler, txn_coordinator_of
 from pylog.broker.services import HandlerContext
-from pylog.broker.txn_host import fenced_as
+from pylog.broker.txn_host import older_as
 from pylog.common.types import TP
 from pylog.protocol.api import ApiKey, response_class
 from pylog.protocol.errors import ErrorCode
 from pylog.security.authorizer import allowed
 
 
-@handler(ApiKey.AddPartitionsToTxn, 0, 4)
+@handler(ApiKey.AddPartitionsToTxn, 0, 5)
 async def handle_add_partitions_to_txn(ctx: HandlerContext, req):
     """Add partitions to transactions (or, v4 verifyOnly, check that they are in them)."""
     version = ctx.header.api_version
@@ -73,5 +76,5 @@ def _topic_results(topic_cls, errors: dict[TP, ErrorCode], version: int) -> list
     by_topic: dict[str, list] = {}
     for (topic, idx), err in errors.items():
         by_topic.setdefault(topic, []).append(topic_cls.AddPartitionsToTxnPartitionResult(
-            partition_index=idx, partition_error_code=int(fenced_as(err, version, 2))))
+            partition_index=idx, partition_error_code=int(older_as(err, version, 2, 5))))
     return [topic_cls(name=t, results_by_partition=ps) for t, ps in by_topic.items()]

@@ -1,6 +1,7 @@
 """ApiVersions: v0-4.
 
-Behavior: lists every registered handler's range (generated from the registry). The response
+Behavior: lists every registered handler's range (generated from the registry) at the finalized
+feature levels (transaction.version 2 adds Produce 12 and EndTxn 5). The response
 header is always v0 (the server encodes it so); an unknown ApiVersions version never reaches this
 module -- the server answers it with UNSUPPORTED_VERSION encoded as v0.
 From v3 it also lists the supported features (pylog.broker.features.SUPPORTED) and the finalized ones
@@ -21,7 +22,7 @@ async def handle_api_versions(ctx: HandlerContext, req):
     version = ctx.header.api_version
     cls = response_class(ApiKey.ApiVersions)[version]
     resp = cls(error_code=0, throttle_time_ms=0, api_keys=[
-        cls.ApiVersion(api_key=k, min_version=lo, max_version=hi) for k, lo, hi in advertised_ranges()])
+        cls.ApiVersion(api_key=k, min_version=lo, max_version=hi) for k, lo, hi in advertised_ranges(ctx.broker.features.levels)])
     if version >= 3:
         features = ctx.broker.features
         resp.supported_features = [cls.SupportedFeatureKey(name=n, min_version=lo, max_version=hi)

@@ -1,4 +1,4 @@
-"""InitProducerId: v0-4 (flexible from v2).
+"""InitProducerId: v0-5 (Kafka 3.9's range; flexible from v2).
 
 Behavior: a producer without a transactional id (the idempotent producer) gets a fresh producer id
 with epoch 0, as Kafka's coordinator answers it: no log write, and a re-initialising producer
@@ -12,7 +12,8 @@ an id, is INVALID_REQUEST; an empty transactional id too. ACLs as Kafka's KafkaA
 transactional id (TRANSACTIONAL_ID_AUTHORIZATION_FAILED), or without one IDEMPOTENT_WRITE on the
 cluster or WRITE on some topic (CLUSTER_AUTHORIZATION_FAILED).
 Version notes: v3 adds ProducerId/ProducerEpoch; v4 may answer PRODUCER_FENCED, which older
-versions get as INVALID_PRODUCER_EPOCH. librdkafka sends 0-4, kafka-python up to 4, aiokafka v0.
+versions get as INVALID_PRODUCER_EPOCH; v5 (KIP-890) may answer TRANSACTION_ABORTABLE, which older
+versions get as INVALID_TXN_STATE. librdkafka sends 0-4, kafka-python up to 4, aiokafka v0.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ import logging
 
 from pylog.broker.handlers import handler, txn_coordinator_of
 from pylog.broker.services import HandlerContext
-from pylog.broker.txn_host import fenced_as
+from pylog.broker.txn_host import older_as
 from pylog.coordinator.transaction.coordinator import InitResult
 from pylog.protocol.api import ApiKey, response_class
 from pylog.protocol.errors import ErrorCode
@@ -33,7 +34,7 @@ NO_PRODUCER_ID = -1
 NO_PRODUCER_EPOCH = -1
 
 
-@handler(ApiKey.InitProducerId, 0, 4)
+@handler(ApiKey.InitProducerId, 0, 5)
 async def handle_init_producer_id(ctx: HandlerContext, req):
     """Hand a producer its id and epoch."""
     version = ctx.header.api_version
@@ -50,7 +51,7 @@ async def handle_init_producer_id(ctx: HandlerContext, req):
         result = InitResult(ErrorCode.CLUSTER_AUTHORIZATION_FAILED)
     else:
         result = await _idempotent(ctx)
-    return cls(throttle_time_ms=0, error_code=int(fenced_as(result.error, version, 4)), producer_id=result.producer_id,
+    return cls(throttle_time_ms=0, error_code=int(older_as(result.error, version, 4, 5)), producer_id=result.producer_id,
                producer_epoch=result.producer_epoch)
 
 

@@ -1,4 +1,4 @@
-"""Produce: v0-11 (advertised from v0; only RecordBatch v2 is accepted).
+"""Produce: v0-11 (advertised from v0; only RecordBatch v2 is accepted), and v12 at transaction.version 2.
 
 Behavior: per partition, the leader validates the batches (magic 2, CRC32C, sizes; on a
 compacted topic every record needs a key, else INVALID_RECORD with Kafka's per-record errors and
@@ -7,8 +7,12 @@ OUT_OF_ORDER_SEQUENCE_NUMBER; a retry of one of a producer's last 5 batches is a
 original offsets and not appended again, as Kafka does), stamps offsets and its leader epoch in
 place and appends them as sent. A batch that starts a producer's transaction on a partition is first
 checked with the transaction coordinator (KIP-890 part 1, transaction.partition.verification.enable):
-INVALID_TXN_STATE when the partition is not in the transaction, NOT_ENOUGH_REPLICAS (retriable)
-while the coordinator cannot answer. ACLs: WRITE on each topic (TOPIC_AUTHORIZATION_FAILED) and, for
+TRANSACTION_ABORTABLE (INVALID_TXN_STATE before v11) when the partition is not in the transaction,
+INVALID_PRODUCER_EPOCH for a fenced epoch, NOT_ENOUGH_REPLICAS (retriable) while the coordinator cannot
+answer. Produce v12 (transaction version 2, KIP-890 part 2; served and advertised only while
+transaction.version 2 is finalized) is v11 whose transactional first batch on a partition adds the
+partition to the transaction: the client sends no AddPartitionsToTxn (done whatever
+transaction.partition.verification.enable says, since nothing else would add it). ACLs: WRITE on each topic (TOPIC_AUTHORIZATION_FAILED) and, for
 a transactional produce, on its transactional id (TRANSACTIONAL_ID_AUTHORIZATION_FAILED). acks=0 gets no response, acks=1 answers after the local append,
 acks=-1 after every ISR member has the records (the high watermark passed them), failing with
 NOT_ENOUGH_REPLICAS before the append when the ISR is below min.insync.replicas and with
@@ -19,16 +23,17 @@ Version notes: v0-2 carry message format v0/v1, which is refused per partition w
 UNSUPPORTED_FOR_MESSAGE_FORMAT; they are advertised anyway because librdkafka < 2.11.1 disables
 compression when Produce's minimum version is above 0 (KAFKA-18659). v9+ is flexible. v10+ answers
 NOT_LEADER_OR_FOLLOWER with the partition's CurrentLeader and the leaders' NodeEndpoints (KIP-951), as
-Kafka's handleProduceRequest. v11 only allows TRANSACTION_ABORTABLE (KIP-890), which belongs with the
-transaction APIs' part-2 versions and is not returned yet.
+Kafka's handleProduceRequest. v11 may answer TRANSACTION_ABORTABLE (KIP-890).
 """
 
 from __future__ import annotations
 
 from pylog.broker.delayed_produce import Append, DelayedProduce
+from pylog.broker.features import TV2
 from pylog.broker.handlers import Later, handler
 from pylog.broker.quotas import PRODUCE as PRODUCE_QUOTA, record_request
 from pylog.broker.services import HandlerContext
+from pylog.broker.txn_host import abortable_as
 from pylog.broker.txn_verify import needs_verification, verify
 from pylog.metrics.recorders import BROKER as BROKER_METRICS
 from pylog.common.clock import now_ms
@@ -39,7 +44,11 @@ from pylog.protocol.produce import (CURRENT_LEADER_FROM, PartitionProduceResult,
 from pylog.security.authorizer import allowed
 
 
-@handler(ApiKey.Produce, 0, 11, decode=decode_produce_request)
+ABORTABLE_FROM = 11  # TRANSACTION_ABORTABLE (KIP-890)
+ADDS_PARTITIONS_FROM = 12  # transaction version 2: the first batch adds its partition to the transaction
+
+
+@handler(ApiKey.Produce, 0, 11, decode=decode_produce_request, gate=(*TV2, ADDS_PARTITIONS_FROM))
 async def handle_produce(ctx: HandlerContext, req):
     """Append to the partitions this broker leads."""
     rm = ctx.broker.replicas
@@ -68,8 +77,9 @@ async def handle_produce(ctx: HandlerContext, req):
                 buf = bytearray(buf or b"")
             targets.append((key, p, buf))
             results[key] = [ErrorCode.NONE, -1, (), None]  # its place in the response, in request order
-    if req.transactional_id is not None and ctx.broker.config.get("transaction.partition.verification.enable"):
-        targets = await _verified(ctx, req.transactional_id, targets, results)
+    adds = ctx.header.api_version >= ADDS_PARTITIONS_FROM
+    if req.transactional_id is not None and (adds or ctx.broker.config.get("transaction.partition.verification.enable")):
+        targets = await _verified(ctx, req.transactional_id, targets, results, adds)
     delayed = rm.append_records((Append(key, p, buf) for key, p, buf in targets), acks, req.timeout_ms)
     for key, p, buf in targets:
         out = delayed.outcomes[key]
@@ -90,9 +100,10 @@ async def handle_produce(ctx: HandlerContext, req):
     return _response(ctx, results, delayed)
 
 
-async def _verified(ctx: HandlerContext, tid: str, targets: list, results: dict) -> list:
+async def _verified(ctx: HandlerContext, tid: str, targets: list, results: dict, adds: bool) -> list:
     """The targets whose batches may be appended: a batch starting a transaction on its partition is first
-    checked with the transaction coordinator (KIP-890 part 1); the refused ones get their error in `results`."""
+    checked with the transaction coordinator (KIP-890 part 1), or added to it (`adds`, part 2); the refused
+    ones get their error in `results`."""
     starting: dict[tuple[int, int], list] = {}
     for key, p, buf in targets:
         producer = needs_verification(p, buf)
@@ -100,8 +111,9 @@ async def _verified(ctx: HandlerContext, tid: str, targets: list, results: dict)
             starting.setdefault(producer, []).append(key)
     refused: dict[tuple[str, int], ErrorCode] = {}
     for (pid, epoch), keys in starting.items():
-        errors = await verify(ctx.broker.transactions, ctx.broker.broker_id, tid, pid, epoch, keys)
-        refused.update({k: e for k, e in errors.items() if e != ErrorCode.NONE})
+        errors = await verify(ctx.broker.transactions, ctx.broker.broker_id, tid, pid, epoch, keys, adds)
+        refused.update({k: abortable_as(e, ctx.header.api_version, ABORTABLE_FROM)
+                        for k, e in errors.items() if e != ErrorCode.NONE})
     for key, err in refused.items():
         results[key] = [err, -1, (), None]
     return [t for t in targets if t[0] not in refused]

@@ -1,4 +1,5 @@
-"""TxnOffsetCommit: v0-3 (a transactional producer's `send_offsets_to_transaction`).
+"""TxnOffsetCommit: v0-4 (Kafka 3.9's range; a transactional producer's `send_offsets_to_transaction`), and v5
+while transaction.version 2 is finalized.
 
 Behavior: the group coordinator validates the commit (KIP-447 fencing on v3: ILLEGAL_GENERATION,
 UNKNOWN_MEMBER_ID, FENCED_INSTANCE_ID), writes the offsets to the group's `__consumer_offsets`
@@ -11,23 +12,35 @@ TRANSACTIONAL_ID_AUTHORIZATION_FAILED), READ on the group (else GROUP_AUTHORIZAT
 READ on each topic (else TOPIC_AUTHORIZATION_FAILED on its partitions).
 Version notes: v2 adds the committed leader epoch; v3 (flexible) the generation, member id and
 group instance id. What clients send: librdkafka 2.x and kafka-python 3.x up to v3 (with the
-consumer's group metadata, so KIP-447 fencing applies), aiokafka v0. v4-5 (KIP-890) are not in
-Kafka 3.7, which pylog presents as.
+consumer's group metadata, so KIP-447 fencing applies), aiokafka v0. v4 (KIP-890) may answer
+TRANSACTION_ABORTABLE, which older versions get as INVALID_TXN_STATE. v5 (Kafka 4.0, transaction
+version 2): the client sends no AddOffsetsToTxn, so the group's `__consumer_offsets` partition is first
+added to the transaction (through the transaction coordinator, as a partition leader adds a Produce v12's
+partition); a fenced epoch is INVALID_PRODUCER_EPOCH, a coordinator that cannot answer yet
+COORDINATOR_NOT_AVAILABLE (retried by the client).
 """
 
 from __future__ import annotations
 
+from pylog.broker.features import TV2
+from pylog.broker.group_host import OFFSETS_TOPIC
 from pylog.broker.handlers import coordinator_of, handler, topic_results
 from pylog.broker.services import HandlerContext
+from pylog.broker.txn_host import abortable_as
+from pylog.broker.txn_verify import verify
 from pylog.common.clock import now_ms
 from pylog.coordinator.group.api import TxnCommitRequest
 from pylog.coordinator.group.records import OffsetValue
+from pylog.coordinator.ownership import partition_for
 from pylog.protocol.api import ApiKey, response_class
 from pylog.protocol.errors import ErrorCode
 from pylog.security.authorizer import allowed
 
 
-@handler(ApiKey.TxnOffsetCommit, 0, 3)
+ADDS_OFFSETS_FROM = 5  # transaction version 2: the commit adds the offsets partition to the transaction
+
+
+@handler(ApiKey.TxnOffsetCommit, 0, 4, gate=(*TV2, ADDS_OFFSETS_FROM))
 async def handle_txn_offset_commit(ctx: HandlerContext, req):
     """Stage a transaction's offsets for the group until the transaction ends."""
     version = ctx.header.api_version
@@ -52,11 +65,28 @@ async def handle_txn_offset_commit(ctx: HandlerContext, req):
                 else:
                     offsets[tp] = OffsetValue(p.committed_offset, p.committed_leader_epoch if version >= 2 else -1,
                                               p.committed_metadata or "", now)
+    if offsets and version >= ADDS_OFFSETS_FROM:
+        err = await _add_offsets_partition(ctx, req)
+        if err != ErrorCode.NONE:
+            results.update(dict.fromkeys(offsets, err))
+            offsets = {}
     if offsets:
         v3 = version >= 3
         results.update(await coordinator_of(ctx).txn_commit(TxnCommitRequest(
             req.group_id or "", req.producer_id, req.producer_epoch, req.generation_id if v3 else -1,
             (req.member_id or "") if v3 else "", req.group_instance_id if v3 else None, offsets)))
+    results = {tp: abortable_as(e, version, 4) for tp, e in results.items()}
     topic_cls = cls.TxnOffsetCommitResponseTopic
     topics = topic_results(order, results, topic_cls, topic_cls.TxnOffsetCommitResponsePartition)
     return cls(throttle_time_ms=0, topics=topics)
+
+
+async def _add_offsets_partition(ctx: HandlerContext, req) -> ErrorCode:
+    """Transaction version 2's implicit AddOffsetsToTxn: the group's offsets partition joins the transaction."""
+    groups = ctx.broker.groups
+    count = groups.num_partitions() if groups is not None else int(ctx.broker.config.get("offsets.topic.num.partitions"))
+    tp = (OFFSETS_TOPIC, partition_for(req.group_id or "", count))
+    errors = await verify(ctx.broker.transactions, ctx.broker.broker_id, req.transactional_id or "", req.producer_id,
+                          req.producer_epoch, [tp], add=True)
+    err = errors[tp]
+    return ErrorCode.COORDINATOR_NOT_AVAILABLE if err == ErrorCode.NOT_ENOUGH_REPLICAS else err

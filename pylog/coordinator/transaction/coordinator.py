@@ -270,12 +270,28 @@ class TransactionCoordinator:
         err, meta = await self._owned(tid)
         if meta is None:
             return err
-        d = decisions.end_txn(meta, producer_id, producer_epoch, commit, self.now_ms())
+        return await self._decided(meta, decisions.end_txn(meta, producer_id, producer_epoch, commit, self.now_ms()))
+
+    async def end_txn_v2(self, tid: str, producer_id: int, producer_epoch: int, commit: bool) -> InitResult:
+        """EndTxn v5 (transaction version 2): as end_txn, with the epoch bumped; answers the producer id and
+        epoch the client's next transaction uses."""
+        err, meta = await self._owned(tid)
+        if meta is None:
+            return InitResult(err)
+        spare = await self.new_producer_id() if decisions.is_epoch_exhausted(meta.producer_epoch) else -1
+        d = decisions.end_txn_v2(meta, producer_id, producer_epoch, commit, spare, self.now_ms())
+        err = await self._decided(meta, d)
+        if err != E.NONE:
+            return InitResult(err)
+        return InitResult(E.NONE, *decisions.answer_ids(self.txns.get(tid, meta)))
+
+    async def _decided(self, meta: TxnMetadata, d: decisions.Decision) -> ErrorCode:
+        """Write an EndTxn's Prepare* and start its markers; wait a little for them (see end_txn)."""
         if d.write is None or d.error != E.NONE:
             return d.error
         err = await self._write(meta, d.write)
         if err == E.NONE:
-            done = self._spawn(self._complete(tid))
+            done = self._spawn(self._complete(meta.transactional_id))
             await asyncio.wait((done,), timeout=self.config.end_txn_complete_wait_ms / 1000)  # never cancels it
         return err
 

@@ -2,8 +2,11 @@
 
 Each function returns the error to send and, when the request changes the transaction, the state
 to move to (written to `__transaction_state` before the reply). The rules are Kafka's
-TransactionCoordinator (pre-KIP-890 part 2: the epoch is bumped by InitProducerId only), so a
-retried EndTxn on the same producer id and epoch is answered NONE once the outcome is complete.
+TransactionCoordinator. Before KIP-890 part 2 (EndTxn v0-4) the epoch is bumped by InitProducerId
+only, so a retried EndTxn on the same producer id and epoch is answered NONE once the outcome is
+complete. With transaction version 2 (EndTxn v5, `end_txn_v2`) every EndTxn bumps the epoch, so
+the markers fence every late request of the transaction they end, and a retry is recognised by
+the epoch it was bumped from.
 """
 
 from __future__ import annotations
@@ -11,13 +14,13 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from pylog.common.errors import ErrorCode
-from pylog.coordinator.transaction.metadata import NO_PRODUCER_EPOCH, NO_PRODUCER_ID, TxnMetadata
+from pylog.coordinator.transaction.metadata import EXHAUSTED_EPOCH, NO_PRODUCER_EPOCH, NO_PRODUCER_ID, TxnMetadata
 from pylog.coordinator.transaction.state import PREPARING, TxnState, transition
 
 S = TxnState
 E = ErrorCode
-# Kafka rotates to a new producer id before the int16 epoch can overflow (TransactionMetadata.isEpochExhausted).
-EPOCH_EXHAUSTED_AT = 32767 - 1
+EPOCH_EXHAUSTED_AT = EXHAUSTED_EPOCH
+TV2 = 2  # transaction.version 2: the client version written with an epoch-bumping EndTxn
 
 
 @dataclass(frozen=True)
@@ -34,6 +37,8 @@ def is_epoch_exhausted(epoch: int) -> bool:
 
 
 def _check_producer(meta: TxnMetadata, producer_id: int, epoch: int) -> ErrorCode | None:
+    if producer_id == meta.next_producer_id != NO_PRODUCER_ID:
+        return E.CONCURRENT_TRANSACTIONS  # EndTxn v5 handed out the rotated id; its markers are still going out
     if meta.state is S.DEAD or producer_id != meta.producer_id:
         return E.INVALID_PRODUCER_ID_MAPPING
     if epoch != meta.producer_epoch:
@@ -61,14 +66,15 @@ def add_partitions(meta: TxnMetadata, producer_id: int, epoch: int,
 
 def verify_partitions(meta: TxnMetadata, producer_id: int, epoch: int,
                       partitions: frozenset[tuple[str, int]]) -> dict[tuple[str, int], ErrorCode]:
-    """AddPartitionsToTxn v4 verifyOnly (KIP-890 part 1): NONE for each partition already in the transaction,
-    INVALID_TXN_STATE for the others, as Kafka 3.7 answers; a wrong producer fails them all."""
+    """AddPartitionsToTxn v4+ verifyOnly (KIP-890 part 1): NONE for each partition already in the transaction,
+    TRANSACTION_ABORTABLE for the others, as Kafka 3.8+ answers (the handler tells older versions
+    INVALID_TXN_STATE, Kafka 3.7's answer); a wrong producer fails them all."""
     error = _check_producer(meta, producer_id, epoch)
     if error is None and meta.state in PREPARING:
         error = E.CONCURRENT_TRANSACTIONS
     if error is not None:
         return dict.fromkeys(partitions, error)
-    return {tp: E.NONE if tp in meta.partitions else E.INVALID_TXN_STATE for tp in partitions}
+    return {tp: E.NONE if tp in meta.partitions else E.TRANSACTION_ABORTABLE for tp in partitions}
 
 
 _END_RETRY = {  # (state, commit) -> answer to an EndTxn whose outcome is already decided
@@ -84,8 +90,58 @@ def end_txn(meta: TxnMetadata, producer_id: int, epoch: int, commit: bool, now_m
         return Decision(error)
     if meta.state is S.ONGOING:
         target = S.PREPARE_COMMIT if commit else S.PREPARE_ABORT
-        return Decision(E.NONE, replace(meta, state=transition(meta.state, target), update_ms=now_ms))
+        return Decision(E.NONE, replace(meta, state=transition(meta.state, target), client_version=0,
+                                        update_ms=now_ms))
     return Decision(_END_RETRY.get((meta.state, commit), E.INVALID_TXN_STATE))
+
+
+def _is_v2_retry(meta: TxnMetadata, producer_id: int, epoch: int) -> bool:
+    """Whether an EndTxn v5 repeats the one that ended the last transaction (it still has the epoch before
+    that EndTxn's bump)."""
+    if meta.client_version < TV2 or epoch == NO_PRODUCER_EPOCH or epoch != meta.last_producer_epoch:
+        return False
+    if meta.state not in (S.PREPARE_COMMIT, S.PREPARE_ABORT, S.COMPLETE_COMMIT, S.COMPLETE_ABORT):
+        return False
+    rotated = meta.producer_epoch == 0 and producer_id == meta.previous_producer_id
+    return producer_id == meta.producer_id or rotated
+
+
+def _bump(meta: TxnMetadata, target: TxnState, next_producer_id: int, now_ms: int) -> TxnMetadata:
+    """`meta` moved to Prepare* with its epoch bumped (the markers carry that epoch); an exhausted epoch
+    also names the producer id the client moves to once the markers are in (`complete`)."""
+    rotate = is_epoch_exhausted(meta.producer_epoch)
+    return replace(meta, state=transition(meta.state, target), producer_epoch=meta.producer_epoch + 1,
+                   last_producer_epoch=meta.producer_epoch, client_version=TV2,
+                   next_producer_id=next_producer_id if rotate else NO_PRODUCER_ID, update_ms=now_ms)
+
+
+def end_txn_v2(meta: TxnMetadata, producer_id: int, epoch: int, commit: bool, next_producer_id: int,
+               now_ms: int) -> Decision:
+    """EndTxn v5 (transaction.version 2, KIP-890 part 2): Ongoing moves to Prepare* at epoch + 1; an abort
+    with nothing open bumps the epoch too (the client cannot know whether its Produce reached a partition);
+    a retry at the old epoch gets the outcome already decided. `next_producer_id` is used only when the
+    epoch is exhausted."""
+    if _is_v2_retry(meta, producer_id, epoch):
+        return Decision(E.CONCURRENT_TRANSACTIONS if meta.pending is not None
+                        else _END_RETRY.get((meta.state, commit), E.INVALID_TXN_STATE))
+    error = _check_producer(meta, producer_id, epoch)
+    if error is not None:
+        return Decision(error)
+    target = S.PREPARE_COMMIT if commit else S.PREPARE_ABORT
+    if meta.state is S.ONGOING:
+        return Decision(E.NONE, _bump(meta, target, next_producer_id, now_ms))
+    if not commit and meta.state in (S.EMPTY, S.COMPLETE_COMMIT, S.COMPLETE_ABORT):
+        return Decision(E.NONE, replace(_bump(meta, target, next_producer_id, now_ms), partitions=frozenset()))
+    if meta.state in PREPARING:
+        return Decision(E.CONCURRENT_TRANSACTIONS)
+    return Decision(E.INVALID_TXN_STATE)
+
+
+def answer_ids(meta: TxnMetadata) -> tuple[int, int]:
+    """The producer id and epoch EndTxn v5 answers with: the rotated id at epoch 0 once the epoch ran out."""
+    if meta.next_producer_id != NO_PRODUCER_ID:
+        return meta.next_producer_id, 0
+    return meta.producer_id, meta.producer_epoch
 
 
 def fence_and_abort(meta: TxnMetadata, now_ms: int) -> TxnMetadata:
@@ -104,7 +160,12 @@ def fence_and_abort(meta: TxnMetadata, now_ms: int) -> TxnMetadata:
 def complete(meta: TxnMetadata, now_ms: int) -> TxnMetadata:
     """Every marker is written: PrepareCommit/PrepareAbort become Complete*, with no partitions left."""
     target = S.COMPLETE_COMMIT if meta.state is S.PREPARE_COMMIT else S.COMPLETE_ABORT
-    return replace(meta, state=transition(meta.state, target), partitions=frozenset(), update_ms=now_ms)
+    done = replace(meta, state=transition(meta.state, target), partitions=frozenset(), update_ms=now_ms)
+    if meta.next_producer_id == NO_PRODUCER_ID:
+        return done
+    # EndTxn v5 exhausted the epoch: the markers are in with the old id, the producer goes on with the new one
+    return replace(done, previous_producer_id=meta.producer_id, producer_id=meta.next_producer_id, producer_epoch=0,
+                   last_producer_epoch=meta.producer_epoch - 1, next_producer_id=NO_PRODUCER_ID)
 
 
 def _valid_kip360(meta: TxnMetadata, producer_id: int, epoch: int) -> bool:

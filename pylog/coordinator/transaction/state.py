@@ -3,6 +3,7 @@
   Empty/Complete*      -> Ongoing            the first AddPartitionsToTxn / AddOffsetsToTxn
   Ongoing              -> PrepareCommit      EndTxn(commit) written to the transaction log
   Ongoing              -> PrepareAbort       EndTxn(abort), or a timed-out transaction aborted
+  Empty/Complete*      -> PrepareAbort       EndTxn v5 (abort) with nothing open: the epoch bump alone
   Ongoing              -> PrepareEpochFence  InitProducerId fencing a zombie with an open transaction
   PrepareEpochFence    -> PrepareAbort       the fenced transaction is aborted with the bumped epoch
   PrepareCommit        -> CompleteCommit     every partition leader wrote the COMMIT marker
@@ -53,7 +54,8 @@ PREVIOUS: dict[TxnState, frozenset[TxnState]] = {
     S.EMPTY: frozenset({S.EMPTY, S.COMPLETE_COMMIT, S.COMPLETE_ABORT}),
     S.ONGOING: frozenset({S.ONGOING, S.EMPTY, S.COMPLETE_COMMIT, S.COMPLETE_ABORT}),
     S.PREPARE_COMMIT: frozenset({S.ONGOING}),
-    S.PREPARE_ABORT: frozenset({S.ONGOING, S.PREPARE_EPOCH_FENCE}),
+    # From Empty/Complete* too: transaction version 2's EndTxn(abort) bumps the epoch with nothing open.
+    S.PREPARE_ABORT: frozenset({S.ONGOING, S.PREPARE_EPOCH_FENCE, S.EMPTY, S.COMPLETE_COMMIT, S.COMPLETE_ABORT}),
     S.COMPLETE_COMMIT: frozenset({S.PREPARE_COMMIT}),
     S.COMPLETE_ABORT: frozenset({S.PREPARE_ABORT}),
     S.DEAD: frozenset({S.EMPTY, S.COMPLETE_COMMIT, S.COMPLETE_ABORT}),

@@ -35,10 +35,11 @@ def test_api_versions_v3_response_header_has_no_tag_byte(cluster):
     _, resp = decode_response(ApiKey.ApiVersions, 3, frame)
     keys = {k.api_key: (k.min_version, k.max_version) for k in resp.api_keys}
     assert keys[ApiKey.Produce][0] == 0  # advertised from v0 for librdkafka's compression checks
-    assert keys[ApiKey.InitProducerId] == (0, 4)  # the idempotent producer: librdkafka 0-4, kafka-python <= 4
-    # transactions, at Kafka 3.7's ranges (AddPartitionsToTxn v4 is the brokers' batched verifyOnly form)
-    assert [keys[k] for k in (ApiKey.AddPartitionsToTxn, ApiKey.AddOffsetsToTxn, ApiKey.EndTxn)] == \
-        [(0, 4), (0, 3), (0, 3)]
+    assert keys[ApiKey.InitProducerId] == (0, 5)  # the idempotent producer: librdkafka 0-4, kafka-python <= 4
+    # transactions, at Kafka 3.9's ranges (AddPartitionsToTxn v4+ is the brokers' batched verifyOnly form);
+    # EndTxn 5 and TxnOffsetCommit 5 come only with transaction.version 2
+    assert [keys[k] for k in (ApiKey.AddPartitionsToTxn, ApiKey.AddOffsetsToTxn, ApiKey.EndTxn,
+                              ApiKey.TxnOffsetCommit)] == [(0, 5), (0, 4), (0, 4), (0, 4)]
 
 
 def test_unknown_api_versions_version_gets_v0_error_with_our_ranges(cluster):

@@ -36,7 +36,7 @@ def txn_value_versions(broker) -> set[int]:
 def test_describe_upgrade_and_the_feature_znode(cluster, zk):
     b = cluster.bootstrap
     assert json.loads(zk.get("/feature")[0]) == {"version": 2, "status": 1, "features": {}}
-    line = "Feature: transaction.version\tSupportedMinVersion: 0\tSupportedMaxVersion: 1\tFinalizedVersionLevel: {}\t" \
+    line = "Feature: transaction.version\tSupportedMinVersion: 0\tSupportedMaxVersion: 2\tFinalizedVersionLevel: {}\t" \
            "Epoch: {}\n"
     p = features(b, "describe")
     assert (p.returncode, p.stdout) == (0, line.format(0, 0)), p.stderr
@@ -48,9 +48,9 @@ def test_describe_upgrade_and_the_feature_znode(cluster, zk):
     assert json.loads(zk.get("/feature")[0]) == {"version": 2, "status": 1,
                                                  "features": {"transaction.version": {"max_version_level": 1}}}
     wait_for(lambda: features(b, "describe").stdout == line.format(1, 1), 30, "the finalized level in ApiVersions")
-    p = features(b, "upgrade", "--feature", "transaction.version=2")
+    p = features(b, "upgrade", "--feature", "transaction.version=3")
     assert p.returncode == 1 and p.stdout == (
-        "Could not upgrade transaction.version to 2. Could not apply finalized feature update because brokers were "
+        "Could not upgrade transaction.version to 3. Could not apply finalized feature update because brokers were "
         "found to have incompatible versions for the feature.\n")
     assert p.stderr.strip() == "1 out of 1 operation(s) failed."
 

@@ -36,3 +36,14 @@ def test_readme_names_the_release_and_what_kafka_python_infers():
     assert claimed, "the README section names the version kafka-python infers"
     assert tuple(map(int, claimed.groups())) == infer_broker_version_from_api_versions(_ours())
     assert f"Kafka {PRESENTS_AS[0]}.{PRESENTS_AS[1]}" in section
+
+
+def test_transaction_version_2_adds_only_kafka_4_0s_produce_12_end_txn_5_and_txn_offset_commit_5():
+    """KIP-890 part 2's versions are served while transaction.version 2 is finalized, and only then."""
+    load_all()
+    at_tv2 = {k: (lo, hi) for k, lo, hi in advertised_ranges({"transaction.version": 2})}
+    at_tv1 = {k: (lo, hi) for k, lo, hi in advertised_ranges({"transaction.version": 1})}
+    changed = {api_name(k): r[1] for k, r in at_tv2.items() if r != _ours()[k]}
+    assert changed == {"Produce": 12, "EndTxn": 5, "TxnOffsetCommit": 5}
+    assert all(r[1] <= BROKER_API_VERSIONS[(4, 0)][k][1] for k, r in at_tv2.items() if api_name(k) in changed)
+    assert at_tv1 == _ours()

@@ -261,7 +261,7 @@ def test_verify_only_reports_which_partitions_are_in_the_transaction():
         await c.init_producer_id("tx", 60000)
         await c.add_partitions("tx", 1000, 0, frozenset({("t", 0)}))
         both = frozenset({("t", 0), ("t", 1)})
-        assert await c.verify_partitions("tx", 1000, 0, both) == {("t", 0): E.NONE, ("t", 1): E.INVALID_TXN_STATE}
+        assert await c.verify_partitions("tx", 1000, 0, both) == {("t", 0): E.NONE, ("t", 1): E.TRANSACTION_ABORTABLE}
         assert await c.verify_partitions("tx", 1000, 1, both) == dict.fromkeys(both, E.PRODUCER_FENCED)
         assert await c.verify_partitions("other", 1000, 0, both) == dict.fromkeys(both, E.INVALID_PRODUCER_ID_MAPPING)
     asyncio.run(run())
@@ -279,5 +279,25 @@ def test_end_txn_answers_once_complete_when_the_markers_are_quick(failures, stat
         assert c.txns["tx"].state is state
         expected = E.NONE if failures == 0 else E.CONCURRENT_TRANSACTIONS
         assert await c.add_partitions("tx", 1000, 0, frozenset({("t", 1)})) == expected
+        await c.close()
+    asyncio.run(run())
+
+
+def test_end_txn_v2_writes_markers_at_the_bumped_epoch_and_answers_it():
+    """KIP-890 part 2: the markers carry epoch + 1, the reply names it, the old epoch is fenced after."""
+    async def run():
+        log, markers = Log(), Markers()
+        c = await ready(make(log, markers))
+        await c.init_producer_id("tx", 60000)
+        assert await c.add_partitions("tx", 1000, 0, frozenset({("t", 0)})) == E.NONE
+        r = await c.end_txn_v2("tx", 1000, 0, commit=False)
+        assert (r.error, r.producer_id, r.producer_epoch) == (E.NONE, 1000, 1)
+        await settle(c)
+        assert log.states("tx") == [S.EMPTY, S.ONGOING, S.PREPARE_ABORT, S.COMPLETE_ABORT]
+        assert markers.calls[-1][:4] == (1000, 1, 5, False)
+        retried = await c.end_txn_v2("tx", 1000, 0, commit=False)  # the reply was lost: same answer
+        assert (retried.error, retried.producer_epoch) == (E.NONE, 1)
+        assert await c.add_partitions("tx", 1000, 0, frozenset({("t", 0)})) == E.PRODUCER_FENCED
+        assert await c.add_partitions("tx", 1000, 1, frozenset({("t", 0)})) == E.NONE
         await c.close()
     asyncio.run(run())
