@@ -15,6 +15,9 @@ import logging
 from typing import Any, Callable
 
 from pylog.common.clock import now_ms as wall_ms
+from pylog.coordinator.consumer.coordinator import ConsumerCoordinator
+from pylog.coordinator.consumer.decisions import ConsumerConfig, HeartbeatRequest, HeartbeatResult
+from pylog.coordinator.consumer.model import ConsumerGroup, TopicsView
 from pylog.coordinator.group import decisions as rules
 from pylog.coordinator.group.api import (
     CommitRequest, CoordinatorConfig, FetchResult, GroupSummary, JoinRequest, JoinResult, SyncResult, TopicPartition,
@@ -42,12 +45,15 @@ E = ErrorCode
 class GroupCoordinator:
     """Kafka's classic group coordinator for the `__consumer_offsets` partitions this broker leads."""
 
-    def __init__(self, store: OffsetsLog, config: CoordinatorConfig, now_ms: Callable[[], int] = wall_ms) -> None:
+    def __init__(self, store: OffsetsLog, config: CoordinatorConfig, now_ms: Callable[[], int] = wall_ms,
+                 consumer_config: ConsumerConfig = ConsumerConfig(), topics: Callable[[], TopicsView] = dict) -> None:
         self.store, self.config, self.now_ms = store, config, now_ms
         self.table = GroupTable(self.partition_of)
         self.ownership: Ownership[Replayed] = Ownership(OFFSETS_TOPIC, store.leader_epoch, self._read,
                                                         self._install, self._drop)
-        self.offset_ops = OffsetOps(self.table, store, config, self.check, now_ms, self._apply)
+        # KIP-848 groups: same partitions, load and offsets; their own rules and timers.
+        self.consumer = ConsumerCoordinator(store, consumer_config, self.partition_of, topics)
+        self.offset_ops = OffsetOps(self.table, store, config, self.check, now_ms, self._apply, self._member_check)
         self._timers: dict[TimerKey, asyncio.TimerHandle] = {}
         self._joins: dict[tuple[str, str], asyncio.Future] = {}  # (group, member) -> parked JoinGroup
         self._syncs: dict[tuple[str, str], asyncio.Future] = {}  # (group, member) -> parked SyncGroup
@@ -95,6 +101,7 @@ class GroupCoordinator:
         return state
 
     def _install(self, p: int, epoch: int, state: Replayed) -> None:
+        self.consumer.install(p, state.consumer)
         for group in self.table.install(p, state, self.now_ms()):
             self._apply(group, [session_timer(group, m) for m in group.members.values()])
         log.info("__consumer_offsets-%d holds %d groups, %d offsets", p, len(self.table.groups_of(p)),
@@ -102,6 +109,7 @@ class GroupCoordinator:
 
     def _drop(self, p: int) -> None:
         """Parked requests of the partition's groups get NOT_COORDINATOR, their timers stop."""
+        self.consumer.drop(p)
         for group in self.table.drop(p):
             gid = group.group_id
             for parked, answer in ((self._joins, E.NOT_COORDINATOR), (self._syncs, SyncResult(E.NOT_COORDINATOR))):
@@ -176,6 +184,9 @@ class GroupCoordinator:
         err = self.check(req.group_id)
         if err != E.NONE:
             return JoinResult(err, member_id=req.member_id)
+        consumer = self.consumer.groups.get(req.group_id)
+        if consumer is not None and consumer.members:  # no mixed groups (yet): Kafka's migration policy "none"
+            return JoinResult(E.INCONSISTENT_GROUP_PROTOCOL, member_id=req.member_id)
         group = self.table.groups.get(req.group_id)
         d = rules.join(group, req, new_member_id(req.client_id, req.instance_id), self.config, self.now_ms())
         parked = self._decided(group, d)
@@ -214,6 +225,33 @@ class GroupCoordinator:
         self._decided(group, d)
         return d.reply
 
+    # -- KIP-848 consumer groups (pylog/coordinator/consumer/) ------------------------------------
+
+    async def consumer_heartbeat(self, req: HeartbeatRequest) -> HeartbeatResult:
+        """Handle a ConsumerGroupHeartbeat; a group id a classic group uses is refused as Kafka does."""
+        err = self.check(req.group_id)
+        if err != E.NONE:
+            return HeartbeatResult(err, member_epoch=req.member_epoch)
+        classic = self.table.groups.get(req.group_id)
+        if classic is not None and classic.state not in (GroupState.EMPTY, GroupState.DEAD):
+            return HeartbeatResult(E.GROUP_ID_NOT_FOUND, f"Group {req.group_id} is not a consumer group.",
+                                   member_epoch=req.member_epoch)
+        return await self.consumer.heartbeat(req)
+
+    def describe_consumer_group(self, group_id: str) -> tuple[ErrorCode, ConsumerGroup | None, dict]:
+        """ConsumerGroupDescribe for one group: (error, the group, topic id -> name for its partitions)."""
+        err = self.check(group_id)
+        group = self.consumer.groups.get(group_id) if err == E.NONE else None
+        if group is None:
+            return (E.GROUP_ID_NOT_FOUND if err == E.NONE else err), None, {}
+        return E.NONE, group, {tid: name for name, (tid, _) in self.consumer.topics().items()}
+
+    def _member_check(self, group_id: str, member_id: str, epoch: int) -> ErrorCode | None:
+        """None for groups that are not KIP-848 consumer groups, else the member and epoch check's error."""
+        if group_id not in self.consumer.groups:
+            return None
+        return self.consumer.check_member(group_id, member_id, epoch)
+
     # -- offsets and administration (offsets.py) ------------------------------------------------
 
     async def commit(self, req: CommitRequest) -> dict[TopicPartition, ErrorCode]:
@@ -232,8 +270,13 @@ class GroupCoordinator:
             self.table.complete_markers(partition, producer_id, commit)
 
     def fetch(self, group_id: str, partitions: list[TopicPartition] | None,
-              require_stable: bool = False) -> FetchResult:
-        """Handle an OffsetFetch for one group (see OffsetOps.fetch)."""
+              require_stable: bool = False, member: tuple[str, int] | None = None) -> FetchResult:
+        """Handle an OffsetFetch for one group (see OffsetOps.fetch); `member` (id, epoch) from v9 on is checked
+        against a consumer group's member."""
+        if member is not None and self.check(group_id) == E.NONE:
+            err = self._member_check(group_id, *member)
+            if err not in (None, E.NONE):
+                return FetchResult(err)
         return self.offset_ops.fetch(group_id, partitions, require_stable)
 
     def describe(self, group_id: str) -> GroupSummary:
