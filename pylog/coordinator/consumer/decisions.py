@@ -337,9 +337,10 @@ def _replace_static(g: ConsumerGroup, old: Member, mid: str, records: list[rec.R
     g.members.pop(old.member_id)
     target = g.target.pop(old.member_id, {})
     g.target[mid] = target
+    new = g.members[mid] = replace(old, member_id=mid, member_epoch=0, previous_member_epoch=0)
     records.extend(rec.member_tombstones(g.group_id, old.member_id))
-    records.append(rec.target_member_record(g.group_id, mid, target))
-    return replace(old, member_id=mid, member_epoch=0, previous_member_epoch=0)
+    records += [rec.member_metadata_record(g.group_id, new), rec.target_member_record(g.group_id, mid, target)]
+    return new
 
 
 def _updated(m: Member, req: HeartbeatRequest) -> Member:

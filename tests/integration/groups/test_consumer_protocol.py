@@ -3,7 +3,10 @@ and members reconcile through ConsumerGroupHeartbeat."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
 import time
+from pathlib import Path
 
 import pytest
 
@@ -11,6 +14,7 @@ from support.clients import create_topic, wait_for
 from support.groups import GROUPS, produce
 
 pytestmark = pytest.mark.integration
+WORKER = Path(__file__).resolve().parents[2] / "support" / "consumer_worker.py"
 
 # Broker settings (Kafka's keys): sessions short enough for a test to see a killed member expire.
 KIP848 = {**GROUPS, "group.consumer.min.session.timeout.ms": "6000", "group.consumer.session.timeout.ms": "6000",
@@ -54,3 +58,143 @@ def test_three_members_share_a_topic_and_read_each_record_once(cluster_factory):
     finally:
         for cons in consumers.values():
             cons.close()
+
+
+def test_join_and_leave_move_partitions_without_losing_records(cluster_factory):
+    c = cluster_factory(1, overrides=KIP848)
+    create_topic(c.bootstrap, "jl", partitions=4)
+    first = _consumer(c.bootstrap, "jl-g")
+    second = _consumer(c.bootstrap, "jl-g")
+    consumers = {"first": first}
+    seen: dict[str, list] = {"first": [], "second": []}
+    try:
+        first.subscribe(["jl"])
+        wait_for(lambda: _poll_all(consumers, seen, 10**9, 0.3) or len(first.assignment()) == 4, 60,
+                 "the first member to own all four partitions")
+        second.subscribe(["jl"])
+        consumers["second"] = second
+        wait_for(lambda: _poll_all(consumers, seen, 10**9, 0.3) or
+                 (len(first.assignment()), len(second.assignment())) == (2, 2), 60, "a two-two split after the join")
+        produce(c.bootstrap, "jl", [f"a{i}" for i in range(100)], 4)
+        _poll_all(consumers, seen, 100, 60)
+        assert len(seen["first"]) == 50 and len(seen["second"]) == 50  # each reads its two partitions
+        second.close()  # leaves the group (member epoch -1): its partitions go back to the first member
+        del consumers["second"]
+        wait_for(lambda: _poll_all(consumers, seen, 10**9, 0.3) or len(first.assignment()) == 4, 30,
+                 "the first member to own all four partitions again")
+        produce(c.bootstrap, "jl", [f"b{i}" for i in range(40)], 4)
+        _poll_all(consumers, seen, 140, 60)
+        got = seen["first"] + seen["second"]
+        assert len(got) == 140 and len(set(got)) == 140
+    finally:
+        first.close()
+
+
+def _worker(c, tmp_path, procs, name, group, topic, instance=None):
+    args = [sys.executable, "-P", str(WORKER), c.bootstrap, group, topic, str(tmp_path / f"{name}.log"), name]
+    with open(tmp_path / f"{name}.err", "w") as err:
+        procs[name] = subprocess.Popen(args + ([instance] if instance else []), stdout=subprocess.DEVNULL,
+                                       stderr=err)
+
+
+def _processed(tmp_path) -> dict[str, list[tuple[int, int]]]:
+    out = {}
+    for f in tmp_path.glob("*.log"):
+        out[f.stem] = [(int(p), int(o)) for kind, p, o in
+                       (ln.split() for ln in f.read_text().splitlines() if ln.startswith("P "))]
+    return out
+
+
+def _owned(tmp_path) -> dict[str, list[int]]:
+    """Each worker's latest assignment (its last `A` line)."""
+    out = {}
+    for f in tmp_path.glob("*.log"):
+        lines = [ln[2:] for ln in f.read_text().splitlines() if ln.startswith("A ")]
+        out[f.stem] = [int(p) for p in lines[-1].split(",") if p] if lines else []
+    return out
+
+
+def _assignments(log: Path) -> list[str]:
+    return [ln for ln in log.read_text().splitlines() if ln.startswith("A ")]
+
+
+def _stop_all(procs) -> None:
+    for p in procs.values():
+        if p.poll() is None:
+            p.kill()
+            p.wait(10)
+
+
+def test_a_killed_member_expires_and_its_partitions_are_consumed_by_the_others(cluster_factory, tmp_path):
+    c = cluster_factory(1, overrides=KIP848)
+    create_topic(c.bootstrap, "kill", partitions=6)
+    procs: dict[str, subprocess.Popen] = {}
+    try:
+        for name in ("a", "b", "c"):
+            _worker(c, tmp_path, procs, name, "kill-g", "kill")
+        wait_for(lambda: sorted(map(len, _owned(tmp_path).values())) == [2, 2, 2], 60, "two partitions each")
+        produce(c.bootstrap, "kill", [f"x{i}" for i in range(60)], 6)
+        wait_for(lambda: sum(len(v) for v in _processed(tmp_path).values()) >= 60, 60, "the first records")
+        procs["a"].kill()  # kill -9: no leave; its session (6 s here) expires on the broker
+        procs["a"].wait(10)
+        produce(c.bootstrap, "kill", [f"y{i}" for i in range(60)], 6)
+        wait_for(lambda: len({r for k, v in _processed(tmp_path).items() if k != "a" for r in v if r[1] >= 10}) == 60,
+                 60, "b and c to process every later record, a's partitions too")
+    finally:
+        _stop_all(procs)
+    later = [r for k, v in _processed(tmp_path).items() if k != "a" for r in v if r[1] >= 10]
+    assert len(later) == len(set(later)) == 60  # each once
+    assert {p for p, _ in later} == set(range(6))
+
+
+def test_a_static_member_restarts_without_a_reassignment(cluster_factory, tmp_path):
+    c = cluster_factory(1, overrides=KIP848)
+    create_topic(c.bootstrap, "st", partitions=4)
+    procs: dict[str, subprocess.Popen] = {}
+    try:
+        _worker(c, tmp_path, procs, "a1", "st-g", "st", instance="alpha")
+        _worker(c, tmp_path, procs, "b", "st-g", "st", instance="beta")
+        wait_for(lambda: sorted(map(len, _owned(tmp_path).values())) == [2, 2], 60, "two partitions each")
+        produce(c.bootstrap, "st", [f"x{i}" for i in range(40)], 4)
+        wait_for(lambda: sum(len(v) for v in _processed(tmp_path).values()) == 40, 60, "the first 40 records")
+        before = {k: {p for p, _ in v} for k, v in _processed(tmp_path).items()}
+        assert len(before["a1"]) == 2 and len(before["b"]) == 2
+        b_changes = _assignments(tmp_path / "b.log")
+        procs["a1"].terminate()  # close(): a static member leaves for now (member epoch -2)
+        procs["a1"].wait(30)
+        _worker(c, tmp_path, procs, "a2", "st-g", "st", instance="alpha")
+        produce(c.bootstrap, "st", [f"y{i}" for i in range(40)], 4)
+        wait_for(lambda: sum(len(v) for v in _processed(tmp_path).values()) == 80, 60, "the next 40 records")
+    finally:
+        _stop_all(procs)
+    after = _processed(tmp_path)
+    assert {p for p, _ in after["a2"]} == before["a1"]  # the restarted instance got its partitions back
+    assert {p for p, _ in after["b"]} == before["b"]  # and the other member never lost or gained any
+    assert _assignments(tmp_path / "b.log") == b_changes
+    assert len(set(after["b"])) == len(after["b"]) == 40
+
+
+def test_regex_subscription_picks_up_a_topic_created_later(cluster_factory):
+    c = cluster_factory(1, overrides=KIP848)
+    create_topic(c.bootstrap, "rx-one", partitions=2)
+    create_topic(c.bootstrap, "other", partitions=1)
+    produce(c.bootstrap, "rx-one", [f"o{i}" for i in range(10)], 2)
+    produce(c.bootstrap, "other", ["nope"], 1)
+    cons = _consumer(c.bootstrap, "rx-g", **{"topic.metadata.refresh.interval.ms": "1000"})
+    try:
+        cons.subscribe(["^rx-.*"])  # librdkafka sends it as SubscribedTopicRegex; the broker resolves it
+        got: list[tuple[str, str]] = []
+
+        def read(n):
+            deadline = time.monotonic() + 60
+            while len(got) < n and time.monotonic() < deadline:
+                m = cons.poll(0.2)
+                if m is not None and m.error() is None:
+                    got.append((m.topic(), m.value().decode()))
+        read(10)
+        create_topic(c.bootstrap, "rx-two", partitions=1)
+        produce(c.bootstrap, "rx-two", [f"t{i}" for i in range(5)], 1)
+        read(15)
+        assert sorted(t for t, _ in got) == ["rx-one"] * 10 + ["rx-two"] * 5
+    finally:
+        cons.close()
