@@ -198,3 +198,35 @@ def test_regex_subscription_picks_up_a_topic_created_later(cluster_factory):
         assert sorted(t for t, _ in got) == ["rx-one"] * 10 + ["rx-two"] * 5
     finally:
         cons.close()
+
+
+def test_the_group_survives_kill_9_of_its_coordinator(cluster_factory, tmp_path):
+    from pylog.coordinator.ownership import partition_for
+    from support.inspect import partitions
+
+    fast = {"zookeeper.session.timeout.ms": "4000", "replica.lag.time.max.ms": "4000",
+            "auto.leader.rebalance.enable": "false", "offsets.topic.replication.factor": "3"}
+    c = cluster_factory(3, overrides={**KIP848, **fast})
+    create_topic(c.bootstrap, "fo", partitions=4, rf=3)
+    procs: dict[str, subprocess.Popen] = {}
+    try:
+        _worker(c, tmp_path, procs, "a", "fo-g", "fo")
+        _worker(c, tmp_path, procs, "b", "fo-g", "fo")
+        wait_for(lambda: sorted(map(len, _owned(tmp_path).values())) == [2, 2], 60, "two partitions each")
+        produce(c.bootstrap, "fo", [f"x{i}" for i in range(40)], 4)
+        wait_for(lambda: sum(len(v) for v in _processed(tmp_path).values()) == 40, 60, "the first 40 records")
+        split = {k: _assignments(tmp_path / f"{k}.log") for k in procs}
+        p = partition_for("fo-g", 3)
+        victim = partitions(c.bootstrap, "__consumer_offsets")[p].leader
+        c.brokers[victim].kill()
+        rest = ",".join(b.address for i, b in c.brokers.items() if i != victim)
+        wait_for(lambda: partitions(rest, "__consumer_offsets")[p].leader not in (victim, -1), 60,
+                 "a new leader of the group's __consumer_offsets partition")
+        produce(rest, "fo", [f"y{i}" for i in range(40)], 4)
+        wait_for(lambda: sum(len(v) for v in _processed(tmp_path).values()) >= 80, 90, "the next 40 records")
+    finally:
+        _stop_all(procs)
+    done = [r for v in _processed(tmp_path).values() for r in v]
+    assert len(done) == len(set(done)) == 80  # nothing lost, nothing read twice
+    # The new coordinator loaded the group from __consumer_offsets: the members kept their epochs and partitions.
+    assert {k: _assignments(tmp_path / f"{k}.log") for k in procs} == split
