@@ -246,6 +246,11 @@ class GroupCoordinator:
             return (E.GROUP_ID_NOT_FOUND if err == E.NONE else err), None, {}
         return E.NONE, group, {tid: name for name, (tid, _) in self.consumer.topics().items()}
 
+    def list_consumer_groups(self) -> list[tuple[str, str]]:
+        """(group id, state) of the KIP-848 groups coordinated here (ListGroups' type "consumer")."""
+        owned = set(self.ownership.owned())
+        return sorted((gid, g.state()) for gid, g in self.consumer.groups.items() if self.partition_of(gid) in owned)
+
     def _member_check(self, group_id: str, member_id: str, epoch: int) -> ErrorCode | None:
         """None for groups that are not KIP-848 consumer groups, else the member and epoch check's error."""
         if group_id not in self.consumer.groups:

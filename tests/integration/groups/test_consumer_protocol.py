@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from support.clients import create_topic, wait_for
-from support.groups import GROUPS, produce
+from support.groups import GROUPS, committed, produce
 
 pytestmark = pytest.mark.integration
 WORKER = Path(__file__).resolve().parents[2] / "support" / "consumer_worker.py"
@@ -55,6 +55,7 @@ def test_three_members_share_a_topic_and_read_each_record_once(cluster_factory):
         assert len(got) == 300 and len(set(got)) == 300
         owners = {p: n for n, v in seen.items() for p, _ in v}
         assert sorted(owners) == list(range(6))
+        _tools_show_the_consumer_group(c.bootstrap, "g3", consumers)
     finally:
         for cons in consumers.values():
             cons.close()
@@ -140,6 +141,9 @@ def test_a_killed_member_expires_and_its_partitions_are_consumed_by_the_others(c
         produce(c.bootstrap, "kill", [f"y{i}" for i in range(60)], 6)
         wait_for(lambda: len({r for k, v in _processed(tmp_path).items() if k != "a" for r in v if r[1] >= 10}) == 60,
                  60, "b and c to process every later record, a's partitions too")
+        # OffsetCommit v9 with the members' epochs: every processed record's commit was taken.
+        wait_for(lambda: committed(c.bootstrap, "kill-g") == {("kill", p): 20 for p in range(6)}, 30,
+                 "the group's commits at the end of every partition")
     finally:
         _stop_all(procs)
     later = [r for k, v in _processed(tmp_path).items() if k != "a" for r in v if r[1] >= 10]
@@ -230,3 +234,24 @@ def test_the_group_survives_kill_9_of_its_coordinator(cluster_factory, tmp_path)
     assert len(done) == len(set(done)) == 80  # nothing lost, nothing read twice
     # The new coordinator loaded the group from __consumer_offsets: the members kept their epochs and partitions.
     assert {k: _assignments(tmp_path / f"{k}.log") for k in procs} == split
+
+
+def _tools_show_the_consumer_group(bootstrap: str, group: str, consumers: dict) -> None:
+    """ListGroups' type filter and pylog-consumer-groups --describe see the KIP-848 group as Kafka 4.0's tools do."""
+    from click.testing import CliRunner
+    from confluent_kafka import ConsumerGroupType
+    from confluent_kafka.admin import AdminClient
+
+    from pylog.cli.consumer_groups import consumer_groups_command
+
+    admin = AdminClient({"bootstrap.servers": bootstrap})
+    listed = admin.list_consumer_groups(types={ConsumerGroupType.CONSUMER}).result(30).valid
+    assert [(g.group_id, g.type) for g in listed] == [(group, ConsumerGroupType.CONSUMER)]
+    assert admin.list_consumer_groups(types={ConsumerGroupType.CLASSIC}).result(30).valid == []
+    run = lambda *a: CliRunner().invoke(consumer_groups_command, ["--bootstrap-server", bootstrap, *a])  # noqa: E731
+    assert run("--list").stdout == f"{group}\n"
+    state = run("--describe", "--group", group, "--state").stdout.splitlines()[2].split()
+    assert state[3:] == ["uniform", "Stable", "3"]
+    members = run("--describe", "--group", group, "--members", "--verbose").stdout.splitlines()[2:]
+    want = {(cons.memberid(), name, str(len(cons.assignment()))) for name, cons in consumers.items()}
+    assert {(ln.split()[1], ln.split()[3], ln.split()[4]) for ln in members} == want
