@@ -127,7 +127,6 @@ def heartbeat(group: ConsumerGroup | None, req: HeartbeatRequest, topics: Topics
         return Outcome(None, HeartbeatResult(E.UNKNOWN_MEMBER_ID, f"Group {req.group_id} has no member "
                                              f"{req.member_id}.", member_epoch=req.member_epoch))
     g = _copy(group) if group is not None else ConsumerGroup(req.group_id)
-    fx: list[Effect] = []
     records: list[rec.Record] = []
     member, err = _member(g, req, new_member_id, records)
     if err is not None:
@@ -137,6 +136,34 @@ def heartbeat(group: ConsumerGroup | None, req: HeartbeatRequest, topics: Topics
                                               f"({cfg.max_size}).", member_epoch=req.member_epoch))
     before = g.members.get(member.member_id)
     updated = _updated(member, req)
+    bump = _subscribe(g, before, updated, topics, records)
+    chosen = _assignor(g, cfg)
+    if isinstance(chosen, ErrorCode):
+        return Outcome(group, HeartbeatResult(chosen, f"No assignor in {', '.join(cfg.assignors)} is named "
+                                              f"{req.server_assignor}.", member_epoch=req.member_epoch))
+    if g.group_epoch > g.assignment_epoch:
+        records.extend(_assign(g, chosen))
+    reconciled = next_state(updated, g.assignment_epoch, g.target.get(updated.member_id, {}),
+                            g.owners(updated.member_id), req.owned)
+    if reconciled != updated or before is None:
+        records.append(rec.current_assignment_record(g.group_id, reconciled))
+    g.members[reconciled.member_id] = reconciled
+    fx: list[Effect] = ([Write(records)] if records else []) + _timers(g.group_id, updated, reconciled, cfg)
+    # Kafka sends the assignment on a full request (a join, or one after an error) and when it changed.
+    full = req.member_epoch == 0 or (req.rebalance_timeout_ms != -1 and req.subscribed_names is not None
+                                     and req.owned is not None)
+    changed = before is None or before.assigned != reconciled.assigned
+    reply = HeartbeatResult(E.NONE, member_id=reconciled.member_id, member_epoch=reconciled.member_epoch,
+                            heartbeat_interval_ms=cfg.heartbeat_interval_ms,
+                            assignment=dict(reconciled.assigned) if full or changed else None)
+    note = f"Bumped the epoch of consumer group {g.group_id} to {g.group_epoch}" if bump else ""
+    return Outcome(g, reply, fx, note)
+
+
+def _subscribe(g: ConsumerGroup, before: Member | None, updated: Member, topics: TopicsView,
+               records: list[rec.Record]) -> bool:
+    """Put the updated member in; True (and the group epoch bumped) when its subscription, or the partitions
+    of the topics the group subscribes to, changed."""
     bump = before is None or _subscription(before) != _subscription(updated)
     if before is None or _metadata(before) != _metadata(updated):
         records.append(rec.member_metadata_record(g.group_id, updated))
@@ -149,34 +176,19 @@ def heartbeat(group: ConsumerGroup | None, req: HeartbeatRequest, topics: Topics
     if bump:
         g.group_epoch += 1
         records.append(rec.group_epoch_record(g))
-    chosen = _assignor(g, cfg)
-    if isinstance(chosen, ErrorCode):
-        return Outcome(group, HeartbeatResult(chosen, f"No assignor in {', '.join(cfg.assignors)} is named "
-                                              f"{req.server_assignor}.", member_epoch=req.member_epoch))
-    if g.group_epoch > g.assignment_epoch:
-        records.extend(_assign(g, chosen))
-    reconciled = next_state(updated, g.assignment_epoch, g.target.get(updated.member_id, {}),
-                            g.owners(updated.member_id), req.owned)
-    if reconciled != updated or before is None:
-        records.append(rec.current_assignment_record(g.group_id, reconciled))
-    g.members[reconciled.member_id] = reconciled
-    fx.append(SetTimer(("session", g.group_id, reconciled.member_id), cfg.session_timeout_ms))
-    revoke_key = ("revoke", g.group_id, reconciled.member_id)
+    return bump
+
+
+def _timers(gid: str, updated: Member, reconciled: Member, cfg: ConsumerConfig) -> list[Effect]:
+    """The member's session restarts; a revocation that starts gets the member's rebalance timeout."""
+    fx: list[Effect] = [SetTimer(("session", gid, reconciled.member_id), cfg.session_timeout_ms)]
+    revoke_key = ("revoke", gid, reconciled.member_id)
     if reconciled.state == MemberState.UNREVOKED_PARTITIONS:
         if updated.state != MemberState.UNREVOKED_PARTITIONS:
             fx.append(SetTimer(revoke_key, reconciled.rebalance_timeout_ms))
     elif updated.state == MemberState.UNREVOKED_PARTITIONS:
         fx.append(CancelTimer(revoke_key))
-    if records:
-        fx.insert(0, Write(records))
-    full = req.member_epoch == 0 or (req.rebalance_timeout_ms != -1 and req.subscribed_names is not None
-                                     and req.owned is not None)
-    changed = before is None or before.assigned != reconciled.assigned
-    reply = HeartbeatResult(E.NONE, member_id=reconciled.member_id, member_epoch=reconciled.member_epoch,
-                            heartbeat_interval_ms=cfg.heartbeat_interval_ms,
-                            assignment=dict(reconciled.assigned) if full or changed else None)
-    note = f"Bumped the epoch of consumer group {g.group_id} to {g.group_epoch}" if bump else ""
-    return Outcome(g, reply, fx, note)
+    return fx
 
 
 def leave(group: ConsumerGroup | None, member_id: str, instance_id: str | None, epoch: int) -> Outcome:
