@@ -18,6 +18,7 @@ from pylog.common.clock import now_ms as wall_ms
 from pylog.coordinator.consumer.coordinator import ConsumerCoordinator
 from pylog.coordinator.consumer.decisions import ConsumerConfig, HeartbeatRequest, HeartbeatResult
 from pylog.coordinator.consumer.model import ConsumerGroup, TopicsView
+from pylog.coordinator.consumer.records import group_tombstones
 from pylog.coordinator.group import decisions as rules
 from pylog.coordinator.group.api import (
     CommitRequest, CoordinatorConfig, FetchResult, GroupSummary, JoinRequest, JoinResult, SyncResult, TopicPartition,
@@ -30,7 +31,7 @@ from pylog.coordinator.group.effects import (
 from pylog.coordinator.group.group import Group, new_member_id
 from pylog.coordinator.group.offsets import OffsetOps
 from pylog.coordinator.group.pending import PendingTxnOffsets
-from pylog.coordinator.group.records import OFFSETS_TOPIC, OffsetValue
+from pylog.coordinator.group.records import OFFSETS_TOPIC, OffsetValue, offset_key_bytes
 from pylog.coordinator.group.state import GroupState
 from pylog.coordinator.group.store import OffsetsLog, Replayed, client_error
 from pylog.coordinator.group.table import GroupTable, metadata_record
@@ -297,7 +298,19 @@ class GroupCoordinator:
 
     async def delete_group(self, group_id: str) -> ErrorCode:
         """DeleteGroups for one group: only an Empty group; its offsets and metadata get tombstones."""
-        return await self.offset_ops.delete_group(group_id)
+        consumer = self.consumer.groups.get(group_id)
+        if consumer is None or self.check(group_id) != E.NONE:
+            return await self.offset_ops.delete_group(group_id)
+        if consumer.members:
+            return E.NON_EMPTY_GROUP
+        records = [(offset_key_bytes(group_id, *tp), None) for tp in self.table.offsets.get(group_id, {})]
+        records += group_tombstones(group_id)
+        err = client_error(await self.store.append(self.partition_of(group_id), records))
+        if err == E.NONE and self.consumer.groups.get(group_id) is consumer and not consumer.members:
+            del self.consumer.groups[group_id]
+            self.table.forget(group_id)
+            log.info("Deleted consumer group %s", group_id)
+        return err
 
     async def delete_offsets(self, group_id: str, partitions: list[TopicPartition]
                              ) -> tuple[ErrorCode, dict[TopicPartition, ErrorCode]]:

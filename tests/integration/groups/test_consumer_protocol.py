@@ -89,6 +89,12 @@ def test_join_and_leave_move_partitions_without_losing_records(cluster_factory):
         assert len(got) == 140 and len(set(got)) == 140
     finally:
         first.close()
+    # Empty now: DeleteGroups takes the group and its committed offsets.
+    from confluent_kafka.admin import AdminClient
+    admin = AdminClient({"bootstrap.servers": c.bootstrap})
+    assert sum(committed(c.bootstrap, "jl-g").values()) == 140
+    admin.delete_consumer_groups(["jl-g"])["jl-g"].result(30)
+    assert committed(c.bootstrap, "jl-g") == {}
 
 
 def _worker(c, tmp_path, procs, name, group, topic, instance=None):
