@@ -110,7 +110,7 @@ class GroupAdmin:
     def _consumer_group(self, group: str, node: int, where: str) -> Group | None:
         """ConsumerGroupDescribe (KIP-848) first, as Kafka 4.0's Admin does; None for a classic group (the
         coordinator answers GROUP_ID_NOT_FOUND) or a coordinator that does not serve the API."""
-        if ApiKey.ConsumerGroupDescribe not in self.client.versions_of(node):
+        if not self.admin.supports(ApiKey.ConsumerGroupDescribe, node):
             return None
         g = self.client.call(ApiKey.ConsumerGroupDescribe, lambda cls, v: cls(
             group_ids=[group], include_authorized_operations=False), node=node).groups[0]

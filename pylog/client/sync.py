@@ -144,10 +144,6 @@ class KafkaClient:
         resp = conn.roundtrip(cls[0](), ApiKey.ApiVersions, 0)
         conn.versions = {k.api_key: (k.min_version, k.max_version) for k in resp.api_keys}
 
-    def versions_of(self, node: int | None = None) -> dict[int, tuple[int, int]]:
-        """The API version ranges a node advertised (ApiVersions), by API key."""
-        return dict(self._conn(node).versions)
-
     def version_for(self, api_key: int, node: int | None = None, max_version: int | None = None) -> int:
         """The version this client will use for an API on a node."""
         conn = self._conn(node)

@@ -261,3 +261,17 @@ def _tools_show_the_consumer_group(bootstrap: str, group: str, consumers: dict) 
     members = run("--describe", "--group", group, "--members", "--verbose").stdout.splitlines()[2:]
     want = {(cons.memberid(), name, str(len(cons.assignment()))) for name, cons in consumers.items()}
     assert {(ln.split()[1], ln.split()[3], ln.split()[4]) for ln in members} == want
+
+
+def test_the_protocol_can_be_turned_off(cluster_factory):
+    from pylog.cli.admin_client import BrokerAdmin
+    from pylog.protocol.api import ApiKey
+
+    c = cluster_factory(1, overrides={**GROUPS, "group.coordinator.rebalance.protocols": "classic"})
+    admin = BrokerAdmin(c.bootstrap)
+    try:  # as Kafka: the APIs are left out of ApiVersions, so clients see a broker without KIP-848
+        assert not admin.supports(ApiKey.ConsumerGroupHeartbeat)
+        assert not admin.supports(ApiKey.ConsumerGroupDescribe)
+        assert admin.supports(ApiKey.JoinGroup)
+    finally:
+        admin.close()
