@@ -56,6 +56,7 @@ def test_three_members_share_a_topic_and_read_each_record_once(cluster_factory):
         owners = {p: n for n, v in seen.items() for p, _ in v}
         assert sorted(owners) == list(range(6))
         _tools_show_the_consumer_group(c.bootstrap, "g3", consumers)
+        _metadata_by_topic_id(c.bootstrap, "shared")
     finally:
         for cons in consumers.values():
             cons.close()
@@ -273,5 +274,31 @@ def test_the_protocol_can_be_turned_off(cluster_factory):
         assert not admin.supports(ApiKey.ConsumerGroupHeartbeat)
         assert not admin.supports(ApiKey.ConsumerGroupDescribe)
         assert admin.supports(ApiKey.JoinGroup)
+    finally:
+        admin.close()
+
+
+def _metadata_by_topic_id(bootstrap: str, topic: str) -> None:
+    """Metadata v12 names a topic asked for by id alone (a KIP-848 assignment carries ids), and answers
+    UNKNOWN_TOPIC_ID for an id no topic has."""
+    import uuid
+
+    from pylog.cli.admin_client import BrokerAdmin
+    from pylog.protocol.api import ApiKey
+    from pylog.protocol.errors import ErrorCode
+
+    admin = BrokerAdmin(bootstrap)
+    try:
+        def ask(ids):
+            return admin.client.call(ApiKey.Metadata, lambda cls, v: cls(
+                topics=[cls.MetadataRequestTopic(topic_id=i, name=None) for i in ids], allow_auto_topic_creation=False,
+                include_topic_authorized_operations=False), max_version=12).topics
+        named = admin.client.call(ApiKey.Metadata, lambda cls, v: cls(
+            topics=[cls.MetadataRequestTopic(name=topic)], allow_auto_topic_creation=False,
+            include_topic_authorized_operations=False), max_version=12).topics
+        tid = named[0].topic_id
+        stranger = uuid.uuid4()
+        got = {(t.topic_id, t.name, t.error_code, len(t.partitions)) for t in ask([tid, stranger])}
+        assert got == {(tid, topic, 0, 6), (stranger, None, ErrorCode.UNKNOWN_TOPIC_ID, 0)}
     finally:
         admin.close()

@@ -224,3 +224,13 @@ def test_group_states():
     assert ConsumerGroup("g").state() == "Empty"
     g = join(join(None, "m1").group, "m2").group
     assert g.state() == "Reconciling"
+
+
+def test_a_member_that_does_not_revoke_within_its_rebalance_timeout_is_fenced():
+    g = join(join(None, "m1").group, "m2").group
+    g = heartbeat(g, HeartbeatRequest("g", "m1", 1, owned=a(t1=[0, 1, 2, 3])), TOPICS, CFG, "x").group
+    assert g.members["m1"].state == S.UNREVOKED_PARTITIONS
+    out = timer_fired(g, ("revoke", "g", "m1"))
+    assert "m1" not in out.group.members and out.group.group_epoch == g.group_epoch + 1
+    settled = heartbeat(g, HeartbeatRequest("g", "m1", 1, owned=g.members["m1"].assigned), TOPICS, CFG, "x").group
+    assert timer_fired(settled, ("revoke", "g", "m1")) is None  # revoked in time: the timer no longer applies
