@@ -5,7 +5,9 @@ with the transaction coordinator), the in-memory table of groups and offsets (ta
 (decisions.py), and the offset and admin operations (offsets.py). The shell owns what the rules
 may not: the parked JoinGroup/SyncGroup futures, the timers, and the writes through the broker's
 `OffsetsLog` seam (store.py). Kafka's classic protocol: the assignors run in the clients (the
-leader's SyncGroup brings the assignment); the coordinator stores and hands it out.
+leader's SyncGroup brings the assignment); the coordinator stores and hands it out. KIP-848 consumer
+groups (pylog/coordinator/consumer/) are composed in: same partitions, load and committed offsets, their
+own rules, timers and records; a group id is one or the other, never both at once.
 """
 
 from __future__ import annotations
@@ -44,7 +46,8 @@ E = ErrorCode
 
 
 class GroupCoordinator:
-    """Kafka's classic group coordinator for the `__consumer_offsets` partitions this broker leads."""
+    """Kafka's group coordinator (classic groups, and KIP-848 groups through `self.consumer`) for the
+    `__consumer_offsets` partitions this broker leads."""
 
     def __init__(self, store: OffsetsLog, config: CoordinatorConfig, now_ms: Callable[[], int] = wall_ms,
                  consumer_config: ConsumerConfig = ConsumerConfig(), topics: Callable[[], TopicsView] = dict) -> None:
