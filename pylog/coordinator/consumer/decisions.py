@@ -252,6 +252,15 @@ def check_member(group: ConsumerGroup | None, member_id: str, epoch: int) -> Err
     return E.NONE if epoch == member.member_epoch else E.STALE_MEMBER_EPOCH
 
 
+def expired_offsets(group: ConsumerGroup, committed: dict[tuple[str, int], int], now: int, retention_ms: int
+                    ) -> list[tuple[str, int]]:
+    """offsets.retention.minutes for a consumer group (Kafka's rule): an offset of a topic no member subscribes to
+    any more expires that long after it was committed. `committed` maps partitions to commit timestamps."""
+    subscribed = {name for name, _ in group.subscribed_topics.values()}
+    return sorted(tp for tp, at in committed.items()
+                  if tp[0] not in subscribed and at >= 0 and now - at >= retention_ms)
+
+
 def resolve(group: ConsumerGroup, topics: TopicsView) -> dict[uuid.UUID, tuple[str, int]]:
     """The topics the members subscribe to, by name or by regular expression, that exist now."""
     out: dict[uuid.UUID, tuple[str, int]] = {}

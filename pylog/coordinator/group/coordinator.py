@@ -17,6 +17,7 @@ import logging
 from typing import Any, Callable
 
 from pylog.common.clock import now_ms as wall_ms
+from pylog.coordinator.consumer import decisions as consumer_rules
 from pylog.coordinator.consumer.coordinator import ConsumerCoordinator
 from pylog.coordinator.consumer.decisions import ConsumerConfig, HeartbeatRequest, HeartbeatResult
 from pylog.coordinator.consumer.model import ConsumerGroup, TopicsView
@@ -321,8 +322,22 @@ class GroupCoordinator:
         return await self.offset_ops.delete_offsets(group_id, partitions)
 
     async def expire_offsets(self) -> int:
-        """offsets.retention.minutes: drop the offsets of groups that have been Empty that long."""
-        return await self.offset_ops.expire(self.ownership.owned())
+        """offsets.retention.minutes: drop the offsets of groups that have been Empty that long (of consumer groups:
+        those of topics nobody subscribes to, that long after their commit)."""
+        owned = self.ownership.owned()
+        expired = await self.offset_ops.expire(owned)
+        now = self.now_ms()
+        for gid, group in list(self.consumer.groups.items()):
+            p = self.partition_of(gid)
+            offsets = self.table.offsets.get(gid, {})
+            gone = consumer_rules.expired_offsets(group, {tp: v.commit_timestamp for tp, v in offsets.items()}, now,
+                                                  self.config.retention_ms) if p in owned else []
+            if gone and await self.store.append(p, [(offset_key_bytes(gid, *tp), None) for tp in gone]) == E.NONE:
+                for tp in gone:
+                    offsets.pop(tp, None)
+                expired += len(gone)
+                log.info("Expired %d offsets of consumer group %s", len(gone), gid)
+        return expired
 
     async def partitions_deleted(self, deleted: list[TopicPartition]) -> int:
         """Topics were deleted: drop their committed offsets from every group coordinated here."""

@@ -11,7 +11,8 @@ from pylog.common.errors import ErrorCode as E
 from pylog.coordinator.consumer import records as rec
 from pylog.coordinator.consumer.assignors import range_, uniform
 from pylog.coordinator.consumer.decisions import (
-    CancelTimer, ConsumerConfig, HeartbeatRequest, SetTimer, Write, check_member, heartbeat, leave, timer_fired,
+    CancelTimer, ConsumerConfig, HeartbeatRequest, SetTimer, Write, check_member, expired_offsets, heartbeat, leave,
+    timer_fired,
 )
 from pylog.coordinator.consumer.model import ConsumerGroup, Member, MemberState as S
 from pylog.coordinator.consumer.reconcile import next_state
@@ -234,3 +235,10 @@ def test_a_member_that_does_not_revoke_within_its_rebalance_timeout_is_fenced():
     assert "m1" not in out.group.members and out.group.group_epoch == g.group_epoch + 1
     settled = heartbeat(g, HeartbeatRequest("g", "m1", 1, owned=g.members["m1"].assigned), TOPICS, CFG, "x").group
     assert timer_fired(settled, ("revoke", "g", "m1")) is None  # revoked in time: the timer no longer applies
+
+
+def test_offsets_of_topics_nobody_subscribes_to_expire_after_the_retention():
+    g = join(None, "m1").group  # subscribes to t1
+    committed = {("t1", 0): 1000, ("t2", 0): 1000, ("t2", 1): 5000, ("gone", 0): -1}
+    assert expired_offsets(g, committed, now=11000, retention_ms=10000) == [("t2", 0)]
+    assert expired_offsets(g, committed, now=20000, retention_ms=10000) == [("t2", 0), ("t2", 1)]

@@ -57,3 +57,20 @@ def test_heartbeats_are_stored_and_a_new_coordinator_replays_the_group():
         assert await again.delete_group("g") == E.NONE
         assert "g" not in (await coordinator(store)).consumer.groups
     asyncio.run(asyncio.wait_for(go(), 10))
+
+
+def test_offsets_of_unsubscribed_topics_expire_with_a_tombstone():
+    async def go():
+        store = MemoryLog()
+        c = GroupCoordinator(store, CoordinatorConfig(initial_rebalance_delay_ms=0, retention_ms=0),
+                             topics=lambda: {**TOPICS, "old": (uuid.UUID(int=8), 1)})
+        for p in range(store.num_partitions()):
+            c.check_partition(p)
+        await asyncio.sleep(0.01)
+        await c.consumer_heartbeat(HeartbeatRequest("g", "m1", 0, rebalance_timeout_ms=1000, subscribed_names=("t",)))
+        offsets = {("t", 0): OffsetValue(5, -1, "", 1), ("old", 0): OffsetValue(9, -1, "", 1)}
+        assert set((await c.commit(CommitRequest("g", 1, "m1", None, offsets))).values()) == {E.NONE}
+        assert await c.expire_offsets() == 1
+        assert set(c.fetch("g", None).offsets) == {("t", 0)}
+        assert set((await coordinator(store)).fetch("g", None).offsets) == {("t", 0)}  # the tombstone replays
+    asyncio.run(asyncio.wait_for(go(), 10))
