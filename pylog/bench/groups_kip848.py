@@ -28,7 +28,8 @@ from pylog.bench import _harness as h
 
 TOPIC, GROUP = "bench-kip848", "bench-kip848-g"
 SESSION_MS = 6000
-BROKER = {"group.consumer.min.session.timeout.ms": str(SESSION_MS), "group.consumer.session.timeout.ms": str(SESSION_MS),
+BROKER = {"group.consumer.min.session.timeout.ms": str(SESSION_MS),
+          "group.consumer.session.timeout.ms": str(SESSION_MS),
           "group.consumer.min.heartbeat.interval.ms": "2000", "group.consumer.heartbeat.interval.ms": "2000"}
 
 

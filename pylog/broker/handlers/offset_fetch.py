@@ -6,8 +6,9 @@ reported for the group (v2+) or on every partition (v1).
 Version notes: v5 adds the leader epoch; v6+ flexible; v7 require_stable: an asked partition with an
 offset commit still pending (a transaction's not yet settled by its marker, or a plain one being
 written) gets UNSTABLE_OFFSET_COMMIT and offset -1, and the client retries (librdkafka asks for it
-when isolation.level=read_committed, its default); v8+ batch groups (librdkafka sends one); v9's member id/epoch are checked
-against a KIP-848 group's member (UNKNOWN_MEMBER_ID, STALE_MEMBER_EPOCH) and ignored for classic groups. v10 (topic ids) is not served.
+when isolation.level=read_committed, its default); v8+ batch groups (librdkafka sends one); v9's member
+id/epoch are checked against a KIP-848 group's member (UNKNOWN_MEMBER_ID, STALE_MEMBER_EPOCH), ignored for
+classic groups. v10 (topic ids) is not served.
 Authorization (as Kafka): DESCRIBE on the group (else GROUP_AUTHORIZATION_FAILED), then DESCRIBE on each
 asked topic (else TOPIC_AUTHORIZATION_FAILED on its partitions); a fetch of all offsets leaves such topics out.
 """
