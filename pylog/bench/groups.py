@@ -18,7 +18,9 @@ from /proc), which the shared machine's load distorts far less than the rates.
 Run: `scripts/bench groups [--seconds S] [--members N] [--partitions P] [--reps R] [--concurrent N]
 [--commits-only]`; `scripts/bench groups --failover [--reps R]` runs the coordinator-failover
 benchmark (pylog/bench/groups_failover.py) instead, and `scripts/bench groups --consume [--records N]
-[--reps R]` the consume throughput of a group member against assign() (pylog/bench/groups_consume.py).
+[--reps R]` the consume throughput of a group member against assign() (pylog/bench/groups_consume.py), and
+`scripts/bench groups --protocol classic,consumer [--reps R]` a group through a join and a kill -9, classic
+protocol against KIP-848 (pylog/bench/groups_kip848.py).
 """
 
 from __future__ import annotations
@@ -181,6 +183,8 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--failover", action="store_true", help="the coordinator-failover benchmark instead")
     ap.add_argument("--consume", action="store_true",
                     help="consume throughput: subscribe() in a group vs assign(), pylog vs the mock, instead")
+    ap.add_argument("--protocol", default=None, metavar="classic,consumer",
+                    help="a member joins while another is killed, under these group protocols, instead")
     ap.add_argument("--records", type=int, default=2_000_000, help="with --consume: records read per run")
     ap.add_argument("--session-timeout-ms", type=int, default=6000,
                     help="with --failover: the brokers' zookeeper.session.timeout.ms (default 6000)")
@@ -188,6 +192,13 @@ def main(argv: list[str] | None = None) -> None:
     if args.seconds <= 0 or args.reps < 1 or args.concurrent < 1 or args.members < 0 or args.partitions < 1 \
             or args.records < 1:
         ap.error("--seconds must be > 0, --reps, --concurrent, --partitions and --records >= 1, --members >= 0")
+    if args.protocol:
+        protocols = [p.strip() for p in args.protocol.split(",") if p.strip()]
+        if not protocols or set(protocols) - {"classic", "consumer"}:
+            ap.error("--protocol takes classic, consumer or both (comma-separated)")
+        from pylog.bench import groups_kip848
+        groups_kip848.run(protocols, args.reps)
+        return
     if args.consume:
         from pylog.bench import groups_consume
         groups_consume.run(args.records, args.reps)

@@ -12,6 +12,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, AsyncIterator
 
 from pylog.broker.internal_topic import InternalTopicHost, Spawn
+from pylog.coordinator.consumer.decisions import ConsumerConfig
+from pylog.coordinator.consumer.model import TopicsView
 from pylog.coordinator.group.api import CoordinatorConfig
 from pylog.coordinator.group.coordinator import GroupCoordinator
 from pylog.coordinator.group.records import OFFSETS_TOPIC
@@ -41,7 +43,14 @@ class GroupHost(InternalTopicHost):
     def __init__(self, config: BrokerConfig, metadata: MetadataCache, replicas: ReplicaManager,
                  topic_admin: TopicAdmin, spawn: Spawn) -> None:
         super().__init__(config, metadata, replicas, topic_admin, spawn, partition_for)
-        self.coordinator = GroupCoordinator(self, CoordinatorConfig.from_broker(self.config.get))
+        self.coordinator = GroupCoordinator(self, CoordinatorConfig.from_broker(self.config.get),
+                                            consumer_config=ConsumerConfig.from_broker(self.config.get),
+                                            topics=self.topics_view)
+
+    def topics_view(self) -> TopicsView:
+        """KIP-848 assignors' view of the cluster: each topic with an id, and its partition count."""
+        ids = self.metadata.topic_ids
+        return {name: (ids[name], len(parts)) for name, parts in self.metadata.topics.items() if name in ids}
 
     def on_leadership_change(self, partition: int) -> None:
         """The coordinator loads the partition's groups, or forgets them."""

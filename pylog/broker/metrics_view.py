@@ -161,9 +161,13 @@ def _controller(c: Any) -> ControllerView:
 
 def _groups(coordinator: Any) -> list[GroupView]:
     out = []
-    for gid in sorted(set(coordinator.groups) | set(coordinator.offsets)):
-        g = coordinator.groups.get(gid)
-        offsets = coordinator.offsets.get(gid, {})
-        out.append(GroupView(gid, g.state.value if g is not None else "Empty", len(g.members) if g else 0,
-                             g.generation if g else 0, {tp: v.offset for tp, v in offsets.items()}))
+    consumer = coordinator.consumer.groups  # KIP-848 groups: their state names, member count and group epoch
+    for gid in sorted(set(coordinator.groups) | set(coordinator.offsets) | set(consumer)):
+        g, cg = coordinator.groups.get(gid), consumer.get(gid)
+        committed = {tp: v.offset for tp, v in coordinator.offsets.get(gid, {}).items()}
+        if cg is not None:
+            out.append(GroupView(gid, cg.state(), len(cg.members), cg.group_epoch, committed))
+        else:
+            out.append(GroupView(gid, g.state.value if g is not None else "Empty", len(g.members) if g else 0,
+                                 g.generation if g else 0, committed))
     return out

@@ -93,6 +93,9 @@ class GroupAdmin:
         """DescribeGroups at the coordinator."""
         def ask() -> Group:
             node, where = self.find_coordinator(group)
+            modern = self._consumer_group(group, node, where)
+            if modern is not None:
+                return modern
             g = self.client.call(ApiKey.DescribeGroups, lambda cls, v: cls(
                 groups=[group], include_authorized_operations=False), node=node).groups[0]
             if g.error_code != ErrorCode.NONE:
@@ -103,6 +106,22 @@ class GroupAdmin:
                 tuple(consumer_assignment(bytes(m.member_assignment))) if consumer else ())
                 for m in g.members))
         return self._retry(ask)
+
+    def _consumer_group(self, group: str, node: int, where: str) -> Group | None:
+        """ConsumerGroupDescribe (KIP-848) first, as Kafka 4.0's Admin does; None for a classic group (the
+        coordinator answers GROUP_ID_NOT_FOUND) or a coordinator that does not serve the API."""
+        if not self.admin.supports(ApiKey.ConsumerGroupDescribe, node):
+            return None
+        g = self.client.call(ApiKey.ConsumerGroupDescribe, lambda cls, v: cls(
+            group_ids=[group], include_authorized_operations=False), node=node).groups[0]
+        if g.error_code == ErrorCode.GROUP_ID_NOT_FOUND:
+            return None
+        if g.error_code != ErrorCode.NONE:
+            raise ApiError(g.error_code)
+        return Group(group, g.group_state, "consumer", g.assignor_name, where, tuple(Member(
+            m.member_id, m.instance_id, m.client_id, m.client_host,
+            tuple(sorted((t.topic_name, p) for t in m.assignment.topic_partitions for p in t.partitions)))
+            for m in g.members))
 
     def committed(self, group: str) -> dict[tuple[str, int], int]:
         """Every committed offset of the group (OffsetFetch with null topics)."""

@@ -299,6 +299,29 @@ _k("group.min.session.timeout.ms", Type.INT, 6000, "The smallest session timeout
 _k("group.max.session.timeout.ms", Type.INT, 1800000, "The largest session timeout a consumer may ask for.")
 _k("group.max.size", Type.INT, 2147483647, "The most members a group may have (GROUP_MAX_SIZE_REACHED beyond it).",
    at_least(1))
+_k("group.coordinator.rebalance.protocols", Type.LIST, ["classic", "consumer"], "The group protocols the coordinator "
+   "serves: classic (JoinGroup/SyncGroup) and consumer (KIP-848's ConsumerGroupHeartbeat, advertised in ApiVersions "
+   "only when listed).", ValidList(("classic", "consumer")))
+_k("group.consumer.session.timeout.ms", Type.INT, 45000, "KIP-848 groups: a member that sends no heartbeat for this "
+   "long is removed and its partitions go to the others.", at_least(1))
+_k("group.consumer.min.session.timeout.ms", Type.INT, 45000, "The lower bound of group.consumer.session.timeout.ms.",
+   at_least(1))
+_k("group.consumer.max.session.timeout.ms", Type.INT, 60000, "The upper bound of group.consumer.session.timeout.ms.",
+   at_least(1))
+_k("group.consumer.heartbeat.interval.ms", Type.INT, 5000, "KIP-848 groups: how often members heartbeat (the "
+   "coordinator tells them in each answer).", at_least(1))
+_k("group.consumer.min.heartbeat.interval.ms", Type.INT, 5000, "The lower bound of "
+   "group.consumer.heartbeat.interval.ms.", at_least(1))
+_k("group.consumer.max.heartbeat.interval.ms", Type.INT, 15000, "The upper bound of "
+   "group.consumer.heartbeat.interval.ms.", at_least(1))
+_k("group.consumer.assignors", Type.LIST, ["uniform", "range"], "KIP-848 groups: the server-side assignors members "
+   "may name, the first being the default: uniform (balanced, moves as few partitions as it can) and range "
+   "(contiguous ranges per topic). Kafka's class names (org.apache.kafka.coordinator.group.assignor.UniformAssignor, "
+   "...RangeAssignor) are accepted.",
+   ValidList(("uniform", "range", "org.apache.kafka.coordinator.group.assignor.UniformAssignor",
+              "org.apache.kafka.coordinator.group.assignor.RangeAssignor")))
+_k("group.consumer.max.size", Type.INT, 2147483647, "The most members a KIP-848 group may have "
+   "(GROUP_MAX_SIZE_REACHED beyond it).", at_least(1))
 
 _group("Security", "TLS and SASL listeners, SCRAM credentials and ACLs, with Kafka's keys. Any of them may be given "
        "for one listener as listener.name.<listener>.<key> (lower-case listener name), and a listener's SASL "

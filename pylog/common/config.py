@@ -237,7 +237,20 @@ class BrokerConfig:
         _require(v["replica.fetch.wait.max.ms"] <= v["replica.lag.time.max.ms"],
                  "replica.fetch.wait.max.ms should always be less than or equal to replica.lag.time.max.ms to "
                  "prevent frequent changes in ISR")
+        self._validate_consumer_groups()
         self._validate_listeners()
+
+    def _validate_consumer_groups(self) -> None:
+        """KIP-848's bounds, with Kafka's (GroupCoordinatorConfig) messages."""
+        v = self._values
+        _require("classic" in v["group.coordinator.rebalance.protocols"],
+                 "group.coordinator.rebalance.protocols must contain classic")
+        for what in ("session.timeout.ms", "heartbeat.interval.ms"):
+            key, lo, hi = f"group.consumer.{what}", f"group.consumer.min.{what}", f"group.consumer.max.{what}"
+            _require(v[hi] >= v[lo], f"{hi} must be greater than or equal to {lo}")
+            _require(v[lo] <= v[key] <= v[hi], f"{key} must be between {lo} and {hi}")
+        _require(v["group.consumer.heartbeat.interval.ms"] < v["group.consumer.session.timeout.ms"],
+                 "group.consumer.heartbeat.interval.ms must be less than group.consumer.session.timeout.ms")
 
     def _validate_listeners(self) -> None:
         listeners = self.listeners

@@ -121,7 +121,12 @@ _TABLE = """
 106|FETCH_SESSION_TOPIC_ID_ERROR|1|FetchSessionTopicIdException|The fetch session encountered inconsistent topic ID usage
 107|INELIGIBLE_REPLICA|0|IneligibleReplicaException|The new ISR contains at least one ineligible replica.
 108|NEW_LEADER_ELECTED|0|NewLeaderElectedException|The AlterPartition request successfully updated the partition state but the leader has changed.
+110|FENCED_MEMBER_EPOCH|0|FencedMemberEpochException|The member epoch is fenced by the group coordinator. The member must abandon all its partitions and rejoin.
+111|UNRELEASED_INSTANCE_ID|0|UnreleasedInstanceIdException|The instance ID is still used by another member in the consumer group. That member must leave first.
+112|UNSUPPORTED_ASSIGNOR|0|UnsupportedAssignorException|The assignor or its version range is not supported by the consumer group.
+113|STALE_MEMBER_EPOCH|0|StaleMemberEpochException|The member epoch is stale. The member must retry after receiving its updated member epoch via the ConsumerGroupHeartbeat API.
 120|TRANSACTION_ABORTABLE|0|TransactionAbortableException|The server encountered an error with the transaction. The client can abort the transaction to continue using this transactional ID.
+128|INVALID_REGULAR_EXPRESSION|0|InvalidRegularExpression|The regular expression is not valid.
 """
 
 
@@ -238,7 +243,12 @@ class ErrorCode(enum.IntEnum):
     FETCH_SESSION_TOPIC_ID_ERROR = 106
     INELIGIBLE_REPLICA = 107
     NEW_LEADER_ELECTED = 108
+    FENCED_MEMBER_EPOCH = 110  # KIP-848 consumer groups (ConsumerGroupHeartbeat, OffsetCommit/OffsetFetch v9)
+    UNRELEASED_INSTANCE_ID = 111
+    UNSUPPORTED_ASSIGNOR = 112
+    STALE_MEMBER_EPOCH = 113
     TRANSACTION_ABORTABLE = 120
+    INVALID_REGULAR_EXPRESSION = 128
 
     @property
     def retriable(self) -> bool:

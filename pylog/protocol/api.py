@@ -3,7 +3,7 @@
 kafka-python 3.x compiles Kafka's own JSON message schemas into fast encoders/decoders; we use
 those for every client-facing API and add schemas of our own (pylog/protocol/schemas/) for the
 inter-broker APIs kafka-python does not ship (LeaderAndIsr, StopReplica, UpdateMetadata,
-ControlledShutdown).
+ControlledShutdown) and for KIP-848's ConsumerGroupHeartbeat and ConsumerGroupDescribe.
 """
 
 from __future__ import annotations
@@ -55,6 +55,22 @@ class ControlledShutdownResponse(ApiMessage, load_json=_schemas):
     """The partitions the shutting-down broker still leads."""
 
 
+class ConsumerGroupHeartbeatRequest(ApiMessage, load_json=_schemas):
+    """A KIP-848 member joins, heartbeats, acknowledges its assignment or leaves."""
+
+
+class ConsumerGroupHeartbeatResponse(ApiMessage, load_json=_schemas):
+    """The member's epoch and, when it changed, its assignment."""
+
+
+class ConsumerGroupDescribeRequest(ApiMessage, load_json=_schemas):
+    """Describe KIP-848 consumer groups."""
+
+
+class ConsumerGroupDescribeResponse(ApiMessage, load_json=_schemas):
+    """Each consumer group's epochs, assignor and members with their current and target assignments."""
+
+
 def _pairs() -> dict[int, tuple[type[ApiMessage], type[ApiMessage]]]:
     mods = (_admin, _consumer, _metadata, _producer, _sasl)
     out: dict[int, tuple[type[ApiMessage], type[ApiMessage]]] = {}
@@ -70,6 +86,8 @@ def _pairs() -> dict[int, tuple[type[ApiMessage], type[ApiMessage]]]:
         (StopReplicaRequest, StopReplicaResponse),
         (UpdateMetadataRequest, UpdateMetadataResponse),
         (ControlledShutdownRequest, ControlledShutdownResponse),
+        (ConsumerGroupHeartbeatRequest, ConsumerGroupHeartbeatResponse),
+        (ConsumerGroupDescribeRequest, ConsumerGroupDescribeResponse),
     ):
         out[req.API_KEY] = (req, resp)
     return out

@@ -6,12 +6,15 @@ header is always v0 (the server encodes it so); an unknown ApiVersions version n
 module -- the server answers it with UNSUPPORTED_VERSION encoded as v0.
 From v3 it also lists the supported features (pylog.broker.features.SUPPORTED) and the finalized ones
 from /feature with their epoch (KIP-584).
+KIP-848's ConsumerGroupHeartbeat and ConsumerGroupDescribe are listed only when
+group.coordinator.rebalance.protocols includes consumer (Kafka's rule).
 Version notes: v3 is flexible and carries the client software name/version, which we ignore; v4
 (KAFKA-17011) allows a supported feature's min version to be 0: below v4 such a feature is left out.
 """
 
 from pylog.broker.features import SUPPORTED
 from pylog.broker.handlers import advertised_ranges, handler
+from pylog.broker.handlers.consumer_group_heartbeat import consumer_protocol_enabled
 from pylog.broker.services import HandlerContext
 from pylog.protocol.api import ApiKey, response_class
 
@@ -21,8 +24,10 @@ async def handle_api_versions(ctx: HandlerContext, req):
     """Answer with the registry's ranges."""
     version = ctx.header.api_version
     cls = response_class(ApiKey.ApiVersions)[version]
+    hidden = set() if consumer_protocol_enabled(ctx) else {ApiKey.ConsumerGroupHeartbeat, ApiKey.ConsumerGroupDescribe}
     resp = cls(error_code=0, throttle_time_ms=0, api_keys=[
-        cls.ApiVersion(api_key=k, min_version=lo, max_version=hi) for k, lo, hi in advertised_ranges(ctx.broker.features.levels)])
+        cls.ApiVersion(api_key=k, min_version=lo, max_version=hi) for k, lo, hi in advertised_ranges(ctx.broker.features.levels)
+        if k not in hidden])
     if version >= 3:
         features = ctx.broker.features
         resp.supported_features = [cls.SupportedFeatureKey(name=n, min_version=lo, max_version=hi)

@@ -8,7 +8,8 @@ until the controller has elected leaders. A broker the controller has not yet to
 cluster (just started, perhaps still waiting to register) knows no topic: it names only itself, and
 requested topics get LEADER_NOT_AVAILABLE (auto-creation) or UNKNOWN_TOPIC_OR_PARTITION, never
 part of a topic's partitions.
-Version notes: v0 asks for all topics with an empty list, v1+ with null; v10+ carry topic ids;
+Version notes: v0 asks for all topics with an empty list, v1+ with null; v10+ carry topic ids, and a
+topic asked for by id alone is answered with its name (UNKNOWN_TOPIC_ID for an id no topic has);
 authorized operations are reported as "not requested" (bit 31, as Kafka).
 """
 
@@ -34,10 +35,15 @@ async def handle_metadata(ctx: HandlerContext, req):
     version = ctx.header.api_version
     cls = response_class(ApiKey.Metadata)[version]
     all_topics = req.topics is None or (version == 0 and not req.topics)
+    unknown_ids: list[uuid.UUID] = []
     if all_topics:  # unauthorised topics are left out, as Kafka does
         names = [n for n in sorted(cache.topics) if allowed(ctx, "DESCRIBE", "TOPIC", n)]
-    else:
-        names = [t.name for t in req.topics if t.name is not None]
+    else:  # v10+ may name a topic by id alone (KIP-516; KIP-848 consumers learn their topics' ids first)
+        by_id = {tid: n for n, tid in cache.topic_ids.items()} if version >= 10 else {}
+        names = [t.name if t.name is not None else by_id.get(t.topic_id) for t in req.topics]
+        unknown_ids = [t.topic_id for t, n in zip(req.topics, names) if n is None and version >= 10
+                       and t.topic_id is not None and t.topic_id.int != 0]
+        names = [n for n in names if n is not None]
     auto_create = version < 4 or req.allow_auto_topic_creation
     want_topic_ops = version >= 8 and req.include_topic_authorized_operations
     topics = []
@@ -75,6 +81,10 @@ async def handle_metadata(ctx: HandlerContext, req):
             error_code=0, name=name, topic_id=cache.topic_ids.get(name, _ZERO_UUID),
             is_internal=is_internal(name), partitions=plist,
             authorized_operations=authorized_operations(ctx, "TOPIC", name) if want_topic_ops else None))
+    if not all_topics:
+        topics.extend(cls.MetadataResponseTopic(error_code=int(ErrorCode.UNKNOWN_TOPIC_ID), name=None, topic_id=tid,
+                                                is_internal=False, partitions=[], authorized_operations=None)
+                      for tid in unknown_ids)
     listener = None if ctx.security is None else ctx.security.listener_name
     brokers = [cls.MetadataResponseBroker(node_id=b.id, host=b.host, port=b.port, rack=b.rack)
                for b in cache.brokers_on(listener)]

@@ -6,8 +6,9 @@ reported for the group (v2+) or on every partition (v1).
 Version notes: v5 adds the leader epoch; v6+ flexible; v7 require_stable: an asked partition with an
 offset commit still pending (a transaction's not yet settled by its marker, or a plain one being
 written) gets UNSTABLE_OFFSET_COMMIT and offset -1, and the client retries (librdkafka asks for it
-when isolation.level=read_committed, its default); v8+ batch groups (librdkafka sends one); v9's member id/epoch are for
-KIP-848 groups and ignored for classic ones. v10 (topic ids) is not served.
+when isolation.level=read_committed, its default); v8+ batch groups (librdkafka sends one); v9's member
+id/epoch are checked against a KIP-848 group's member (UNKNOWN_MEMBER_ID, STALE_MEMBER_EPOCH), ignored for
+classic groups. v10 (topic ids) is not served.
 Authorization (as Kafka): DESCRIBE on the group (else GROUP_AUTHORIZATION_FAILED), then DESCRIBE on each
 asked topic (else TOPIC_AUTHORIZATION_FAILED on its partitions); a fetch of all offsets leaves such topics out.
 """
@@ -34,8 +35,10 @@ async def handle_offset_fetch(ctx: HandlerContext, req):
     if version >= 8:
         groups = []
         for g in req.groups or []:
+            member = (g.member_id, g.member_epoch) if version >= 9 and g.member_id is not None else None
             err, topics = _one(ctx, coord, g.group_id or "", g.topics,
-                               cls.OffsetFetchResponseGroup.OffsetFetchResponseTopics, version, req.require_stable)
+                               cls.OffsetFetchResponseGroup.OffsetFetchResponseTopics, version, req.require_stable,
+                               member)
             groups.append(cls.OffsetFetchResponseGroup(group_id=g.group_id, topics=topics, error_code=int(err)))
         return cls(throttle_time_ms=0, groups=groups)
     err, topics = _one(ctx, coord, req.group_id or "", req.topics, cls.OffsetFetchResponseTopic, version,
@@ -43,7 +46,8 @@ async def handle_offset_fetch(ctx: HandlerContext, req):
     return cls(throttle_time_ms=0, topics=topics, error_code=int(err))
 
 
-def _one(ctx: HandlerContext, coord, group_id: str, req_topics, topic_cls, version: int, require_stable: bool):
+def _one(ctx: HandlerContext, coord, group_id: str, req_topics, topic_cls, version: int, require_stable: bool,
+         member: tuple[str, int] | None = None):
     """(group error, response topics) for one group: DESCRIBE on the group, then on each topic, as Kafka checks."""
     asked = None if req_topics is None else [(t.name or "", p) for t in req_topics for p in t.partition_indexes or []]
     denied: set[str] = set()
@@ -52,7 +56,7 @@ def _one(ctx: HandlerContext, coord, group_id: str, req_topics, topic_cls, versi
     else:
         denied = {name for name in {tp[0] for tp in asked or []} if not allowed(ctx, "DESCRIBE", "TOPIC", name)}
         res = coord.fetch(group_id, None if asked is None else [tp for tp in asked if tp[0] not in denied],
-                          require_stable)
+                          require_stable, member)
         if asked is None:  # all offsets: topics the principal may not describe are left out
             res = FetchResult(res.error, {tp: v for tp, v in res.offsets.items()
                                           if allowed(ctx, "DESCRIBE", "TOPIC", tp[0])})

@@ -7,5 +7,6 @@ those out, with `offsets.py` for committed and transactional offsets and the adm
 the in-memory `table.py`, and stores through the `OffsetsLog` seam (`store.py`) the broker
 implements over `__consumer_offsets`; which partitions it serves comes from the ownership module
 shared with the transaction coordinator (pylog/coordinator/ownership.py). Kafka's classic
-protocol: the partition assignors run in the clients (the group leader), not here.
+protocol: the partition assignors run in the clients (the group leader), not here. KIP-848 groups, whose
+assignors run in the broker, are pylog/coordinator/consumer/, composed into this coordinator.
 """

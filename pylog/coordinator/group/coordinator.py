@@ -5,7 +5,9 @@ with the transaction coordinator), the in-memory table of groups and offsets (ta
 (decisions.py), and the offset and admin operations (offsets.py). The shell owns what the rules
 may not: the parked JoinGroup/SyncGroup futures, the timers, and the writes through the broker's
 `OffsetsLog` seam (store.py). Kafka's classic protocol: the assignors run in the clients (the
-leader's SyncGroup brings the assignment); the coordinator stores and hands it out.
+leader's SyncGroup brings the assignment); the coordinator stores and hands it out. KIP-848 consumer
+groups (pylog/coordinator/consumer/) are composed in: same partitions, load and committed offsets, their
+own rules, timers and records; a group id is one or the other, never both at once.
 """
 
 from __future__ import annotations
@@ -15,6 +17,11 @@ import logging
 from typing import Any, Callable
 
 from pylog.common.clock import now_ms as wall_ms
+from pylog.coordinator.consumer import decisions as consumer_rules
+from pylog.coordinator.consumer.coordinator import ConsumerCoordinator
+from pylog.coordinator.consumer.decisions import ConsumerConfig, HeartbeatRequest, HeartbeatResult
+from pylog.coordinator.consumer.model import ConsumerGroup, TopicsView
+from pylog.coordinator.consumer.records import group_tombstones
 from pylog.coordinator.group import decisions as rules
 from pylog.coordinator.group.api import (
     CommitRequest, CoordinatorConfig, FetchResult, GroupSummary, JoinRequest, JoinResult, SyncResult, TopicPartition,
@@ -27,7 +34,7 @@ from pylog.coordinator.group.effects import (
 from pylog.coordinator.group.group import Group, new_member_id
 from pylog.coordinator.group.offsets import OffsetOps
 from pylog.coordinator.group.pending import PendingTxnOffsets
-from pylog.coordinator.group.records import OFFSETS_TOPIC, OffsetValue
+from pylog.coordinator.group.records import OFFSETS_TOPIC, OffsetValue, offset_key_bytes
 from pylog.coordinator.group.state import GroupState
 from pylog.coordinator.group.store import OffsetsLog, Replayed, client_error
 from pylog.coordinator.group.table import GroupTable, metadata_record
@@ -40,14 +47,18 @@ E = ErrorCode
 
 
 class GroupCoordinator:
-    """Kafka's classic group coordinator for the `__consumer_offsets` partitions this broker leads."""
+    """Kafka's group coordinator (classic groups, and KIP-848 groups through `self.consumer`) for the
+    `__consumer_offsets` partitions this broker leads."""
 
-    def __init__(self, store: OffsetsLog, config: CoordinatorConfig, now_ms: Callable[[], int] = wall_ms) -> None:
+    def __init__(self, store: OffsetsLog, config: CoordinatorConfig, now_ms: Callable[[], int] = wall_ms,
+                 consumer_config: ConsumerConfig = ConsumerConfig(), topics: Callable[[], TopicsView] = dict) -> None:
         self.store, self.config, self.now_ms = store, config, now_ms
         self.table = GroupTable(self.partition_of)
         self.ownership: Ownership[Replayed] = Ownership(OFFSETS_TOPIC, store.leader_epoch, self._read,
                                                         self._install, self._drop)
-        self.offset_ops = OffsetOps(self.table, store, config, self.check, now_ms, self._apply)
+        # KIP-848 groups: same partitions, load and offsets; their own rules and timers.
+        self.consumer = ConsumerCoordinator(store, consumer_config, self.partition_of, topics)
+        self.offset_ops = OffsetOps(self.table, store, config, self.check, now_ms, self._apply, self._member_check)
         self._timers: dict[TimerKey, asyncio.TimerHandle] = {}
         self._joins: dict[tuple[str, str], asyncio.Future] = {}  # (group, member) -> parked JoinGroup
         self._syncs: dict[tuple[str, str], asyncio.Future] = {}  # (group, member) -> parked SyncGroup
@@ -95,6 +106,7 @@ class GroupCoordinator:
         return state
 
     def _install(self, p: int, epoch: int, state: Replayed) -> None:
+        self.consumer.install(p, state.consumer)
         for group in self.table.install(p, state, self.now_ms()):
             self._apply(group, [session_timer(group, m) for m in group.members.values()])
         log.info("__consumer_offsets-%d holds %d groups, %d offsets", p, len(self.table.groups_of(p)),
@@ -102,6 +114,7 @@ class GroupCoordinator:
 
     def _drop(self, p: int) -> None:
         """Parked requests of the partition's groups get NOT_COORDINATOR, their timers stop."""
+        self.consumer.drop(p)
         for group in self.table.drop(p):
             gid = group.group_id
             for parked, answer in ((self._joins, E.NOT_COORDINATOR), (self._syncs, SyncResult(E.NOT_COORDINATOR))):
@@ -176,6 +189,9 @@ class GroupCoordinator:
         err = self.check(req.group_id)
         if err != E.NONE:
             return JoinResult(err, member_id=req.member_id)
+        consumer = self.consumer.groups.get(req.group_id)
+        if consumer is not None and consumer.members:  # no mixed groups (yet): Kafka's migration policy "none"
+            return JoinResult(E.INCONSISTENT_GROUP_PROTOCOL, member_id=req.member_id)
         group = self.table.groups.get(req.group_id)
         d = rules.join(group, req, new_member_id(req.client_id, req.instance_id), self.config, self.now_ms())
         parked = self._decided(group, d)
@@ -214,6 +230,38 @@ class GroupCoordinator:
         self._decided(group, d)
         return d.reply
 
+    # -- KIP-848 consumer groups (pylog/coordinator/consumer/) ------------------------------------
+
+    async def consumer_heartbeat(self, req: HeartbeatRequest) -> HeartbeatResult:
+        """Handle a ConsumerGroupHeartbeat; a group id a classic group uses is refused as Kafka does."""
+        err = self.check(req.group_id)
+        if err != E.NONE:
+            return HeartbeatResult(err, member_epoch=req.member_epoch)
+        classic = self.table.groups.get(req.group_id)
+        if classic is not None and classic.state not in (GroupState.EMPTY, GroupState.DEAD):
+            return HeartbeatResult(E.GROUP_ID_NOT_FOUND, f"Group {req.group_id} is not a consumer group.",
+                                   member_epoch=req.member_epoch)
+        return await self.consumer.heartbeat(req)
+
+    def describe_consumer_group(self, group_id: str) -> tuple[ErrorCode, ConsumerGroup | None, dict]:
+        """ConsumerGroupDescribe for one group: (error, the group, topic id -> name for its partitions)."""
+        err = self.check(group_id)
+        group = self.consumer.groups.get(group_id) if err == E.NONE else None
+        if group is None:
+            return (E.GROUP_ID_NOT_FOUND if err == E.NONE else err), None, {}
+        return E.NONE, group, {tid: name for name, (tid, _) in self.consumer.topics().items()}
+
+    def list_consumer_groups(self) -> list[tuple[str, str]]:
+        """(group id, state) of the KIP-848 groups coordinated here (ListGroups' type "consumer")."""
+        owned = set(self.ownership.owned())
+        return sorted((gid, g.state()) for gid, g in self.consumer.groups.items() if self.partition_of(gid) in owned)
+
+    def _member_check(self, group_id: str, member_id: str, epoch: int) -> ErrorCode | None:
+        """None for groups that are not KIP-848 consumer groups, else the member and epoch check's error."""
+        if group_id not in self.consumer.groups:
+            return None
+        return self.consumer.check_member(group_id, member_id, epoch)
+
     # -- offsets and administration (offsets.py) ------------------------------------------------
 
     async def commit(self, req: CommitRequest) -> dict[TopicPartition, ErrorCode]:
@@ -232,8 +280,13 @@ class GroupCoordinator:
             self.table.complete_markers(partition, producer_id, commit)
 
     def fetch(self, group_id: str, partitions: list[TopicPartition] | None,
-              require_stable: bool = False) -> FetchResult:
-        """Handle an OffsetFetch for one group (see OffsetOps.fetch)."""
+              require_stable: bool = False, member: tuple[str, int] | None = None) -> FetchResult:
+        """Handle an OffsetFetch for one group (see OffsetOps.fetch); `member` (id, epoch) from v9 on is checked
+        against a consumer group's member."""
+        if member is not None and self.check(group_id) == E.NONE:
+            err = self._member_check(group_id, *member)
+            if err not in (None, E.NONE):
+                return FetchResult(err)
         return self.offset_ops.fetch(group_id, partitions, require_stable)
 
     def describe(self, group_id: str) -> GroupSummary:
@@ -249,7 +302,19 @@ class GroupCoordinator:
 
     async def delete_group(self, group_id: str) -> ErrorCode:
         """DeleteGroups for one group: only an Empty group; its offsets and metadata get tombstones."""
-        return await self.offset_ops.delete_group(group_id)
+        consumer = self.consumer.groups.get(group_id)
+        if consumer is None or self.check(group_id) != E.NONE:
+            return await self.offset_ops.delete_group(group_id)
+        if consumer.members:
+            return E.NON_EMPTY_GROUP
+        records = [(offset_key_bytes(group_id, *tp), None) for tp in self.table.offsets.get(group_id, {})]
+        records += group_tombstones(group_id)
+        err = client_error(await self.store.append(self.partition_of(group_id), records))
+        if err == E.NONE and self.consumer.groups.get(group_id) is consumer and not consumer.members:
+            del self.consumer.groups[group_id]
+            self.table.forget(group_id)
+            log.info("Deleted consumer group %s", group_id)
+        return err
 
     async def delete_offsets(self, group_id: str, partitions: list[TopicPartition]
                              ) -> tuple[ErrorCode, dict[TopicPartition, ErrorCode]]:
@@ -257,8 +322,22 @@ class GroupCoordinator:
         return await self.offset_ops.delete_offsets(group_id, partitions)
 
     async def expire_offsets(self) -> int:
-        """offsets.retention.minutes: drop the offsets of groups that have been Empty that long."""
-        return await self.offset_ops.expire(self.ownership.owned())
+        """offsets.retention.minutes: drop the offsets of groups that have been Empty that long (of consumer groups:
+        those of topics nobody subscribes to, that long after their commit)."""
+        owned = self.ownership.owned()
+        expired = await self.offset_ops.expire(owned)
+        now = self.now_ms()
+        for gid, group in list(self.consumer.groups.items()):
+            p = self.partition_of(gid)
+            offsets = self.table.offsets.get(gid, {})
+            gone = consumer_rules.expired_offsets(group, {tp: v.commit_timestamp for tp, v in offsets.items()}, now,
+                                                  self.config.retention_ms) if p in owned else []
+            if gone and await self.store.append(p, [(offset_key_bytes(gid, *tp), None) for tp in gone]) == E.NONE:
+                for tp in gone:
+                    offsets.pop(tp, None)
+                expired += len(gone)
+                log.info("Expired %d offsets of consumer group %s", len(gone), gid)
+        return expired
 
     async def partitions_deleted(self, deleted: list[TopicPartition]) -> int:
         """Topics were deleted: drop their committed offsets from every group coordinated here."""

@@ -425,11 +425,16 @@ def commit(group: Group | None, req: CommitRequest, cfg: CoordinatorConfig, now:
     if err != E.NONE:
         d.reply = (err, {})
         return d
+    d.reply = (E.NONE, too_large(req, cfg))
+    return d
+
+
+def too_large(req: CommitRequest, cfg: CoordinatorConfig) -> dict[TopicPartition, ErrorCode]:
+    """The partitions whose commit metadata is over offset.metadata.max.bytes."""
     limit = cfg.metadata_max_bytes
     # (UTF-8 takes at most 4 bytes a character: most metadata needs no encoding to be found short enough)
-    d.reply = (E.NONE, {tp: E.OFFSET_METADATA_TOO_LARGE for tp, v in req.offsets.items()
-                        if len(v.metadata) * 4 > limit and len(v.metadata.encode()) > limit})
-    return d
+    return {tp: E.OFFSET_METADATA_TOO_LARGE for tp, v in req.offsets.items()
+            if len(v.metadata) * 4 > limit and len(v.metadata.encode()) > limit}
 
 
 def _validate_commit(fx: list[Effect], group: Group, req: CommitRequest) -> ErrorCode:

@@ -37,9 +37,11 @@ class OffsetOps:
 
     def __init__(self, table: GroupTable, store: OffsetsLog, config: CoordinatorConfig,
                  check: Callable[[str], ErrorCode], now_ms: Callable[[], int],
-                 apply: Callable[[Group, list[Effect]], object]) -> None:
+                 apply: Callable[[Group, list[Effect]], object],
+                 member_check: Callable[[str, str, int], ErrorCode | None] = lambda g, m, e: None) -> None:
         self.table, self.store, self.config = table, store, config
         self.check, self.now_ms, self.apply = check, now_ms, apply
+        self.member_check = member_check  # KIP-848 groups: the member epoch check (None: not such a group)
 
     def _decided(self, d: Decision, group_id: str) -> None:
         if d.created is not None:
@@ -54,9 +56,13 @@ class OffsetOps:
         err = self.check(group_id)
         if err != E.NONE:
             return {tp: err for tp in req.offsets}
-        d = rules.commit(self.table.groups.get(group_id), req, self.config, self.now_ms())
-        self._decided(d, group_id)
-        err, out = d.reply
+        verdict = self.member_check(group_id, req.member_id, req.generation)
+        if verdict is None:
+            d = rules.commit(self.table.groups.get(group_id), req, self.config, self.now_ms())
+            self._decided(d, group_id)
+            err, out = d.reply
+        else:  # a consumer group: the member epoch is the generation (STALE_MEMBER_EPOCH, UNKNOWN_MEMBER_ID)
+            err, out = verdict, rules.too_large(req, self.config)
         if err != E.NONE:
             return {tp: err for tp in req.offsets}
         staged = [(group_id, tp) for tp in req.offsets if tp not in out]
@@ -76,7 +82,7 @@ class OffsetOps:
         stored = client_error(stored)
         for _, tp in staged:
             out[tp] = stored
-            if stored == E.NONE and group_id in self.table.groups:
+            if stored == E.NONE and (group_id in self.table.groups or verdict is not None):
                 apply_commit(self.table.offsets, self.table.positions, group_id, tp, req.offsets[tp], position)
         return out
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import AsyncIterator, Iterable, NamedTuple, Protocol
 
+from pylog.coordinator.consumer.records import KEY_VERSIONS, ConsumerRecordError, ConsumerReplay, key_version
 from pylog.coordinator.group.pending import PendingTxnOffsets, TopicPartition, apply_commit, complete
 from pylog.coordinator.group.records import (
     GroupKey, GroupValue, OffsetKey, OffsetValue, RecordFormatError, decode_group_value, decode_key,
@@ -62,7 +63,8 @@ class Replayed:
     positions: dict[str, dict[TopicPartition, int]] = field(default_factory=dict)
     pending: PendingTxnOffsets = field(default_factory=PendingTxnOffsets)
     last_offset: int = -1  # the highest batch offset read: markers past it were not seen
-    skipped: int = 0  # records of other types (KIP-848, share groups) or unreadable ones
+    consumer: ConsumerReplay = field(default_factory=ConsumerReplay)  # KIP-848 groups (key versions 3-8)
+    skipped: int = 0  # records of other types (share groups) or unreadable ones
 
     def apply(self, key: bytes | None, value: bytes | None, batch_offset: int = -1, producer_id: int = -1,
               transactional: bool = False, marker: bool | None = None) -> None:
@@ -72,6 +74,9 @@ class Replayed:
             complete(self.pending, self.offsets, self.positions, producer_id, marker)
             return
         try:
+            if key is not None and len(key) >= 2 and key_version(key) in KEY_VERSIONS:
+                self.consumer.apply(key, value)
+                return
             k = decode_key(key) if key is not None else None
             if isinstance(k, OffsetKey):
                 tp = (k.topic, k.partition)
@@ -94,7 +99,7 @@ class Replayed:
                     self.groups[k.group] = decode_group_value(value)
             else:
                 self.skipped += 1
-        except (RecordFormatError, ValueError, IndexError):
+        except (RecordFormatError, ConsumerRecordError, ValueError, IndexError):
             self.skipped += 1
 
 

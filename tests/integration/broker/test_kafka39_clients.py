@@ -100,7 +100,7 @@ def test_kafka_python_sends_kafka_39s_versions(proxied):
         tiered = admin.list_partition_offsets({tp: OffsetSpec.LATEST_TIERED})[tp]
         assert (tiered.offset, tiered.leader_epoch) == (-1, None)  # nothing is tiered (kafka-python: epoch -1 is None)
         assert [g["group_id"] for g in admin.list_groups(types_filter=["classic"])] == ["kp39"]
-        assert admin.list_groups(types_filter=["consumer"]) == []  # KIP-848 groups are not served
+        assert admin.list_groups(types_filter=["consumer"]) == []  # no KIP-848 group here
         _duration_filter(admin, bootstrap)
     finally:
         admin.close()

@@ -5,6 +5,7 @@ from __future__ import annotations
 from types import SimpleNamespace
 
 from pylog.broker.metrics_view import _bytes_behind, _controller, _groups
+from pylog.coordinator.consumer.model import ConsumerGroup, Member
 from pylog.controller.context import Assignment, ControllerContext, LiveBroker
 from pylog.zk.codecs import PartitionState
 
@@ -45,9 +46,14 @@ def test_bytes_behind_estimates_what_adding_replicas_still_copy():
 
 def test_groups_include_offset_only_groups_as_empty():
     group = SimpleNamespace(state=SimpleNamespace(value="Stable"), members={"m1": None}, generation=4)
+    kip848 = ConsumerGroup("new", group_epoch=3, assignment_epoch=3, members={"m": Member("m", member_epoch=3)})
     coordinator = SimpleNamespace(groups={"live": group},
                                   offsets={"live": {("t", 0): SimpleNamespace(offset=7)},
-                                           "assign-only": {("t", 1): SimpleNamespace(offset=3)}})
+                                           "assign-only": {("t", 1): SimpleNamespace(offset=3)},
+                                           "new": {("t", 2): SimpleNamespace(offset=9)}},
+                                  consumer=SimpleNamespace(groups={"new": kip848}))
     views = {g.group_id: g for g in _groups(coordinator)}
     assert (views["live"].state, views["live"].members, views["live"].committed) == ("Stable", 1, {("t", 0): 7})
     assert (views["assign-only"].state, views["assign-only"].members) == ("Empty", 0)
+    assert (views["new"].state, views["new"].members, views["new"].generation, views["new"].committed) == (
+        "Stable", 1, 3, {("t", 2): 9})

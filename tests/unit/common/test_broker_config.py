@@ -267,3 +267,26 @@ def test_validate_dynamic_broker_config_accepts_dynamic_and_custom_keys() -> Non
     typed = validate_dynamic_broker_config({"leader.replication.throttled.rate": "1000000", "custom.key": "x",
                                             "log.cleaner.threads": "2"}, per_broker=False)
     assert typed == {"leader.replication.throttled.rate": 1000000}
+
+
+@pytest.mark.parametrize("props, message", [
+    ({"group.consumer.session.timeout.ms": "10000"},
+     "group.consumer.session.timeout.ms must be between group.consumer.min.session.timeout.ms and "
+     "group.consumer.max.session.timeout.ms"),
+    ({"group.consumer.heartbeat.interval.ms": "20000"},
+     "group.consumer.heartbeat.interval.ms must be between group.consumer.min.heartbeat.interval.ms and "
+     "group.consumer.max.heartbeat.interval.ms"),
+    ({"group.consumer.min.session.timeout.ms": "5000", "group.consumer.session.timeout.ms": "5000"},
+     "group.consumer.heartbeat.interval.ms must be less than group.consumer.session.timeout.ms"),
+    ({"group.coordinator.rebalance.protocols": "consumer"}, "group.coordinator.rebalance.protocols must contain classic"),
+])
+def test_kip848_bounds(props: dict[str, str], message: str) -> None:
+    assert error_of(props) == f"requirement failed: {message}"
+
+
+def test_kip848_defaults_are_kafkas() -> None:
+    c = BrokerConfig.from_props(ZK)
+    assert [c.get(k) for k in ("group.coordinator.rebalance.protocols", "group.consumer.session.timeout.ms",
+                               "group.consumer.heartbeat.interval.ms", "group.consumer.assignors")] == [
+        ["classic", "consumer"], 45000, 5000, ["uniform", "range"]]
+    assert "Invalid value sticky" in error_of({"group.consumer.assignors": "sticky"})
