@@ -75,6 +75,12 @@ KEYS: dict[str, tuple[Any, Callable[[str], Any]]] = {
     "replica.count.balance.threshold": (1.10, _ratio),
     "leader.replica.count.balance.threshold": (1.10, _ratio),
     "disk.balance.threshold": (1.10, _ratio),
+    # The load monitor (pylog/balancer/monitor.py): how often it reads the samples, and the span it keeps.
+    "metric.sampling.interval.ms": (120000, _int(1)),
+    "partition.metrics.window.ms": (300000, _int(1)),
+    "num.partition.metrics.windows": (5, _int(1)),
+    # Cruise Control's JSON capacity file (brokerCapacities[]: DISK in MB, NW_IN/NW_OUT in KB/s).
+    "capacity.config.file": (None, _text),
 }
 
 

@@ -7,14 +7,16 @@ from collections.abc import Callable, Mapping
 from pylog.balancer import params as P
 from pylog.balancer.anomaly import BrokerFailureDetector
 from pylog.balancer.analyzer import KNOWN_GOALS, Proposal, ProposalError, demote, parse_goals, propose
-from pylog.balancer.cluster import (ClusterFacts, broker_counts, close_cluster, cluster_state_body, load_body,
+from pylog.balancer.cluster import (ClusterFacts, close_cluster, cluster_state_body, load_body,
                                     open_cluster, read)
 from pylog.balancer.config import BalancerConfig
 from pylog.balancer.executor import Caps, ExecutionBusy, Executor
+from pylog.balancer.load import CapacityError, broker_loads, partition_load_body, read_capacities, with_capacity
+from pylog.balancer.monitor import LoadMonitor
 from pylog.balancer.tasks import Reply, UserTask, UserTaskManager, error_body
 
-ASYNC = {"state", "load", "kafka_cluster_state", "proposals", "rebalance", "add_broker", "remove_broker",
-         "demote_broker"}
+ASYNC = {"state", "load", "partition_load", "kafka_cluster_state", "proposals", "rebalance", "add_broker",
+         "remove_broker", "demote_broker"}
 
 
 class Balancer:
@@ -31,6 +33,9 @@ class Balancer:
         self.tasks = UserTaskManager(cfg["max.active.user.tasks"], cfg["webserver.session.maxExpiryTimeMs"])
         self.concurrency: dict[str, int] = {}
         self.detector = BrokerFailureDetector(cfg, self.executor, lambda: self._caps({}))
+        self.monitor = LoadMonitor(cfg["bootstrap.servers"], cfg["metric.sampling.interval.ms"],
+                                   cfg["partition.metrics.window.ms"], cfg["num.partition.metrics.windows"])
+        self.capacities = {} if cfg["capacity.config.file"] is None else read_capacities(cfg["capacity.config.file"])
 
     def start(self) -> None:
         """Start the background parts: follow reassignments already in flight, detect anomalies."""
@@ -40,10 +45,12 @@ class Balancer:
         finally:
             close_cluster(cluster)
         self.detector.start()
+        self.monitor.start()
 
     def stop(self) -> None:
         """Stop the background parts."""
         self.detector.stop()
+        self.monitor.stop()
 
     def work(self, endpoint: str, params: Mapping[str, str]) -> Callable[[UserTask], Reply]:
         """The function a task of this endpoint runs."""
@@ -59,7 +66,7 @@ class Balancer:
     def _guarded(self, endpoint: str, params: Mapping[str, str], task: UserTask) -> Reply:
         try:
             return getattr(self, "_" + endpoint)(params, task)
-        except (P.ParamError, ProposalError) as exc:
+        except (P.ParamError, ProposalError, CapacityError) as exc:
             return Reply(400, error_body(exc))
         except ExecutionBusy as exc:
             return Reply(500, error_body(exc))
@@ -72,14 +79,7 @@ class Balancer:
         body: dict = {}
         if "MONITOR" in wanted:
             task.step("RETRIEVING_METADATA", "Reading the cluster's partitions and replica sizes.")
-            facts = self._read()
-            total = len(facts.replicas)
-            sized = total if facts.sizes is None else sum(
-                1 for tp, reps in facts.replicas.items() if any((tp, r) in facts.sizes for r in reps))
-            body["MonitorState"] = {"state": "RUNNING", "trained": False, "numMonitoredWindows": 0,
-                                    "numValidPartitions": sized, "numTotalPartitions": total,
-                                    "monitoringCoveragePct": 100.0 * sized / max(total, 1),
-                                    "reasonOfLatestPauseOrResume": "N/A"}
+            body["MonitorState"] = self.monitor.state(self._read(with_sizes=False).replicas)
         if "EXECUTOR" in wanted:
             body["ExecutorState"] = self.executor.state(verbose)
         if "ANALYZER" in wanted:
@@ -98,8 +98,21 @@ class Balancer:
         task.step("RETRIEVING_METADATA", "Reading the cluster's partitions and replica sizes.")
         facts = self._read()
         alive = facts.metadata.brokers
-        rows = broker_counts(facts, sorted(set(alive) | facts.holders()))
+        rows = broker_loads(facts, self.monitor.loads(), sorted(set(alive) | facts.holders()))
+        with_capacity(rows, self.capacities)
         return Reply(200, load_body(rows, alive, alive, facts.hosts))
+
+    def _partition_load(self, params: Mapping[str, str], task: UserTask) -> Reply:
+        task.step("RETRIEVING_METADATA", "Reading the cluster's partitions and replica sizes.")
+        facts = self._read()
+        brokers = set(P.broker_ids(params)) if params.get("brokerid") else None
+        try:
+            body = partition_load_body(facts, self.monitor.loads(), params.get("resource", "disk").lower(),
+                                       P.number(params, "entries", 2**31 - 1), P.pattern(params, "topic"),
+                                       P.partition_range(params), brokers)
+        except ValueError as exc:
+            raise P.ParamError(str(exc)) from None
+        return Reply(200, body)
 
     def _kafka_cluster_state(self, params: Mapping[str, str], task: UserTask) -> Reply:
         topic = P.pattern(params, "topic")
@@ -220,6 +233,17 @@ class Balancer:
             body["dropRecentBrokersRequest"] = f"Dropped recently removed brokers: {sorted(dropped)}"
         body["version"] = 1
         return body
+
+    def sampling(self, endpoint: str, params: Mapping[str, str]) -> dict:
+        """pause_sampling / resume_sampling (synchronous): the MonitorState's state and reason follow."""
+        reason = params.get("reason", "")
+        if endpoint == "pause_sampling":
+            changed = self.monitor.pause(reason)
+            message = "Metric sampling paused." if changed else "Metric sampling was already paused."
+        else:
+            changed = self.monitor.resume(reason)
+            message = "Metric sampling resumed." if changed else "Metric sampling was not paused."
+        return {"message": message, "version": 1}
 
     def stop_execution(self) -> dict:
         """The stop_proposal_execution body (synchronous)."""

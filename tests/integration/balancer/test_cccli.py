@@ -4,9 +4,7 @@ rebalance, add_broker executed onto a new broker, remove_broker, user_tasks; dat
 from __future__ import annotations
 
 import json
-import os
 import subprocess
-import sys
 import time
 import urllib.request
 from collections import Counter
@@ -21,38 +19,23 @@ from pylog.zk.testing import free_port
 
 from click.testing import CliRunner
 
+from support.balancer import CCCLI, cccli, stop_balancer, wait_idle
+from support.balancer import start_balancer as support_start
 from support.clients import kcat, wait_for
 from support.inspect import partitions
 
 pytestmark = pytest.mark.integration
 
 SETTINGS = {"auto.leader.rebalance.enable": "false", "zookeeper.session.timeout.ms": "4000"}
-REPO = Path(__file__).resolve().parents[3]
-CCCLI = str(Path(sys.executable).parent / "cccli")
 THROTTLE_KEYS = ("leader.replication.throttled.rate", "follower.replication.throttled.rate")
 
 
-def cccli(port: int, *args: str) -> tuple[dict, str]:
-    """Run cccli against the balancer with --json true; (its final JSON, its stderr with the 202 bodies)."""
-    r = subprocess.run([CCCLI, "-a", f"127.0.0.1:{port}", *args, "--json", "true"], capture_output=True,
-                       text=True, timeout=120)
-    assert r.returncode == 0, r.stderr
-    return json.loads(r.stdout), r.stderr
-
-
 def start_balancer(tmp_path: Path, bootstrap: str, zk_connect: str, port: int) -> subprocess.Popen:
-    config = tmp_path / "cruisecontrol.properties"
-    config.write_text("\n".join([
-        f"bootstrap.servers={bootstrap}", f"zookeeper.connect={zk_connect}", f"webserver.http.port={port}",
-        # No blocking: every task's first answer is 202 progress and cccli polls it, as on a big cluster.
-        "webserver.request.maxBlockTimeMs=0", "execution.progress.check.interval.ms=200",
-        "num.concurrent.partition.movements.per.broker=2", "default.replication.throttle=20000000",
-        # Short broker-failure thresholds so the kill -9 phase heals within seconds.
-        "self.healing.enabled=true", "anomaly.detection.interval.ms=500", "broker.failure.alert.threshold.ms=1000",
-        "broker.failure.self.healing.threshold.ms=2000", ""]))
-    with open(tmp_path / "balancer.log", "a") as out:  # a file, so a chatty log never blocks the service
-        return subprocess.Popen([os.path.join(REPO, "bin", "pylog-cruise-control-start.sh"), str(config)],
-                                stdout=out, stderr=subprocess.STDOUT)
+    return support_start(tmp_path, bootstrap, zk_connect, port,
+                         "num.concurrent.partition.movements.per.broker=2", "default.replication.throttle=20000000",
+                         # Short broker-failure thresholds so the kill -9 phase heals within seconds.
+                         "self.healing.enabled=true", "anomaly.detection.interval.ms=500",
+                         "broker.failure.alert.threshold.ms=1000", "broker.failure.self.healing.threshold.ms=2000")
 
 
 def replica_counts(bootstrap: str, topic: str) -> Counter:
@@ -67,16 +50,6 @@ def throttles_left(bootstrap: str, brokers) -> list[str]:
         admin.close()
     return [f"{name[1]}:{c.name}" for name, configs in found.items() for c in configs
             if c.name in THROTTLE_KEYS and not c.is_default]
-
-
-def wait_idle(port: int) -> dict:
-    got: dict = {}
-
-    def idle() -> bool:
-        got.update(cccli(port, "state")[0])
-        return got["ExecutorState"]["state"] == "NO_TASK_IN_PROGRESS"
-    wait_for(idle, 90, "the balancer's execution to finish", interval=0.5)
-    return got
 
 
 def poll_by_user_task_id(port: int) -> None:
@@ -95,18 +68,6 @@ def poll_by_user_task_id(port: int) -> None:
             return
         assert time.monotonic() < deadline, "the rebalance task did not finish"
         time.sleep(0.05)
-
-
-def stop_balancer(proc: subprocess.Popen, tmp_path: Path) -> subprocess.CompletedProcess:
-    # The stop script, given the config, signals only this balancer (its command line names the file).
-    stop = subprocess.run([os.path.join(REPO, "bin", "pylog-cruise-control-stop.sh"),
-                           str(tmp_path / "cruisecontrol.properties")], capture_output=True, text=True, timeout=30)
-    try:
-        proc.wait(30)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        proc.wait(10)
-    return stop
 
 
 def restart_mid_reassignment(c, proc: subprocess.Popen, tmp_path: Path, zk_connect: str, port: int,
