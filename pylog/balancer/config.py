@@ -7,6 +7,7 @@ samplers, goals or capacity files that would silently do nothing, and an operato
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -46,6 +47,23 @@ def _text(text: str) -> str:
     return text
 
 
+def _regex(text: str) -> str:
+    try:
+        re.compile(text)
+    except re.error as exc:
+        raise ValueError(f"must be a regular expression ({exc})") from None
+    return text
+
+
+def _goals(text: str) -> str:
+    from pylog.balancer.analyzer import ProposalError, parse_goals  # the analyzer imports this module
+    try:
+        parse_goals(_text(text))
+    except ProposalError as exc:
+        raise ValueError(f"must name goals pylog provides: {exc}") from None
+    return text
+
+
 def _prefix(text: str) -> str:
     if not text.startswith("/") or not text.endswith("/*"):
         raise ValueError("must look like /kafkacruisecontrol/*")
@@ -65,6 +83,14 @@ KEYS: dict[str, tuple[Any, Callable[[str], Any]]] = {
     "anomaly.detection.interval.ms": (300000, _int(1)),
     "self.healing.enabled": (False, _bool),
     "self.healing.broker.failure.enabled": (None, _bool),
+    "self.healing.disk.failure.enabled": (None, _bool),
+    "self.healing.goal.violation.enabled": (None, _bool),
+    "self.healing.topic.anomaly.enabled": (None, _bool),
+    "self.healing.metric.anomaly.enabled": (None, _bool),
+    "self.healing.target.topic.replication.factor": (3, _int(1, 32767)),
+    "topic.excluded.from.replication.factor.check": ("", _regex),
+    "anomaly.detection.goals": ("RackAwareGoal,ReplicaDistributionGoal,TopicReplicaDistributionGoal,"
+                                "LeaderReplicaDistributionGoal", _goals),
     "broker.failure.alert.threshold.ms": (900000, _int(0)),
     "broker.failure.self.healing.threshold.ms": (1800000, _int(0)),
     "num.concurrent.partition.movements.per.broker": (5, _int(1)),
@@ -98,10 +124,15 @@ class BalancerConfig:
         """The path the endpoints live under, without the trailing '/*' (e.g. /kafkacruisecontrol)."""
         return str(self.values["webserver.api.urlprefix"])[:-2]
 
-    def self_healing_for_broker_failure(self) -> bool:
-        """The per-anomaly switch, falling back to self.healing.enabled as Cruise Control does."""
-        specific = self.values["self.healing.broker.failure.enabled"]
+    def self_healing_for(self, anomaly_type: str) -> bool:
+        """The per-anomaly switch (self.healing.broker.failure.enabled for BROKER_FAILURE), falling back to
+        self.healing.enabled as Cruise Control does."""
+        specific = self.values[f"self.healing.{anomaly_type.lower().replace('_', '.')}.enabled"]
         return bool(self.values["self.healing.enabled"] if specific is None else specific)
+
+    def self_healing_for_broker_failure(self) -> bool:
+        """BROKER_FAILURE's switch."""
+        return self.self_healing_for("BROKER_FAILURE")
 
 
 def parse(props: Mapping[str, str], source: str = "cruisecontrol.properties") -> BalancerConfig:

@@ -28,6 +28,7 @@ POST_ENDPOINTS = {
     "rebalance": PROPOSALS | EXEC | {"concurrent_intra_broker_partition_movements"},
     "add_broker": {"brokerid", "kafka_assigner", "throttle_added_broker"} | EXEC | GOAL,
     "remove_broker": {"brokerid", "kafka_assigner", "throttle_removed_broker", "destination_broker_ids"} | EXEC | GOAL,
+    "fix_offline_replicas": EXEC | GOAL,
     "pause_sampling": {"review_id"},
     "resume_sampling": {"review_id"},
     "stop_proposal_execution": {"review_id", "force_stop", "stop_external_agent"},

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 
 from pylog.balancer import params as P
-from pylog.balancer.anomaly import BrokerFailureDetector
+from pylog.balancer.anomaly import TYPES, AnomalyDetector
 from pylog.balancer.analyzer import KNOWN_GOALS, Proposal, ProposalError, demote, parse_goals, propose
 from pylog.balancer.cluster import (ClusterFacts, close_cluster, cluster_state_body, load_body,
                                     open_cluster, read)
@@ -13,10 +13,11 @@ from pylog.balancer.config import BalancerConfig
 from pylog.balancer.executor import Caps, ExecutionBusy, Executor
 from pylog.balancer.load import CapacityError, broker_loads, partition_load_body, read_capacities, with_capacity
 from pylog.balancer.monitor import LoadMonitor
+from pylog.balancer.repairs import fix_offline, offline_replicas
 from pylog.balancer.tasks import Reply, UserTask, UserTaskManager, error_body
 
 ASYNC = {"state", "load", "partition_load", "kafka_cluster_state", "proposals", "rebalance", "add_broker",
-         "remove_broker", "demote_broker"}
+         "remove_broker", "demote_broker", "fix_offline_replicas"}
 
 
 class Balancer:
@@ -32,7 +33,7 @@ class Balancer:
         self.executor = Executor(cfg["bootstrap.servers"])
         self.tasks = UserTaskManager(cfg["max.active.user.tasks"], cfg["webserver.session.maxExpiryTimeMs"])
         self.concurrency: dict[str, int] = {}
-        self.detector = BrokerFailureDetector(cfg, self.executor, lambda: self._caps({}))
+        self.detector = AnomalyDetector(cfg, self.executor, lambda: self._caps({}))
         self.monitor = LoadMonitor(cfg["bootstrap.servers"], cfg["metric.sampling.interval.ms"],
                                    cfg["partition.metrics.window.ms"], cfg["num.partition.metrics.windows"])
         self.capacities = {} if cfg["capacity.config.file"] is None else read_capacities(cfg["capacity.config.file"])
@@ -91,7 +92,7 @@ class Balancer:
         return Reply(200, body)
 
     def anomaly_state(self) -> dict:
-        """AnomalyDetectorState: broker failures (the only anomaly type pylog detects so far)."""
+        """AnomalyDetectorState."""
         return self.detector.json()
 
     def _load(self, params: Mapping[str, str], task: UserTask) -> Reply:
@@ -196,6 +197,19 @@ class Balancer:
             self.executor.recently_demoted.update(ids)
         return Reply(200, proposal.body)
 
+    def _fix_offline_replicas(self, params: Mapping[str, str], task: UserTask) -> Reply:
+        dryrun = P.flag(params, "dryrun", True)
+        caps = self._caps(params)
+        if not dryrun and self.executor.busy():
+            raise ExecutionBusy("Cannot start a new execution while there is an ongoing execution.")
+        task.step("RETRIEVING_METADATA", "Reading the cluster's partitions and their offline replicas.")
+        facts = self._read()
+        excluded = self.executor.recently_removed if P.flag(params, "exclude_recently_removed_brokers", True) else ()
+        proposal = fix_offline(facts, offline_replicas(facts), excluded, P.flag(params, "verbose", False))
+        if not dryrun:
+            self._execute(task, proposal, caps, params.get("reason", ""))
+        return Reply(200, proposal.body)
+
     def _rebalance(self, params: Mapping[str, str], task: UserTask) -> Reply:
         return self._change("rebalance", params, task, [])
 
@@ -209,20 +223,18 @@ class Balancer:
         """The admin endpoint (synchronous): self-healing on/off, concurrency defaults, recently removed brokers."""
         enable, disable = P.anomaly_types(params, "enable_self_healing_for"), P.anomaly_types(
             params, "disable_self_healing_for")
-        unsupported = sorted((enable | disable) - {"BROKER_FAILURE"})
+        unsupported = sorted((enable | disable) - set(TYPES))
         if unsupported:
-            raise P.ParamError(f"pylog detects only BROKER_FAILURE anomalies so far, not {unsupported}")
+            raise P.ParamError(f"pylog does not detect {unsupported} anomalies; it detects {list(TYPES)}")
         for name in ("enable_concurrency_adjuster_for", "disable_concurrency_adjuster_for",
                      "min_isr_based_concurrency_adjustment"):
             if params.get(name):
                 raise P.ParamError(f"{name}: pylog has no concurrency adjuster")
         if enable & disable:
             raise P.ParamError("The same anomaly type cannot be both enabled and disabled")
-        before = {"BROKER_FAILURE": self.detector.self_healing}
-        if enable or disable:
-            self.detector.self_healing = bool(enable)
-        body: dict = {"selfHealingEnabledBefore": before,
-                      "selfHealingEnabledAfter": {"BROKER_FAILURE": self.detector.self_healing}}
+        before = dict(self.detector.healing)
+        self.detector.healing.update({t: True for t in enable} | {t: False for t in disable})
+        body: dict = {"selfHealingEnabledBefore": before, "selfHealingEnabledAfter": dict(self.detector.healing)}
         changed = {k: P.number(params, k, None) for k in self.CONCURRENCY if params.get(k)}
         if changed:
             self.concurrency.update(changed)
