@@ -33,6 +33,9 @@ class Balancer:
         self.executor = Executor(cfg["bootstrap.servers"])
         self.tasks = UserTaskManager(cfg["max.active.user.tasks"], cfg["webserver.session.maxExpiryTimeMs"])
         self.concurrency: dict[str, int] = {}
+        # A cluster model given instead of reading the cluster (scripts/bench balancer: proposal timings on
+        # synthetic clusters of 1M partitions through the REST API); None in the service.
+        self.model: ClusterFacts | None = None
         self.detector = AnomalyDetector(cfg, self.executor, lambda: self._caps({}))
         self.monitor = LoadMonitor(cfg["bootstrap.servers"], cfg["metric.sampling.interval.ms"],
                                    cfg["partition.metrics.window.ms"], cfg["num.partition.metrics.windows"])
@@ -58,6 +61,8 @@ class Balancer:
         return lambda task: self._guarded(endpoint, params, task)
 
     def _read(self, with_sizes: bool = True) -> ClusterFacts:
+        if self.model is not None:
+            return self.model
         cluster = open_cluster(self.cfg["bootstrap.servers"])
         try:
             return read(cluster, with_sizes)

@@ -8,10 +8,12 @@ import subprocess
 import sys
 from pathlib import Path
 
+from pylog.cli.admin_client import BROKER_RESOURCE, BrokerAdmin
 from support.clients import wait_for
 
 REPO = Path(__file__).resolve().parents[2]
 CCCLI = str(Path(sys.executable).parent / "cccli")
+THROTTLE_KEYS = ("leader.replication.throttled.rate", "follower.replication.throttled.rate")
 
 
 def cccli(port: int, *args: str) -> tuple[dict, str]:
@@ -67,3 +69,14 @@ def balancer_log(tmp_path: Path) -> str:
     """The balancer's log without the HTTP access lines."""
     log = (tmp_path / "balancer.log").read_text()
     return "\n".join(line for line in log.splitlines() if " GET " not in line and " POST " not in line)
+
+
+def throttles_left(bootstrap: str, brokers) -> list[str]:
+    """The brokers' replication throttle rates that are set (not default)."""
+    admin = BrokerAdmin(bootstrap, 10000)
+    try:
+        found = admin.describe_configs([(BROKER_RESOURCE, str(b)) for b in brokers])
+    finally:
+        admin.close()
+    return [f"{name[1]}:{c.name}" for name, configs in found.items() for c in configs
+            if c.name in THROTTLE_KEYS and not c.is_default]

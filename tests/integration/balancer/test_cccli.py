@@ -12,14 +12,14 @@ from pathlib import Path
 
 import pytest
 
-from pylog.cli.admin_client import BROKER_RESOURCE, BrokerAdmin
+from pylog.cli.admin_client import BrokerAdmin
 from pylog.cli.reassign_cluster import BrokerCluster
 from pylog.cli.topics import topics_command
 from pylog.zk.testing import free_port
 
 from click.testing import CliRunner
 
-from support.balancer import CCCLI, cccli, stop_balancer, wait_idle
+from support.balancer import CCCLI, cccli, stop_balancer, throttles_left, wait_idle
 from support.balancer import start_balancer as support_start
 from support.clients import kcat, wait_for
 from support.inspect import partitions
@@ -27,7 +27,6 @@ from support.inspect import partitions
 pytestmark = pytest.mark.integration
 
 SETTINGS = {"auto.leader.rebalance.enable": "false", "zookeeper.session.timeout.ms": "4000"}
-THROTTLE_KEYS = ("leader.replication.throttled.rate", "follower.replication.throttled.rate")
 
 
 def start_balancer(tmp_path: Path, bootstrap: str, zk_connect: str, port: int) -> subprocess.Popen:
@@ -41,16 +40,6 @@ def start_balancer(tmp_path: Path, bootstrap: str, zk_connect: str, port: int) -
 
 def replica_counts(bootstrap: str, topic: str) -> Counter:
     return Counter(b for v in partitions(bootstrap, topic).values() for b in v.replicas)
-
-
-def throttles_left(bootstrap: str, brokers) -> list[str]:
-    admin = BrokerAdmin(bootstrap, 10000)
-    try:
-        found = admin.describe_configs([(BROKER_RESOURCE, str(b)) for b in brokers])
-    finally:
-        admin.close()
-    return [f"{name[1]}:{c.name}" for name, configs in found.items() for c in configs
-            if c.name in THROTTLE_KEYS and not c.is_default]
 
 
 def poll_by_user_task_id(port: int) -> None:

@@ -1,6 +1,7 @@
 """The balancer's load monitor through cccli: the brokers' `__pylog_metrics` samples become `load` and
 `partition_load` in Cruise Control's shapes, with capacities from a Cruise Control capacity file;
-pause_sampling / resume_sampling stop and restart the sampling, as the monitor substate shows."""
+pause_sampling / resume_sampling stop and restart the sampling, as the monitor substate shows; an execution
+stopped midway leaves every partition on its old or its new replicas, nothing in flight and no throttle."""
 
 from __future__ import annotations
 
@@ -11,9 +12,13 @@ import time
 import pytest
 from confluent_kafka import Producer
 
+from kafka.admin import KafkaAdminClient, NewTopic
+
+from pylog.cli.admin_client import BrokerAdmin
 from pylog.zk.testing import free_port
-from support.balancer import balancer_log, cccli, start_balancer, stop_balancer, wait_listening
-from support.clients import create_topic, wait_for
+from support.balancer import balancer_log, cccli, start_balancer, stop_balancer, throttles_left, wait_idle, \
+    wait_listening
+from support.clients import create_topic, kcat, wait_for
 from support.inspect import partitions
 
 pytestmark = pytest.mark.integration
@@ -47,7 +52,46 @@ class Writer:
         self._producer.flush(30)
 
 
-def test_load_partition_load_and_sampling(cluster_factory, zk_connect, tmp_path):
+def stop_mid_execution(bootstrap: str, port: int) -> None:
+    """A throttled rebalance stopped after its first batch: the move in flight finishes, the pending ones are
+    cancelled, nothing is left half-moved, the throttles are cleared and no record is lost."""
+    admin = KafkaAdminClient(bootstrap_servers=bootstrap, request_timeout_ms=30000)
+    try:
+        admin.create_topics([NewTopic("mv", -1, -1, replica_assignments={p: [0] for p in range(6)})])
+    finally:
+        admin.close()
+    values = [f"m{i:05d}" + "x" * 1000 for i in range(600)]
+    kcat(bootstrap, "-P", "-t", "mv", "-X", "acks=all", input="\n".join(values) + "\n")
+    before = {p: v.replicas for p, v in partitions(bootstrap, "mv").items()}
+    # One partition at a time through broker 0, each ~100 kB at 20 kB/s: the stop lands mid-execution.
+    plan, _ = cccli(port, "rebalance", "--concurrency", "1", "--add-parameter", "replication_throttle=20000",
+                    "verbose=true")
+    targets = {m["topicPartition"]["partition"]: tuple(m["newReplicas"]) for m in plan["proposals"]
+               if m["topicPartition"]["topic"] == "mv"}
+    assert len(targets) >= 3, plan["proposals"]
+    stopped, _ = cccli(port, "stop_proposal_execution")
+    assert stopped["message"] == "Proposal execution stopped."
+    executor = cccli(port, "state", "--add-parameter", "substates=executor")[0]["ExecutorState"]
+    assert executor["state"] in ("STOPPING_EXECUTION", "NO_TASK_IN_PROGRESS"), executor
+    wait_idle(port)
+    after = partitions(bootstrap, "mv")
+    moved = {p for p, v in after.items() if v.replicas != before[p]}
+    assert moved and len(moved) < len(targets)  # some finished, the rest never started
+    assert all(after[p].replicas == targets[p] and set(after[p].isr) == set(targets[p]) for p in moved)
+    a = BrokerAdmin(bootstrap, 10000)
+    try:
+        assert a.list_partition_reassignments() == {}  # nothing left in flight
+    finally:
+        a.close()
+    assert throttles_left(bootstrap, range(3)) == []
+    got = kcat(bootstrap, "-C", "-t", "mv", "-e", "-f", "%s\n").stdout.split()
+    assert sorted(got) == sorted(values)
+    tasks = cccli(port, "user_tasks")[0]["userTasks"]
+    assert [t["Status"] for t in tasks if t["RequestURL"].startswith("POST /kafkacruisecontrol/rebalance")] == [
+        "Completed"]
+
+
+def test_load_sampling_and_a_stopped_execution(cluster_factory, zk_connect, tmp_path):
     c = cluster_factory(3, overrides={"metrics.sample.interval.ms": "500"})
     create_topic(c.bootstrap, "ld", partitions=3, rf=2)
     (tmp_path / "capacity.json").write_text(json.dumps(CAPACITY))
@@ -101,6 +145,7 @@ def test_load_partition_load_and_sampling(cluster_factory, zk_connect, tmp_path)
             "numSamplingRounds"] > after["numSamplingRounds"] + 1, 30, "sampling to run again")
         again = cccli(port, "state", "--add-parameter", "substates=monitor")[0]["MonitorState"]
         assert again["state"] == "RUNNING"
+        stop_mid_execution(c.bootstrap, port)
     finally:
         stop = stop_balancer(proc, tmp_path)
         print(balancer_log(tmp_path))
