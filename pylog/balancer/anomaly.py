@@ -125,7 +125,9 @@ class AnomalyDetector:
         now = _now_ms()
         self._broker_failures(facts, now)
         self._track("DISK_FAILURE", disks, now)
-        self._track("TOPIC_ANOMALY", find_topic_anomalies(facts, self.cfg), now)
+        # A broker that lost a log dir is no place for new replicas (one landed on the failed dir in a test run).
+        bad_disks = {int(b) for a in self.state.recent["DISK_FAILURE"] for b in a.details["failedDisksByTimeMs"]}
+        self._track("TOPIC_ANOMALY", find_topic_anomalies(facts, self.cfg, bad_disks), now)
         sick = bool(self.state.failed_since) or disks is not None
         self._track("GOAL_VIOLATION", None if sick else find_goal_violations(facts, self.cfg, self.executor), now)
         if self.slow_brokers is not None:

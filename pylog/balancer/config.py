@@ -35,6 +35,13 @@ def _ratio(text: str) -> float:
     return value
 
 
+def _fraction(text: str) -> float:
+    value = float(text)
+    if not 0.0 < value <= 1.0:
+        raise ValueError("must be in (0, 1] (a share of the capacity)")
+    return value
+
+
 def _bool(text: str) -> bool:
     if text.lower() not in ("true", "false"):
         raise ValueError("must be true or false")
@@ -101,6 +108,12 @@ KEYS: dict[str, tuple[Any, Callable[[str], Any]]] = {
     "replica.count.balance.threshold": (1.10, _ratio),
     "leader.replica.count.balance.threshold": (1.10, _ratio),
     "disk.balance.threshold": (1.10, _ratio),
+    "network.inbound.balance.threshold": (1.10, _ratio),
+    "network.outbound.balance.threshold": (1.10, _ratio),
+    "disk.capacity.threshold": (0.8, _fraction),
+    "network.inbound.capacity.threshold": (0.8, _fraction),
+    "network.outbound.capacity.threshold": (0.8, _fraction),
+    "max.replicas.per.broker": (10000, _int(1)),
     # The load monitor (pylog/balancer/monitor.py): how often it reads the samples, and the span it keeps.
     "metric.sampling.interval.ms": (120000, _int(1)),
     "partition.metrics.window.ms": (300000, _int(1)),

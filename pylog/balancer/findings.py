@@ -55,7 +55,7 @@ def find_disk_failures(cluster: BrokerCluster, facts: ClusterFacts, since: Mutab
                    f"{sum(len(r) for r in offline.values())} offline replica(s) on broker(s) {brokers}")
 
 
-def find_topic_anomalies(facts: ClusterFacts, cfg: BalancerConfig) -> Finding | None:
+def find_topic_anomalies(facts: ClusterFacts, cfg: BalancerConfig, avoid: Iterable[int] = ()) -> Finding | None:
     """Topics below self.healing.target.topic.replication.factor (Cruise Control's TopicReplicationFactorAnomaly)."""
     target = cfg["self.healing.target.topic.replication.factor"]
     excluded = re.compile(cfg["topic.excluded.from.replication.factor.check"]) \
@@ -66,7 +66,8 @@ def find_topic_anomalies(facts: ClusterFacts, cfg: BalancerConfig) -> Finding | 
     text = ", ".join(f"{t} (replication factor {rf})" for t, rf in low.items())
     details = {"description": f"Topics with replication factor below {target}: {text}",
                "targetReplicationFactor": target, "badTopicsByReplicationFactor": low}
-    return Finding(details, lambda f: raise_replication(f, {t: target for t in low}), text)
+    avoid = set(avoid)
+    return Finding(details, lambda f: raise_replication(f, {t: target for t in low}, avoid), text)
 
 
 def find_goal_violations(facts: ClusterFacts, cfg: BalancerConfig, executor) -> Finding | None:

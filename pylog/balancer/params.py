@@ -13,7 +13,9 @@ EXEC = {"dryrun", "concurrent_partition_movements_per_broker", "max_partition_mo
         "concurrent_leader_movements", "broker_concurrent_leader_movements", "execution_progress_check_interval_ms",
         "skip_hard_goal_check", "replica_movement_strategies", "replication_throttle", "review_id",
         "stop_ongoing_execution"}
-PROPOSALS = GOAL | {"kafka_assigner", "destination_broker_ids", "ignore_proposal_cache", "rebalance_disk"}
+# threshold_only: pylog's own (threshold.py), Cruise Control has no such mode.
+PROPOSALS = GOAL | {"kafka_assigner", "destination_broker_ids", "ignore_proposal_cache", "rebalance_disk",
+                    "threshold_only", "skip_hard_goal_check"}
 
 GET_ENDPOINTS = {
     "state": {"substates", "verbose", "super_verbose"},

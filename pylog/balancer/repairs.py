@@ -30,8 +30,9 @@ def _pick(candidates: Iterable[int], used: Sequence[int], counts: Counter, racks
     return ranked[0]
 
 
-def _body(facts: ClusterFacts, goal: str, current: Mapping[TP, list[int]], changed: Mapping[TP, list[int]],
+def proposal_body(facts: ClusterFacts, goal: str, current: Mapping[TP, list[int]], changed: Mapping[TP, list[int]],
           moves: int, verbose: bool) -> dict:
+    """Cruise Control's optimization result for a proposal made outside the planner (moves = its bound)."""
     data = 0.0
     if facts.sizes is not None:
         for tp, new in changed.items():
@@ -78,12 +79,14 @@ def fix_offline(facts: ClusterFacts, offline: Mapping[TP, set[int]], exclude: It
             counts[b] -= 1
         changed[tp] = new
     moves = sum(len(set(new) - set(current[tp])) for tp, new in changed.items())
-    return Proposal(changed, current, _body(facts, "FixOfflineReplicas", current, changed, moves, verbose), [])
+    return Proposal(changed, current, proposal_body(facts, "FixOfflineReplicas", current, changed, moves, verbose), [])
 
 
-def raise_replication(facts: ClusterFacts, targets: Mapping[str, int], verbose: bool = False) -> Proposal:
-    """Add replicas until each topic in `targets` has that replication factor (capped at the live brokers)."""
-    alive = set(facts.metadata.brokers)
+def raise_replication(facts: ClusterFacts, targets: Mapping[str, int], avoid: Iterable[int] = (),
+                      verbose: bool = False) -> Proposal:
+    """Add replicas until each topic in `targets` has that replication factor (capped at the live brokers);
+    brokers in `avoid` (a log dir failed there) take new replicas only when nothing else is left."""
+    alive = set(facts.metadata.brokers) - set(avoid) or set(facts.metadata.brokers)
     current = {tp: list(reps) for tp, reps in facts.replicas.items()}
     counts = Counter(b for reps in current.values() for b in reps)
     changed: dict[TP, list[int]] = {}
@@ -97,7 +100,7 @@ def raise_replication(facts: ClusterFacts, targets: Mapping[str, int], verbose: 
         if new != reps:
             changed[tp] = new
     moves = sum(len(new) - len(current[tp]) for tp, new in changed.items())
-    return Proposal(changed, current, _body(facts, "TopicReplicationFactor", current, changed, moves, verbose), [])
+    return Proposal(changed, current, proposal_body(facts, "TopicReplicationFactor", current, changed, moves, verbose), [])
 
 
 def below_replication(facts: ClusterFacts, target: int, excluded) -> dict[str, int]:

@@ -11,6 +11,8 @@ from pylog.balancer.cluster import (ClusterFacts, close_cluster, cluster_state_b
                                     open_cluster, read)
 from pylog.balancer.config import BalancerConfig
 from pylog.balancer.executor import Caps, ExecutionBusy, Executor
+from pylog.balancer.goals import HARD_GOALS, HardGoalViolation
+from pylog.balancer.threshold import threshold_only
 from pylog.balancer.load import CapacityError, broker_loads, partition_load_body, read_capacities, with_capacity
 from pylog.balancer.monitor import LoadMonitor
 from pylog.balancer.repairs import fix_offline, offline_replicas
@@ -74,7 +76,7 @@ class Balancer:
             return getattr(self, "_" + endpoint)(params, task)
         except (P.ParamError, ProposalError, CapacityError) as exc:
             return Reply(400, error_body(exc))
-        except ExecutionBusy as exc:
+        except (ExecutionBusy, HardGoalViolation) as exc:
             return Reply(500, error_body(exc))
 
     # ------------------------------------------------------------------ GET
@@ -138,12 +140,20 @@ class Balancer:
 
     def _plan(self, action: str, params: Mapping[str, str], task: UserTask, ids: list[int]) -> Proposal:
         goals = parse_goals(params.get("goals"))
+        if not params.get("goals") and self.capacities:  # Cruise Control's default goals include the capacities
+            goals = goals + HARD_GOALS[1:]
         excluded = P.pattern(params, "excluded_topics")
         verbose = P.flag(params, "verbose", False)
         task.step("RETRIEVING_METADATA", "Reading the cluster's partitions and replica sizes.")
         facts = self._read()
+        if P.flag(params, "threshold_only", False):
+            if action != "rebalance":
+                raise P.ParamError("threshold_only applies to rebalance and proposals only")
+            task.step("OPTIMIZING", "Moving replicas off the brokers above the balance threshold only.")
+            return threshold_only(facts, self.cfg, goals, excluded, self.executor.recently_removed, verbose)
         task.step("OPTIMIZING", "Planning with pylog's minimal-movement planner.")
-        return propose(facts, self.cfg, action, ids, goals, excluded, verbose)
+        return propose(facts, self.cfg, action, ids, goals, excluded, verbose, loads=self.monitor.loads(),
+                       capacities=self.capacities, skip_hard=P.flag(params, "skip_hard_goal_check", False))
 
     def _caps(self, params: Mapping[str, str]) -> Caps:
         c = {**self.cfg.values, **{self.CONCURRENCY[k]: v for k, v in self.concurrency.items()}}

@@ -29,6 +29,22 @@ def detector(port: int) -> dict:
     return cccli(port, "state", "--add-parameter", "substates=anomaly_detector")[0]["AnomalyDetectorState"]
 
 
+def threshold_and_hard_goals(bootstrap: str, port: int) -> None:
+    """13 replicas, broker 0 holds 6: threshold-only moves exactly its excess over ceil(avg x 1.1) = 5; a hard
+    goal (at most 4 replicas per broker) no plan can meet refuses the proposal unless skip_hard_goal_check."""
+    counts = {b: sum(b in v.replicas for t in ("df", "low") for v in partitions(bootstrap, t).values())
+              for b in range(3)}
+    assert counts[0] == 6 and sum(counts.values()) == 13
+    only, _ = cccli(port, "rebalance", "--dry-run", "--add-parameter", "threshold_only=true", "verbose=true")
+    assert only["summary"]["numReplicaMovements"] == only["pylogLowerBounds"]["numReplicaMovements"] == 1
+    assert [0 in m["oldReplicas"] and 0 not in m["newReplicas"] for m in only["proposals"]] == [True]
+    refused, _ = cccli(port, "proposals", "--add-parameter", "goals=ReplicaDistributionGoal,ReplicaCapacityGoal")
+    assert "hard goal(s) ['ReplicaCapacityGoal']" in refused["errorMessage"]
+    forced, _ = cccli(port, "proposals", "--add-parameter", "goals=ReplicaDistributionGoal,ReplicaCapacityGoal",
+                      "skip_hard_goal_check=true")
+    assert {g["goal"]: g["status"] for g in forced["goalSummary"]}["ReplicaCapacityGoal"] == "VIOLATED"
+
+
 def test_disk_failure_topic_anomaly_and_goal_violation(cluster_factory, zk_connect, tmp_path):
     d0, d1 = str(tmp_path / "b0-a"), str(tmp_path / "b0-b")
     # Broker 0 has two log dirs; its checkpoints every 300 ms are the I/O that finds the broken one.
@@ -38,7 +54,7 @@ def test_disk_failure_topic_anomaly_and_goal_violation(cluster_factory, zk_conne
     admin = KafkaAdminClient(bootstrap_servers=c.bootstrap, request_timeout_ms=30000)
     try:
         admin.create_topics([NewTopic("df", -1, -1, replica_assignments={p: [0, 1 + p % 2] for p in range(6)}),
-                             NewTopic("low", 1, 1)])
+                             NewTopic("low", -1, -1, replica_assignments={0: [1]})])
     finally:
         admin.close()
     values = [f"v{i:04d}" for i in range(200)]
@@ -46,7 +62,7 @@ def test_disk_failure_topic_anomaly_and_goal_violation(cluster_factory, zk_conne
     port = free_port()
     proc = start_balancer(tmp_path, c.bootstrap, zk_connect, port, "anomaly.detection.interval.ms=500",
                           "self.healing.enabled=false", "self.healing.target.topic.replication.factor=2",
-                          "topic.excluded.from.replication.factor.check=__.*")
+                          "topic.excluded.from.replication.factor.check=__.*", "max.replicas.per.broker=4")
     try:
         wait_listening(port)
         state = wait_for(lambda: (s := detector(port))["recentTopicAnomalies"] and s["recentGoalViolations"] and s,
@@ -54,6 +70,7 @@ def test_disk_failure_topic_anomaly_and_goal_violation(cluster_factory, zk_conne
         [topic] = state["recentTopicAnomalies"]
         assert topic["status"] == "DETECTED" and topic["badTopicsByReplicationFactor"] == {"low": 1}
         assert "ReplicaDistributionGoal" in state["recentGoalViolations"][0]["fixableViolatedGoals"]
+        threshold_and_hard_goals(c.bootstrap, port)
 
         os.rename(d1, d1 + ".broken")  # the dir disappears under broker 0; a file stands in its place
         with open(d1, "w") as f:
