@@ -31,6 +31,8 @@ from pylog.balancer.cluster import ClusterFacts, close_cluster, open_cluster, re
 from pylog.balancer.config import BalancerConfig
 from pylog.balancer.executor import Caps, ExecutionBusy, Executor
 from pylog.balancer.findings import Finding, find_disk_failures, find_goal_violations, find_topic_anomalies
+from pylog.balancer.goals import HardGoalViolation
+from pylog.balancer.repairs import without_lost
 
 log = logging.getLogger("pylog.balancer")
 KEPT = 20  # recent anomalies listed per type
@@ -178,11 +180,17 @@ class AnomalyDetector:
         """Start the anomaly's fix; True if an execution started."""
         try:
             proposal = anomaly.fix(facts) if anomaly.fix is not None else None
-        except ProposalError as exc:
+        except (ProposalError, HardGoalViolation) as exc:
             log.error("cannot fix %s %s: %s", anomaly.kind, anomaly.anomaly_id, exc)
             anomaly.status, anomaly.status_update_ms = "FIX_FAILED_TO_START", now
             return False
-        if proposal is None or not proposal.changed:
+        if proposal is None:
+            return False
+        proposal, lost = without_lost(proposal, facts)
+        if lost:
+            log.error("%s: %d partition(s) have no live replica and cannot be re-created: %s", anomaly.kind,
+                      len(lost), ", ".join(f"{t}-{p}" for t, p in lost[:20]))
+        if not proposal.changed:
             return False
         task_id = f"self-healing-{anomaly.kind.lower()}-{anomaly.anomaly_id}"
         try:

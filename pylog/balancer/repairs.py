@@ -113,3 +113,14 @@ def below_replication(facts: ClusterFacts, target: int, excluded) -> dict[str, i
         if rf < target:
             out[t] = rf
     return out
+
+
+def without_lost(proposal: Proposal, facts: ClusterFacts) -> tuple[Proposal, list[TP]]:
+    """The proposal without the partitions that have no live replica left: nothing could copy them, so their
+    reassignment would never finish (and would hold the execution forever); those are returned to be logged."""
+    alive = set(facts.metadata.brokers)
+    lost = sorted(tp for tp in proposal.changed if not alive & set(proposal.current.get(tp, ())))
+    if not lost:
+        return proposal, []
+    kept = {tp: reps for tp, reps in proposal.changed.items() if tp not in set(lost)}
+    return Proposal(kept, proposal.current, proposal.body, proposal.removed_brokers), lost

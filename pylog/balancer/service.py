@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Mapping
 
 from pylog.balancer import params as P
@@ -12,12 +13,13 @@ from pylog.balancer.cluster import (ClusterFacts, close_cluster, cluster_state_b
 from pylog.balancer.config import BalancerConfig
 from pylog.balancer.executor import Caps, ExecutionBusy, Executor
 from pylog.balancer.goals import HARD_GOALS, HardGoalViolation
-from pylog.balancer.threshold import threshold_only
 from pylog.balancer.load import CapacityError, broker_loads, partition_load_body, read_capacities, with_capacity
 from pylog.balancer.monitor import LoadMonitor
-from pylog.balancer.repairs import fix_offline, offline_replicas
+from pylog.balancer.repairs import fix_offline, offline_replicas, without_lost
+from pylog.balancer.threshold import threshold_only
 from pylog.balancer.tasks import Reply, UserTask, UserTaskManager, error_body
 
+log = logging.getLogger("pylog.balancer")
 ASYNC = {"state", "load", "partition_load", "kafka_cluster_state", "proposals", "rebalance", "add_broker",
          "remove_broker", "demote_broker", "fix_offline_replicas"}
 
@@ -180,6 +182,12 @@ class Balancer:
         """Hand a proposal to the executor; the task stays InExecution while it runs."""
         if not proposal.changed:
             self.executor.recently_removed.update(proposal.removed_brokers)
+            return
+        proposal, lost = without_lost(proposal, self._read(with_sizes=False))
+        if lost:
+            log.error("%d partition(s) have no live replica to copy from and are left out: %s", len(lost),
+                      ", ".join(f"{t}-{p}" for t, p in lost[:20]))
+        if not proposal.changed:
             return
         self._refuse_if_reassigning()
         task.step("STARTING_EXECUTION", "Starting the partition reassignments (KIP-455).")

@@ -101,10 +101,16 @@ def heal_a_killed_broker(c, port: int, values: list[str]) -> None:
     """kill -9 broker 1: after the alert threshold the failure is listed, after the healing threshold its
     replicas are re-created on the live brokers until nothing is under-replicated."""
     live = ",".join(c.brokers[b].address for b in (0, 2, 3))
+    before = partitions(c.bootstrap, "cc")
+    bound = sum(1 in v.replicas for v in before.values())  # each of its replicas must be re-created somewhere
     killed_at = time.monotonic()
     c.brokers[1].kill()
     wait_for(lambda: healed(live, 1), 60, "the balancer to heal broker 1's partitions", interval=0.2)
-    print(f"kill -9 to zero under-replicated partitions: {time.monotonic() - killed_at:.1f} s")
+    after = partitions(live, "cc")
+    moves = sum(len(set(after[p].replicas) - set(v.replicas)) for p, v in before.items())
+    print(f"kill -9 to zero under-replicated partitions: {time.monotonic() - killed_at:.1f} s; "
+          f"{moves} replica moves, lower bound {bound}")
+    assert moves == bound
     state = wait_idle(port)
     assert state["ExecutorState"].get("lastExecutionError") is None
     detector, _ = cccli(port, "state", "--add-parameter", "substates=anomaly_detector")
