@@ -96,6 +96,9 @@ KEYS: dict[str, tuple[Any, Callable[[str], Any]]] = {
     "self.healing.metric.anomaly.enabled": (None, _bool),
     "self.healing.target.topic.replication.factor": (3, _int(1, 32767)),
     "topic.excluded.from.replication.factor.check": ("", _regex),
+    # pylog's slow-broker test (slow.py): Produce p99 over this many times the peers' median, and over this floor.
+    "slow.broker.latency.ratio": (5.0, _ratio),
+    "slow.broker.latency.min.ms": (100, _int(0)),
     "anomaly.detection.goals": ("RackAwareGoal,ReplicaDistributionGoal,TopicReplicaDistributionGoal,"
                                 "LeaderReplicaDistributionGoal", _goals),
     "broker.failure.alert.threshold.ms": (900000, _int(0)),

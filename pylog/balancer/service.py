@@ -16,6 +16,7 @@ from pylog.balancer.goals import HARD_GOALS, HardGoalViolation
 from pylog.balancer.load import CapacityError, broker_loads, partition_load_body, read_capacities, with_capacity
 from pylog.balancer.monitor import LoadMonitor
 from pylog.balancer.repairs import fix_offline, offline_replicas, without_lost
+from pylog.balancer.slow import SlowBrokerFinder
 from pylog.balancer.threshold import threshold_only
 from pylog.balancer.tasks import Reply, UserTask, UserTaskManager, error_body
 
@@ -40,7 +41,7 @@ class Balancer:
         # A cluster model given instead of reading the cluster (scripts/bench balancer: proposal timings on
         # synthetic clusters of 1M partitions through the REST API); None in the service.
         self.model: ClusterFacts | None = None
-        self.detector = AnomalyDetector(cfg, self.executor, lambda: self._caps({}))
+        self.detector = AnomalyDetector(cfg, self.executor, lambda: self._caps({}), SlowBrokerFinder(cfg))
         self.monitor = LoadMonitor(cfg["bootstrap.servers"], cfg["metric.sampling.interval.ms"],
                                    cfg["partition.metrics.window.ms"], cfg["num.partition.metrics.windows"])
         self.capacities = {} if cfg["capacity.config.file"] is None else read_capacities(cfg["capacity.config.file"])

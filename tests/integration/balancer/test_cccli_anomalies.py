@@ -105,3 +105,4 @@ def test_disk_failure_topic_anomaly_and_goal_violation(cluster_factory, zk_conne
         stop = stop_balancer(proc, tmp_path)
         print(balancer_log(tmp_path))
     assert (stop.returncode, proc.returncode) == (0, 0), stop.stderr
+

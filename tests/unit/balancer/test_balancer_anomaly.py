@@ -115,3 +115,19 @@ def test_each_type_heals_only_with_its_switch(monkeypatch):
     [anomaly] = state["recentTopicAnomalies"]
     assert anomaly["badTopicsByReplicationFactor"] == {"t": 1} and anomaly["status"] == "FIX_STARTED"
     assert ex.started == [{("t", 2): [2, 0]}]
+
+
+def test_a_slow_broker_is_a_metric_anomaly_healed_by_demotion(monkeypatch):
+    from pylog.balancer import slow
+    assert slow.slow_brokers({0: 3.0, 1: 4.0, 2: 250.0}, 5.0, 100) == {2: 250.0}
+    assert slow.slow_brokers({0: 3.0, 1: 4.0, 2: 40.0}, 5.0, 100) == {}  # under the floor
+    assert slow.slow_brokers({0: 3.0, 2: 250.0}, 5.0, 100) == {}  # two brokers: no peers to compare
+    readings, clock = [facts({0, 1, 2}, [[2, 0], [1, 2], [0, 1]])], [0]
+    d, ex = detector(monkeypatch, readings, clock, healing="false")
+    monkeypatch.setattr(slow, "produce_p99", lambda bootstrap: {0: 3.0, 1: 4.0, 2: 250.0})
+    d.slow_brokers = slow.SlowBrokerFinder(d.cfg)
+    d.healing["METRIC_ANOMALY"] = True
+    d.check()
+    [anomaly] = d.json()["recentMetricAnomalies"]
+    assert anomaly["slowBrokersByProduceP99Ms"] == {"2": 250.0} and anomaly["status"] == "FIX_STARTED"
+    assert ex.started == [{("t", 0): [0, 2]}]  # broker 2 last: leadership moves off it ([1, 2] already is)
