@@ -195,7 +195,7 @@ class LoadMonitor:
             with self._lock:
                 for tp, records in batch.items():
                     for r in records:
-                        read += self._take(tp.topic, r.value)
+                        read += self.take(tp.topic, r.value)
         with self._lock:
             oldest = int(time.time() * 1000) - self.retained_ms
             for samples in self._samples.values():
@@ -203,7 +203,8 @@ class LoadMonitor:
         self.rounds += 1
         return read
 
-    def _take(self, topic: str, value: bytes | None) -> int:
+    def take(self, topic: str, value: bytes | None) -> int:
+        """Keep one record of either topic; 1 if it was used (a malformed one is skipped)."""
         if value is None:
             return 0
         try:

@@ -79,3 +79,18 @@ def test_pause_and_resume_are_reported():
     assert m.pause("disk swap") and not m.pause("again")
     assert m.state({})["state"] == "PAUSED" and m.state({})["reasonOfLatestPauseOrResume"] == "again"
     assert m.resume("") and m.state({})["state"] == "RUNNING"
+
+
+def test_the_spark_pipelines_load_record_replaces_the_samples_figures():
+    from pylog.common.metrics_format import LOAD_TOPIC, METRICS_TOPIC
+    m = LoadMonitor("unused:1", 1000, 10**12, 1)
+    now = int(__import__("time").time() * 1000)
+    assert m.take(METRICS_TOPIC, sample(0, 0, now, 5 * MB, 100.0)[1]) == 1
+    assert m.loads()[("t", 0)].source == METRICS_TOPIC
+    record = {"version": 1, "topic": "t", "partition": 0, "size_bytes": 7 * MB, "bytes_in_per_sec": 300.0,
+              "bytes_out_per_sec": 10.0, "messages_in_per_sec": 3.0, "samples": 20, "window_ms": 60000,
+              "from_ms": now - 60000, "to_ms": now}
+    assert m.take(LOAD_TOPIC, json.dumps(record).encode()) == 1
+    assert m.take(LOAD_TOPIC, b"not json") == 0
+    load = m.loads()[("t", 0)]
+    assert (load.source, load.bytes_in, load.size_bytes) == (LOAD_TOPIC, 300.0, 7 * MB)
