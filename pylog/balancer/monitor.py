@@ -15,7 +15,7 @@ import json
 import logging
 import threading
 import time
-from collections import defaultdict, deque
+from collections import defaultdict
 from collections.abc import Mapping
 from dataclasses import dataclass
 
@@ -40,36 +40,42 @@ class PartitionLoad:
 
 
 class _Samples:
-    """The samples of one partition within the retained span."""
+    """One partition's samples within the retained span: the newest size per replica, and the leader's rates
+    summed per window (Cruise Control's windows), so memory does not grow with the sampling rate."""
 
-    def __init__(self) -> None:
+    def __init__(self, window_ms: int) -> None:
+        self.window_ms = window_ms
         self.sizes: dict[int, tuple[int, int]] = {}  # broker -> (time, size) of its newest sample
-        self.rates: deque[tuple[int, float, float, float]] = deque()  # leader samples: (time, in, out, msgs)
+        self.windows: dict[int, list[float]] = {}  # window start -> [sum in, sum out, sum msgs, samples]
 
     def add(self, broker: int, ts: int, size: int, leader: bool, rates: tuple[float, float, float]) -> None:
         if broker not in self.sizes or ts >= self.sizes[broker][0]:
             self.sizes[broker] = (ts, size)
         if leader:
-            self.rates.append((ts, *rates))
+            w = self.windows.setdefault(ts - ts % self.window_ms, [0.0, 0.0, 0.0, 0])
+            w[0] += rates[0]
+            w[1] += rates[1]
+            w[2] += rates[2]
+            w[3] += 1
 
     def trim(self, oldest: int) -> None:
-        # Brokers publish on their own clocks, so samples arrive out of time order: filter, not pop from the left.
-        if self.rates and min(r[0] for r in self.rates) < oldest:
-            self.rates = deque(r for r in self.rates if r[0] >= oldest)
+        # Brokers publish on their own clocks, so samples arrive out of time order: whole windows are dropped.
+        self.windows = {start: w for start, w in self.windows.items() if start + self.window_ms > oldest}
         self.sizes = {b: v for b, v in self.sizes.items() if v[0] >= oldest}
 
     def load(self) -> PartitionLoad | None:
-        if not self.sizes and not self.rates:
+        if not self.sizes and not self.windows:
             return None
-        n = len(self.rates) or 1
-        mean = [sum(r[i] for r in self.rates) / n for i in (1, 2, 3)]
+        n = sum(w[3] for w in self.windows.values()) or 1
+        mean = [sum(w[i] for w in self.windows.values()) / n for i in (0, 1, 2)]
         size = max((s for _, s in self.sizes.values()), default=None)
         return PartitionLoad(size, mean[0], mean[1], mean[2], METRICS_TOPIC)
 
 
-def aggregate(records: list[tuple[int, bytes]], retained_ms: int, now_ms: int) -> dict[TP, PartitionLoad]:
+def aggregate(records: list[tuple[int, bytes]], retained_ms: int, now_ms: int,
+              window_ms: int = 1) -> dict[TP, PartitionLoad]:
     """Partition loads from (timestamp, value) sample records (for tests and one-shot reads)."""
-    store: dict[TP, _Samples] = defaultdict(_Samples)
+    store: dict[TP, _Samples] = defaultdict(lambda: _Samples(window_ms))
     for _, value in records:
         s = decode_sample(value)
         store[(s.topic, s.partition)].add(s.broker_id, s.timestamp_ms, s.size_bytes, s.is_leader,
@@ -94,7 +100,7 @@ class LoadMonitor:
         self.rounds = 0
         self.first_sample_ms: int | None = None
         self.error: str | None = None
-        self._samples: dict[TP, _Samples] = defaultdict(_Samples)
+        self._samples: dict[TP, _Samples] = defaultdict(lambda: _Samples(window_ms))
         self._spark: dict[TP, tuple[int, PartitionLoad]] = {}
         self._lock = threading.Lock()
         self._stop = threading.Event()

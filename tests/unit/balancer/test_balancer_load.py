@@ -94,3 +94,9 @@ def test_the_spark_pipelines_load_record_replaces_the_samples_figures():
     assert m.take(LOAD_TOPIC, b"not json") == 0
     load = m.loads()[("t", 0)]
     assert (load.source, load.bytes_in, load.size_bytes) == (LOAD_TOPIC, 300.0, 7 * MB)
+
+
+def test_rates_are_kept_per_window_and_old_windows_dropped_whole():
+    records = [sample(0, 0, 500, MB, 100.0), sample(0, 0, 1500, MB, 200.0), sample(0, 0, 2500, MB, 400.0)]
+    load = aggregate(records, retained_ms=1500, now_ms=3000, window_ms=1000)[("t", 0)]
+    assert load.bytes_in == 300.0  # the window [0, 1000) ended before the span; [1000, 2000) overlaps it
