@@ -78,6 +78,7 @@ class DetectorState:
     current: dict[str, Anomaly] = field(default_factory=dict)
     recent: dict[str, list[Anomaly]] = field(default_factory=lambda: {t: [] for t in TYPES})
     self_healing_started: int = 0
+    goals_checked_ms: int = -(2**62)
 
 
 class AnomalyDetector:
@@ -131,13 +132,22 @@ class AnomalyDetector:
         bad_disks = {int(b) for a in self.state.recent["DISK_FAILURE"] for b in a.details["failedDisksByTimeMs"]}
         self._track("TOPIC_ANOMALY", find_topic_anomalies(facts, self.cfg, bad_disks), now)
         sick = bool(self.state.failed_since) or disks is not None
-        self._track("GOAL_VIOLATION", None if sick else find_goal_violations(facts, self.cfg, self.executor), now)
+        if sick:
+            self._track("GOAL_VIOLATION", None, now)
+        elif now - self.state.goals_checked_ms >= self._goal_interval_ms():
+            # A full proposal per check: on 1M partitions that is a minute of CPU, hence its own interval.
+            self.state.goals_checked_ms = now
+            self._track("GOAL_VIOLATION", find_goal_violations(facts, self.cfg, self.executor), now)
         if self.slow_brokers is not None:
             self._track("METRIC_ANOMALY", self.slow_brokers(facts), now)
         for kind in TYPES:
             anomaly = self.state.current.get(kind)
             if anomaly is not None and self._due(anomaly, now) and self._heal(facts, anomaly, now):
                 return
+
+    def _goal_interval_ms(self) -> int:
+        specific = self.cfg["goal.violation.detection.interval.ms"]
+        return self.cfg["anomaly.detection.interval.ms"] if specific is None else specific
 
     def _broker_failures(self, facts: ClusterFacts, now: int) -> None:
         st = self.state

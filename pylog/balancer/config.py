@@ -88,6 +88,7 @@ KEYS: dict[str, tuple[Any, Callable[[str], Any]]] = {
     "webserver.session.maxExpiryTimeMs": (60000, _int(1)),
     "max.active.user.tasks": (5, _int(1)),
     "anomaly.detection.interval.ms": (300000, _int(1)),
+    "goal.violation.detection.interval.ms": (None, _int(1)),  # unset: anomaly.detection.interval.ms
     "self.healing.enabled": (False, _bool),
     "self.healing.broker.failure.enabled": (None, _bool),
     "self.healing.disk.failure.enabled": (None, _bool),

@@ -131,3 +131,17 @@ def test_a_slow_broker_is_a_metric_anomaly_healed_by_demotion(monkeypatch):
     [anomaly] = d.json()["recentMetricAnomalies"]
     assert anomaly["slowBrokersByProduceP99Ms"] == {"2": 250.0} and anomaly["status"] == "FIX_STARTED"
     assert ex.started == [{("t", 0): [0, 2]}]  # broker 2 last: leadership moves off it ([1, 2] already is)
+
+
+def test_goal_violations_are_looked_for_at_their_own_interval(monkeypatch):
+    from pylog.balancer import anomaly as mod
+    calls = []
+    monkeypatch.setattr(mod, "find_goal_violations", lambda f, cfg, ex: calls.append(1))
+    readings, clock = [facts({0, 1, 2}, REPLICAS)], [0]
+    d, _ = detector(monkeypatch, readings, clock, healing="false")
+    d.cfg = parse({**{k: str(v) for k, v in d.cfg.values.items() if v is not None},
+                   "goal.violation.detection.interval.ms": "10000"})
+    for t in (0, 500, 9000, 10000, 12000):
+        clock[0] = t
+        d.check()
+    assert len(calls) == 2  # at 0 and at 10000
