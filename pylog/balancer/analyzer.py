@@ -18,6 +18,9 @@ from dataclasses import dataclass
 
 from pylog.balancer.cluster import MB, ClusterFacts, load_body
 from pylog.balancer.config import BalancerConfig
+from pylog.balancer.goals import CHECKED_GOALS, HARD_GOALS, check, refuse_hard_violations
+from pylog.balancer.load import Capacity, broker_loads, with_capacity
+from pylog.balancer.monitor import PartitionLoad
 from pylog.common.types import TP
 from pylog.planner.model import Broker, Partition, PlanError, PlanOptions, Snapshot
 from pylog.planner.plan import Plan, plan_reassignment
@@ -25,7 +28,7 @@ from pylog.planner.plan import Plan, plan_reassignment
 COUNT_GOALS = ("RackAwareGoal", "ReplicaDistributionGoal", "TopicReplicaDistributionGoal",
                "LeaderReplicaDistributionGoal")
 DISK_GOAL = "DiskUsageDistributionGoal"
-KNOWN_GOALS = COUNT_GOALS + (DISK_GOAL,)
+KNOWN_GOALS = COUNT_GOALS + (DISK_GOAL,) + CHECKED_GOALS
 
 
 class ProposalError(ValueError):
@@ -133,20 +136,33 @@ def _verbose_proposals(plan: Plan) -> list[dict]:
 
 def propose(facts: ClusterFacts, cfg: BalancerConfig, action: str, ids: Sequence[int] = (),
             goals: Sequence[str] = COUNT_GOALS, excluded: re.Pattern | None = None,
-            verbose: bool = False, exclude: Iterable[int] = ()) -> Proposal:
-    """Plan with pylog's planner and describe it as Cruise Control's OptimizationResult."""
+            verbose: bool = False, exclude: Iterable[int] = (), loads: Mapping[TP, PartitionLoad] | None = None,
+            capacities: Mapping[int, Capacity] | None = None, skip_hard: bool = False) -> Proposal:
+    """Plan with pylog's planner and describe it as Cruise Control's OptimizationResult; a hard goal left
+    violated raises goals.HardGoalViolation unless skip_hard."""
     targets = targets_for(action, ids, facts, exclude)
     snapshot, topics = _snapshot(facts, excluded)
-    balance_by = "bytes" if DISK_GOAL in goals and facts.sizes is not None else "count"
-    options = PlanOptions(balance_by=balance_by, rack_aware="RackAwareGoal" in goals,
-                          leader_balance="LeaderReplicaDistributionGoal" in goals,
-                          topic_balance="TopicReplicaDistributionGoal" in goals)
+    planned = [g for g in goals if g not in CHECKED_GOALS]
+    balance_by = "bytes" if DISK_GOAL in planned and facts.sizes is not None else "count"
+    options = PlanOptions(balance_by=balance_by, rack_aware="RackAwareGoal" in planned,
+                          leader_balance="LeaderReplicaDistributionGoal" in planned,
+                          topic_balance="TopicReplicaDistributionGoal" in planned)
     start = time.perf_counter()
     try:
         plan = plan_reassignment(snapshot, topics, targets, options)
     except PlanError as exc:
         raise ProposalError(str(exc)) from None
     elapsed_ms = int((time.perf_counter() - start) * 1000)
+    goal_summary = [{**g, "hardGoal": g["goal"] in HARD_GOALS} for g in _goal_summary(planned, plan, cfg, elapsed_ms)]
+    load_after = _load_after(plan, facts)
+    if loads or len(planned) < len(goals):
+        before = broker_loads(facts, loads or {}, targets)
+        after = broker_loads(facts, loads or {}, targets, {**plan.current, **plan.changed()})
+        for rows in (before, after):
+            with_capacity(rows, capacities or {})
+        goal_summary += check(goals, before, after, cfg, capacities or {}, elapsed_ms)
+        load_after = load_body(after, facts.metadata.brokers, facts.metadata.brokers, facts.hosts)
+    refuse_hard_violations(goal_summary, skip_hard)
     r = plan.report
     sized = [p for p in snapshot.partitions if p.size_bytes is not None]
     summary = {
@@ -158,8 +174,7 @@ def propose(facts: ClusterFacts, cfg: BalancerConfig, action: str, ids: Sequence
         "excludedBrokersForLeadership": [], "excludedBrokersForReplicaMove": [],
         "provisionStatus": "UNDECIDED",
     }
-    body = {"summary": summary, "goalSummary": _goal_summary(goals, plan, cfg, elapsed_ms),
-            "loadAfterOptimization": _load_after(plan, facts),
+    body = {"summary": summary, "goalSummary": goal_summary, "loadAfterOptimization": load_after,
             "pylogLowerBounds": {"numReplicaMovements": r.lower_bound, "topicReplicaMovements": r.topic_lower_bound,
                                  "dataToMoveMB": round(r.bytes_lower_bound / MB, 3),
                                  "numLeaderMovements": r.leader_bound, "gapReasons": list(r.gap_reasons)},

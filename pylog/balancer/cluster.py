@@ -56,43 +56,30 @@ def read(cluster: BrokerCluster, with_sizes: bool = True) -> ClusterFacts:
     return ClusterFacts(md, cluster.replica_sizes() if with_sizes else None, hosts)
 
 
-def broker_counts(facts: ClusterFacts, brokers: Iterable[int]) -> dict[int, dict[str, float]]:
-    """Per broker: replicas, leaders (actual, from Metadata) and MB on disk (0 when sizes are unknown)."""
-    rows = {b: {"Replicas": 0, "Leaders": 0, "DiskMB": 0.0} for b in brokers}
-    for t, tm in facts.metadata.topics.items():
-        for p, pm in tm.partitions.items():
-            for b in pm.replicas:
-                row = rows.setdefault(b, {"Replicas": 0, "Leaders": 0, "DiskMB": 0.0})
-                row["Replicas"] += 1
-                if facts.sizes is not None:
-                    row["DiskMB"] += facts.sizes.get(((t, p), b), 0) / MB
-            if pm.leader is not None and pm.leader in rows:
-                rows[pm.leader]["Leaders"] += 1
-    return rows
-
-
 def load_body(rows: Mapping[int, Mapping[str, float]], racks: Mapping[int, str | None],
               alive: Iterable[int], hosts: Mapping[int, str]) -> dict:
     """Cruise Control's `load` body: brokers[] and hosts[] (pylog brokers on one host share a Host row).
 
-    Only what pylog measures is listed (replicas, leaders, disk); CPU and network rates come with the
-    __pylog_metrics sampler, which this slice does not read yet."""
+    Each row's figures are listed as given (Replicas, Leaders, DiskMB and, when the load monitor has
+    samples, the network rates and capacities); a host sums its brokers' counts, sizes and rates."""
     live = set(alive)
     brokers = []
-    hosts: dict[str, dict] = {}
+    by_host: dict[str, dict] = {}
     for b in sorted(rows):
         host = hosts.get(b, "")  # a dead broker's host is no longer advertised
-        row = rows[b]
+        figures = {k: (int(v) if k in _COUNTS else round(v, 3)) for k, v in rows[b].items()}
         brokers.append({"Host": host, "Broker": b, "Rack": racks.get(b) or str(b),
-                        "BrokerState": "ALIVE" if b in live else "DEAD",
-                        "Replicas": int(row["Replicas"]), "Leaders": int(row["Leaders"]),
-                        "DiskMB": round(row["DiskMB"], 3)})
-        h = hosts.setdefault(host, {"Host": host, "Rack": racks.get(b) or str(b), "Replicas": 0, "Leaders": 0,
-                                    "DiskMB": 0.0})
-        h["Replicas"] += int(row["Replicas"])
-        h["Leaders"] += int(row["Leaders"])
-        h["DiskMB"] = round(h["DiskMB"] + row["DiskMB"], 3)
-    return {"brokers": brokers, "hosts": list(hosts.values()), "version": 1}
+                        "BrokerState": "ALIVE" if b in live else "DEAD", **figures})
+        h = by_host.setdefault(host, {"Host": host, "Rack": racks.get(b) or str(b)})
+        for k, v in figures.items():
+            if k in _SUMMED:
+                h[k] = round(h.get(k, 0) + v, 3) if isinstance(v, float) else h.get(k, 0) + v
+    return {"brokers": brokers, "hosts": list(by_host.values()), "version": 1}
+
+
+_COUNTS = ("Replicas", "Leaders")
+_SUMMED = ("Replicas", "Leaders", "DiskMB", "LeaderNwInRate", "FollowerNwInRate", "NwOutRate", "PnwOutRate",
+           "DiskCapacityMB", "NetworkInCapacity", "NetworkOutCapacity")
 
 
 def _summary(counts: Mapping[int, int], leaders: Mapping[int, int], topics: int) -> dict:

@@ -7,6 +7,7 @@ samplers, goals or capacity files that would silently do nothing, and an operato
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -34,6 +35,13 @@ def _ratio(text: str) -> float:
     return value
 
 
+def _fraction(text: str) -> float:
+    value = float(text)
+    if not 0.0 < value <= 1.0:
+        raise ValueError("must be in (0, 1] (a share of the capacity)")
+    return value
+
+
 def _bool(text: str) -> bool:
     if text.lower() not in ("true", "false"):
         raise ValueError("must be true or false")
@@ -43,6 +51,23 @@ def _bool(text: str) -> bool:
 def _text(text: str) -> str:
     if not text:
         raise ValueError("must not be empty")
+    return text
+
+
+def _regex(text: str) -> str:
+    try:
+        re.compile(text)
+    except re.error as exc:
+        raise ValueError(f"must be a regular expression ({exc})") from None
+    return text
+
+
+def _goals(text: str) -> str:
+    from pylog.balancer.analyzer import ProposalError, parse_goals  # the analyzer imports this module
+    try:
+        parse_goals(_text(text))
+    except ProposalError as exc:
+        raise ValueError(f"must name goals pylog provides: {exc}") from None
     return text
 
 
@@ -63,8 +88,20 @@ KEYS: dict[str, tuple[Any, Callable[[str], Any]]] = {
     "webserver.session.maxExpiryTimeMs": (60000, _int(1)),
     "max.active.user.tasks": (5, _int(1)),
     "anomaly.detection.interval.ms": (300000, _int(1)),
+    "goal.violation.detection.interval.ms": (None, _int(1)),  # unset: anomaly.detection.interval.ms
     "self.healing.enabled": (False, _bool),
     "self.healing.broker.failure.enabled": (None, _bool),
+    "self.healing.disk.failure.enabled": (None, _bool),
+    "self.healing.goal.violation.enabled": (None, _bool),
+    "self.healing.topic.anomaly.enabled": (None, _bool),
+    "self.healing.metric.anomaly.enabled": (None, _bool),
+    "self.healing.target.topic.replication.factor": (3, _int(1, 32767)),
+    "topic.excluded.from.replication.factor.check": ("", _regex),
+    # pylog's slow-broker test (slow.py): Produce p99 over this many times the peers' median, and over this floor.
+    "slow.broker.latency.ratio": (5.0, _ratio),
+    "slow.broker.latency.min.ms": (100, _int(0)),
+    "anomaly.detection.goals": ("RackAwareGoal,ReplicaDistributionGoal,TopicReplicaDistributionGoal,"
+                                "LeaderReplicaDistributionGoal", _goals),
     "broker.failure.alert.threshold.ms": (900000, _int(0)),
     "broker.failure.self.healing.threshold.ms": (1800000, _int(0)),
     "num.concurrent.partition.movements.per.broker": (5, _int(1)),
@@ -75,6 +112,18 @@ KEYS: dict[str, tuple[Any, Callable[[str], Any]]] = {
     "replica.count.balance.threshold": (1.10, _ratio),
     "leader.replica.count.balance.threshold": (1.10, _ratio),
     "disk.balance.threshold": (1.10, _ratio),
+    "network.inbound.balance.threshold": (1.10, _ratio),
+    "network.outbound.balance.threshold": (1.10, _ratio),
+    "disk.capacity.threshold": (0.8, _fraction),
+    "network.inbound.capacity.threshold": (0.8, _fraction),
+    "network.outbound.capacity.threshold": (0.8, _fraction),
+    "max.replicas.per.broker": (10000, _int(1)),
+    # The load monitor (pylog/balancer/monitor.py): how often it reads the samples, and the span it keeps.
+    "metric.sampling.interval.ms": (120000, _int(1)),
+    "partition.metrics.window.ms": (300000, _int(1)),
+    "num.partition.metrics.windows": (5, _int(1)),
+    # Cruise Control's JSON capacity file (brokerCapacities[]: DISK in MB, NW_IN/NW_OUT in KB/s).
+    "capacity.config.file": (None, _text),
 }
 
 
@@ -92,10 +141,15 @@ class BalancerConfig:
         """The path the endpoints live under, without the trailing '/*' (e.g. /kafkacruisecontrol)."""
         return str(self.values["webserver.api.urlprefix"])[:-2]
 
-    def self_healing_for_broker_failure(self) -> bool:
-        """The per-anomaly switch, falling back to self.healing.enabled as Cruise Control does."""
-        specific = self.values["self.healing.broker.failure.enabled"]
+    def self_healing_for(self, anomaly_type: str) -> bool:
+        """The per-anomaly switch (self.healing.broker.failure.enabled for BROKER_FAILURE), falling back to
+        self.healing.enabled as Cruise Control does."""
+        specific = self.values[f"self.healing.{anomaly_type.lower().replace('_', '.')}.enabled"]
         return bool(self.values["self.healing.enabled"] if specific is None else specific)
+
+    def self_healing_for_broker_failure(self) -> bool:
+        """BROKER_FAILURE's switch."""
+        return self.self_healing_for("BROKER_FAILURE")
 
 
 def parse(props: Mapping[str, str], source: str = "cruisecontrol.properties") -> BalancerConfig:

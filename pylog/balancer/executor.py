@@ -152,6 +152,9 @@ class Executor:
                 except Exception:
                     log.exception("clearing the replication throttles failed")
             close_cluster(cluster)
+            log.info("execution %s %s: %d of %d partition movement(s) finished, %d cancelled%s", ex.task_id,
+                     "stopped" if self._stop.is_set() else "ended", len(ex.finished), len(ex.targets),
+                     len(ex.cancelled), f" (error: {ex.error})" if ex.error else "")
             ex.state = NO_TASK
             with self._lock:
                 self.current, self.last = None, ex

@@ -8,6 +8,7 @@ import sys
 import threading
 
 from pylog.balancer.config import ConfigError, load
+from pylog.balancer.load import CapacityError
 from pylog.balancer.server import serve, wait_for_execution
 from pylog.balancer.service import Balancer
 
@@ -26,7 +27,12 @@ def main(argv: list[str] | None = None) -> int:
         print(f"Error: {exc}", file=sys.stderr)
         return 1
     logging.basicConfig(level=logging.INFO, format="[%(asctime)s] %(levelname)s %(message)s (%(name)s)")
-    balancer = Balancer(cfg)
+    logging.getLogger("kafka").setLevel(logging.WARNING)  # the load monitor's consumer logs every connection
+    try:
+        balancer = Balancer(cfg)
+    except CapacityError as exc:
+        print(f"Error: {exc}", file=sys.stderr)
+        return 1
     try:
         httpd, _ = serve(balancer)
     except OSError as exc:

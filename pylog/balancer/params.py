@@ -13,19 +13,26 @@ EXEC = {"dryrun", "concurrent_partition_movements_per_broker", "max_partition_mo
         "concurrent_leader_movements", "broker_concurrent_leader_movements", "execution_progress_check_interval_ms",
         "skip_hard_goal_check", "replica_movement_strategies", "replication_throttle", "review_id",
         "stop_ongoing_execution"}
-PROPOSALS = GOAL | {"kafka_assigner", "destination_broker_ids", "ignore_proposal_cache", "rebalance_disk"}
+# threshold_only: pylog's own (threshold.py), Cruise Control has no such mode.
+PROPOSALS = GOAL | {"kafka_assigner", "destination_broker_ids", "ignore_proposal_cache", "rebalance_disk",
+                    "threshold_only", "skip_hard_goal_check"}
 
 GET_ENDPOINTS = {
     "state": {"substates", "verbose", "super_verbose"},
     "load": {"start", "end", "time", "allow_capacity_estimation", "populate_disk_info", "capacity_only"},
     "kafka_cluster_state": {"verbose", "topic"},
     "proposals": PROPOSALS,
+    "partition_load": {"resource", "start", "end", "entries", "topic", "partition", "min_valid_partition_ratio",
+                       "allow_capacity_estimation", "max_load", "avg_load", "brokerid"},
     "user_tasks": {"user_task_ids", "client_ids", "endpoints", "types", "entries", "fetch_completed_task"},
 }
 POST_ENDPOINTS = {
     "rebalance": PROPOSALS | EXEC | {"concurrent_intra_broker_partition_movements"},
     "add_broker": {"brokerid", "kafka_assigner", "throttle_added_broker"} | EXEC | GOAL,
     "remove_broker": {"brokerid", "kafka_assigner", "throttle_removed_broker", "destination_broker_ids"} | EXEC | GOAL,
+    "fix_offline_replicas": EXEC | GOAL,
+    "pause_sampling": {"review_id"},
+    "resume_sampling": {"review_id"},
     "stop_proposal_execution": {"review_id", "force_stop", "stop_external_agent"},
     "demote_broker": {"brokerid", "brokerid_and_logdirs", "skip_urp_demotion", "exclude_follower_demotion", "dryrun",
                       "concurrent_leader_movements", "broker_concurrent_leader_movements",
@@ -115,3 +122,14 @@ def anomaly_types(params: Mapping[str, str], name: str) -> set[str]:
     if bad:
         raise ParamError(f"{name}: unknown anomaly types {bad}; choose from {list(ANOMALY_TYPES)}")
     return wanted
+
+
+def partition_range(params: Mapping[str, str]) -> tuple[int, int] | None:
+    """partition_load's `partition`: one partition id or an inclusive range `lo-hi`."""
+    text = params.get("partition", "").strip()
+    if not text:
+        return None
+    lo, _, hi = text.partition("-")
+    if not lo.isdigit() or (hi and not hi.isdigit()):
+        raise ParamError(f"partition must be a partition id or a range like 0-5, not {text!r}")
+    return int(lo), int(hi or lo)

@@ -73,6 +73,8 @@ class Handler(BaseHTTPRequestHandler):
             return
         if endpoint == "user_tasks":
             self._send(Reply(200, self.server.balancer.user_tasks(params)), as_json)
+        elif endpoint in ("pause_sampling", "resume_sampling"):
+            self._send(Reply(200, self.server.balancer.sampling(endpoint, params)), as_json)
         elif endpoint == "stop_proposal_execution":
             self._send(Reply(200, self.server.balancer.stop_execution()), as_json)
         elif endpoint == "admin":

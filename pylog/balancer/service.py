@@ -2,19 +2,27 @@
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Mapping
 
 from pylog.balancer import params as P
-from pylog.balancer.anomaly import BrokerFailureDetector
+from pylog.balancer.anomaly import TYPES, AnomalyDetector
 from pylog.balancer.analyzer import KNOWN_GOALS, Proposal, ProposalError, demote, parse_goals, propose
-from pylog.balancer.cluster import (ClusterFacts, broker_counts, close_cluster, cluster_state_body, load_body,
+from pylog.balancer.cluster import (ClusterFacts, close_cluster, cluster_state_body, load_body,
                                     open_cluster, read)
 from pylog.balancer.config import BalancerConfig
 from pylog.balancer.executor import Caps, ExecutionBusy, Executor
+from pylog.balancer.goals import HARD_GOALS, HardGoalViolation
+from pylog.balancer.load import CapacityError, broker_loads, partition_load_body, read_capacities, with_capacity
+from pylog.balancer.monitor import LoadMonitor
+from pylog.balancer.repairs import fix_offline, offline_replicas, without_lost
+from pylog.balancer.slow import SlowBrokerFinder
+from pylog.balancer.threshold import threshold_only
 from pylog.balancer.tasks import Reply, UserTask, UserTaskManager, error_body
 
-ASYNC = {"state", "load", "kafka_cluster_state", "proposals", "rebalance", "add_broker", "remove_broker",
-         "demote_broker"}
+log = logging.getLogger("pylog.balancer")
+ASYNC = {"state", "load", "partition_load", "kafka_cluster_state", "proposals", "rebalance", "add_broker",
+         "remove_broker", "demote_broker", "fix_offline_replicas"}
 
 
 class Balancer:
@@ -30,7 +38,13 @@ class Balancer:
         self.executor = Executor(cfg["bootstrap.servers"])
         self.tasks = UserTaskManager(cfg["max.active.user.tasks"], cfg["webserver.session.maxExpiryTimeMs"])
         self.concurrency: dict[str, int] = {}
-        self.detector = BrokerFailureDetector(cfg, self.executor, lambda: self._caps({}))
+        # A cluster model given instead of reading the cluster (scripts/bench balancer: proposal timings on
+        # synthetic clusters of 1M partitions through the REST API); None in the service.
+        self.model: ClusterFacts | None = None
+        self.detector = AnomalyDetector(cfg, self.executor, lambda: self._caps({}), SlowBrokerFinder(cfg))
+        self.monitor = LoadMonitor(cfg["bootstrap.servers"], cfg["metric.sampling.interval.ms"],
+                                   cfg["partition.metrics.window.ms"], cfg["num.partition.metrics.windows"])
+        self.capacities = {} if cfg["capacity.config.file"] is None else read_capacities(cfg["capacity.config.file"])
 
     def start(self) -> None:
         """Start the background parts: follow reassignments already in flight, detect anomalies."""
@@ -40,16 +54,20 @@ class Balancer:
         finally:
             close_cluster(cluster)
         self.detector.start()
+        self.monitor.start()
 
     def stop(self) -> None:
         """Stop the background parts."""
         self.detector.stop()
+        self.monitor.stop()
 
     def work(self, endpoint: str, params: Mapping[str, str]) -> Callable[[UserTask], Reply]:
         """The function a task of this endpoint runs."""
         return lambda task: self._guarded(endpoint, params, task)
 
     def _read(self, with_sizes: bool = True) -> ClusterFacts:
+        if self.model is not None:
+            return self.model
         cluster = open_cluster(self.cfg["bootstrap.servers"])
         try:
             return read(cluster, with_sizes)
@@ -59,9 +77,9 @@ class Balancer:
     def _guarded(self, endpoint: str, params: Mapping[str, str], task: UserTask) -> Reply:
         try:
             return getattr(self, "_" + endpoint)(params, task)
-        except (P.ParamError, ProposalError) as exc:
+        except (P.ParamError, ProposalError, CapacityError) as exc:
             return Reply(400, error_body(exc))
-        except ExecutionBusy as exc:
+        except (ExecutionBusy, HardGoalViolation) as exc:
             return Reply(500, error_body(exc))
 
     # ------------------------------------------------------------------ GET
@@ -72,14 +90,7 @@ class Balancer:
         body: dict = {}
         if "MONITOR" in wanted:
             task.step("RETRIEVING_METADATA", "Reading the cluster's partitions and replica sizes.")
-            facts = self._read()
-            total = len(facts.replicas)
-            sized = total if facts.sizes is None else sum(
-                1 for tp, reps in facts.replicas.items() if any((tp, r) in facts.sizes for r in reps))
-            body["MonitorState"] = {"state": "RUNNING", "trained": False, "numMonitoredWindows": 0,
-                                    "numValidPartitions": sized, "numTotalPartitions": total,
-                                    "monitoringCoveragePct": 100.0 * sized / max(total, 1),
-                                    "reasonOfLatestPauseOrResume": "N/A"}
+            body["MonitorState"] = self.monitor.state(self._read(with_sizes=False).replicas)
         if "EXECUTOR" in wanted:
             body["ExecutorState"] = self.executor.state(verbose)
         if "ANALYZER" in wanted:
@@ -91,15 +102,28 @@ class Balancer:
         return Reply(200, body)
 
     def anomaly_state(self) -> dict:
-        """AnomalyDetectorState: broker failures (the only anomaly type pylog detects so far)."""
+        """AnomalyDetectorState."""
         return self.detector.json()
 
     def _load(self, params: Mapping[str, str], task: UserTask) -> Reply:
         task.step("RETRIEVING_METADATA", "Reading the cluster's partitions and replica sizes.")
         facts = self._read()
         alive = facts.metadata.brokers
-        rows = broker_counts(facts, sorted(set(alive) | facts.holders()))
+        rows = broker_loads(facts, self.monitor.loads(), sorted(set(alive) | facts.holders()))
+        with_capacity(rows, self.capacities)
         return Reply(200, load_body(rows, alive, alive, facts.hosts))
+
+    def _partition_load(self, params: Mapping[str, str], task: UserTask) -> Reply:
+        task.step("RETRIEVING_METADATA", "Reading the cluster's partitions and replica sizes.")
+        facts = self._read()
+        brokers = set(P.broker_ids(params)) if params.get("brokerid") else None
+        try:
+            body = partition_load_body(facts, self.monitor.loads(), params.get("resource", "disk").lower(),
+                                       P.number(params, "entries", 2**31 - 1), P.pattern(params, "topic"),
+                                       P.partition_range(params), brokers)
+        except ValueError as exc:
+            raise P.ParamError(str(exc)) from None
+        return Reply(200, body)
 
     def _kafka_cluster_state(self, params: Mapping[str, str], task: UserTask) -> Reply:
         topic = P.pattern(params, "topic")
@@ -119,12 +143,20 @@ class Balancer:
 
     def _plan(self, action: str, params: Mapping[str, str], task: UserTask, ids: list[int]) -> Proposal:
         goals = parse_goals(params.get("goals"))
+        if not params.get("goals") and self.capacities:  # Cruise Control's default goals include the capacities
+            goals = goals + HARD_GOALS[1:]
         excluded = P.pattern(params, "excluded_topics")
         verbose = P.flag(params, "verbose", False)
         task.step("RETRIEVING_METADATA", "Reading the cluster's partitions and replica sizes.")
         facts = self._read()
+        if P.flag(params, "threshold_only", False):
+            if action != "rebalance":
+                raise P.ParamError("threshold_only applies to rebalance and proposals only")
+            task.step("OPTIMIZING", "Moving replicas off the brokers above the balance threshold only.")
+            return threshold_only(facts, self.cfg, goals, excluded, self.executor.recently_removed, verbose)
         task.step("OPTIMIZING", "Planning with pylog's minimal-movement planner.")
-        return propose(facts, self.cfg, action, ids, goals, excluded, verbose)
+        return propose(facts, self.cfg, action, ids, goals, excluded, verbose, loads=self.monitor.loads(),
+                       capacities=self.capacities, skip_hard=P.flag(params, "skip_hard_goal_check", False))
 
     def _caps(self, params: Mapping[str, str]) -> Caps:
         c = {**self.cfg.values, **{self.CONCURRENCY[k]: v for k, v in self.concurrency.items()}}
@@ -151,6 +183,12 @@ class Balancer:
         """Hand a proposal to the executor; the task stays InExecution while it runs."""
         if not proposal.changed:
             self.executor.recently_removed.update(proposal.removed_brokers)
+            return
+        proposal, lost = without_lost(proposal, self._read(with_sizes=False))
+        if lost:
+            log.error("%d partition(s) have no live replica to copy from and are left out: %s", len(lost),
+                      ", ".join(f"{t}-{p}" for t, p in lost[:20]))
+        if not proposal.changed:
             return
         self._refuse_if_reassigning()
         task.step("STARTING_EXECUTION", "Starting the partition reassignments (KIP-455).")
@@ -183,6 +221,19 @@ class Balancer:
             self.executor.recently_demoted.update(ids)
         return Reply(200, proposal.body)
 
+    def _fix_offline_replicas(self, params: Mapping[str, str], task: UserTask) -> Reply:
+        dryrun = P.flag(params, "dryrun", True)
+        caps = self._caps(params)
+        if not dryrun and self.executor.busy():
+            raise ExecutionBusy("Cannot start a new execution while there is an ongoing execution.")
+        task.step("RETRIEVING_METADATA", "Reading the cluster's partitions and their offline replicas.")
+        facts = self._read()
+        excluded = self.executor.recently_removed if P.flag(params, "exclude_recently_removed_brokers", True) else ()
+        proposal = fix_offline(facts, offline_replicas(facts), excluded, P.flag(params, "verbose", False))
+        if not dryrun:
+            self._execute(task, proposal, caps, params.get("reason", ""))
+        return Reply(200, proposal.body)
+
     def _rebalance(self, params: Mapping[str, str], task: UserTask) -> Reply:
         return self._change("rebalance", params, task, [])
 
@@ -196,20 +247,18 @@ class Balancer:
         """The admin endpoint (synchronous): self-healing on/off, concurrency defaults, recently removed brokers."""
         enable, disable = P.anomaly_types(params, "enable_self_healing_for"), P.anomaly_types(
             params, "disable_self_healing_for")
-        unsupported = sorted((enable | disable) - {"BROKER_FAILURE"})
+        unsupported = sorted((enable | disable) - set(TYPES))
         if unsupported:
-            raise P.ParamError(f"pylog detects only BROKER_FAILURE anomalies so far, not {unsupported}")
+            raise P.ParamError(f"pylog does not detect {unsupported} anomalies; it detects {list(TYPES)}")
         for name in ("enable_concurrency_adjuster_for", "disable_concurrency_adjuster_for",
                      "min_isr_based_concurrency_adjustment"):
             if params.get(name):
                 raise P.ParamError(f"{name}: pylog has no concurrency adjuster")
         if enable & disable:
             raise P.ParamError("The same anomaly type cannot be both enabled and disabled")
-        before = {"BROKER_FAILURE": self.detector.self_healing}
-        if enable or disable:
-            self.detector.self_healing = bool(enable)
-        body: dict = {"selfHealingEnabledBefore": before,
-                      "selfHealingEnabledAfter": {"BROKER_FAILURE": self.detector.self_healing}}
+        before = dict(self.detector.healing)
+        self.detector.healing.update({t: True for t in enable} | {t: False for t in disable})
+        body: dict = {"selfHealingEnabledBefore": before, "selfHealingEnabledAfter": dict(self.detector.healing)}
         changed = {k: P.number(params, k, None) for k in self.CONCURRENCY if params.get(k)}
         if changed:
             self.concurrency.update(changed)
@@ -220,6 +269,17 @@ class Balancer:
             body["dropRecentBrokersRequest"] = f"Dropped recently removed brokers: {sorted(dropped)}"
         body["version"] = 1
         return body
+
+    def sampling(self, endpoint: str, params: Mapping[str, str]) -> dict:
+        """pause_sampling / resume_sampling (synchronous): the MonitorState's state and reason follow."""
+        reason = params.get("reason", "")
+        if endpoint == "pause_sampling":
+            changed = self.monitor.pause(reason)
+            message = "Metric sampling paused." if changed else "Metric sampling was already paused."
+        else:
+            changed = self.monitor.resume(reason)
+            message = "Metric sampling resumed." if changed else "Metric sampling was not paused."
+        return {"message": message, "version": 1}
 
     def stop_execution(self) -> dict:
         """The stop_proposal_execution body (synchronous)."""

@@ -52,6 +52,7 @@ class PartitionMetadata:
     leader: int | None
     replicas: tuple[int, ...]
     isr: tuple[int, ...]
+    offline: tuple[int, ...] = ()  # replicas on a failed log dir or a dead broker (Metadata v5+, KIP-112)
 
 
 @dataclass(frozen=True)
@@ -168,7 +169,7 @@ class BrokerAdmin:
             text_id = uuid_to_base64(tid.bytes) if isinstance(tid, uuid.UUID) else None
             parts = {p.partition_index: PartitionMetadata(
                 p.partition_index, p.leader_id if p.leader_id >= 0 else None, tuple(p.replica_nodes),
-                tuple(p.isr_nodes)) for p in t.partitions}
+                tuple(p.isr_nodes), tuple(getattr(p, "offline_replicas", None) or ())) for p in t.partitions}
             out[t.name] = TopicMetadata(t.name, None if text_id == ZERO_UUID else text_id,
                                         bool(t.is_internal), parts)
         return ClusterMetadata({b.node_id: b.rack for b in resp.brokers},
@@ -219,6 +220,13 @@ class BrokerAdmin:
         return {(t.name, p.partition_index): p.partition_size
                 for d in resp.results if d.error_code == ErrorCode.NONE for t in d.topics for p in t.partitions
                 if not p.is_future_key}
+
+    def failed_log_dirs(self, node: int) -> list[str]:
+        """DescribeLogDirs on one broker: its log dirs that answer KAFKA_STORAGE_ERROR (offline, KIP-112)."""
+        self._require(ApiKey.DescribeLogDirs, node)
+        resp = self.client.call(ApiKey.DescribeLogDirs, lambda cls, v: cls(topics=[]), node=node)
+        check_error(getattr(resp, "error_code", 0))
+        return sorted(d.log_dir for d in resp.results if d.error_code == ErrorCode.KAFKA_STORAGE_ERROR)
 
     # ------------------------------------------------------------------ topics
 

@@ -76,7 +76,9 @@ THIRD_PARTY: dict[str, set[str] | None] = {
     # (kazoo), not a reader of Kafka's tree; Java client property files' PKCS12 truststores become PEM.
     "cli": {"click", "confluent_kafka", "rich", "prometheus_client", "kazoo", "cryptography"},
     "metrics": {"prometheus_client"},
-    "balancer": set(),  # stdlib's http.server
+    # stdlib's http.server; the load monitor reads __pylog_metrics with kafka-python's consumer (the wire
+    # codec's package already), so the balancer needs no fetch loop of its own.
+    "balancer": {"kafka"},
     "bench": ANY, "chaos": ANY, "localcluster": ANY,
 }
 NO_IO = {"asyncio", "socket", "selectors", "ssl", "subprocess"}  # protocol/ only moves bytes it is given

@@ -4,9 +4,7 @@ rebalance, add_broker executed onto a new broker, remove_broker, user_tasks; dat
 from __future__ import annotations
 
 import json
-import os
 import subprocess
-import sys
 import time
 import urllib.request
 from collections import Counter
@@ -14,69 +12,34 @@ from pathlib import Path
 
 import pytest
 
-from pylog.cli.admin_client import BROKER_RESOURCE, BrokerAdmin
+from pylog.cli.admin_client import BrokerAdmin
 from pylog.cli.reassign_cluster import BrokerCluster
 from pylog.cli.topics import topics_command
 from pylog.zk.testing import free_port
 
 from click.testing import CliRunner
 
+from support.balancer import CCCLI, cccli, stop_balancer, throttles_left, wait_idle
+from support.balancer import start_balancer as support_start
 from support.clients import kcat, wait_for
 from support.inspect import partitions
 
 pytestmark = pytest.mark.integration
 
 SETTINGS = {"auto.leader.rebalance.enable": "false", "zookeeper.session.timeout.ms": "4000"}
-REPO = Path(__file__).resolve().parents[3]
-CCCLI = str(Path(sys.executable).parent / "cccli")
-THROTTLE_KEYS = ("leader.replication.throttled.rate", "follower.replication.throttled.rate")
-
-
-def cccli(port: int, *args: str) -> tuple[dict, str]:
-    """Run cccli against the balancer with --json true; (its final JSON, its stderr with the 202 bodies)."""
-    r = subprocess.run([CCCLI, "-a", f"127.0.0.1:{port}", *args, "--json", "true"], capture_output=True,
-                       text=True, timeout=120)
-    assert r.returncode == 0, r.stderr
-    return json.loads(r.stdout), r.stderr
 
 
 def start_balancer(tmp_path: Path, bootstrap: str, zk_connect: str, port: int) -> subprocess.Popen:
-    config = tmp_path / "cruisecontrol.properties"
-    config.write_text("\n".join([
-        f"bootstrap.servers={bootstrap}", f"zookeeper.connect={zk_connect}", f"webserver.http.port={port}",
-        # No blocking: every task's first answer is 202 progress and cccli polls it, as on a big cluster.
-        "webserver.request.maxBlockTimeMs=0", "execution.progress.check.interval.ms=200",
-        "num.concurrent.partition.movements.per.broker=2", "default.replication.throttle=20000000",
-        # Short broker-failure thresholds so the kill -9 phase heals within seconds.
-        "self.healing.enabled=true", "anomaly.detection.interval.ms=500", "broker.failure.alert.threshold.ms=1000",
-        "broker.failure.self.healing.threshold.ms=2000", ""]))
-    with open(tmp_path / "balancer.log", "a") as out:  # a file, so a chatty log never blocks the service
-        return subprocess.Popen([os.path.join(REPO, "bin", "pylog-cruise-control-start.sh"), str(config)],
-                                stdout=out, stderr=subprocess.STDOUT)
+    return support_start(tmp_path, bootstrap, zk_connect, port,
+                         "num.concurrent.partition.movements.per.broker=2", "default.replication.throttle=20000000",
+                         # Short broker-failure thresholds so the kill -9 phase heals within seconds.
+                         # Only broker failures heal: a goal violation's rebalance would race the flows below.
+                         "self.healing.broker.failure.enabled=true", "anomaly.detection.interval.ms=500",
+                         "broker.failure.alert.threshold.ms=1000", "broker.failure.self.healing.threshold.ms=2000")
 
 
 def replica_counts(bootstrap: str, topic: str) -> Counter:
     return Counter(b for v in partitions(bootstrap, topic).values() for b in v.replicas)
-
-
-def throttles_left(bootstrap: str, brokers) -> list[str]:
-    admin = BrokerAdmin(bootstrap, 10000)
-    try:
-        found = admin.describe_configs([(BROKER_RESOURCE, str(b)) for b in brokers])
-    finally:
-        admin.close()
-    return [f"{name[1]}:{c.name}" for name, configs in found.items() for c in configs
-            if c.name in THROTTLE_KEYS and not c.is_default]
-
-
-def wait_idle(port: int) -> dict:
-    got: dict = {}
-
-    def idle() -> bool:
-        got.update(cccli(port, "state")[0])
-        return got["ExecutorState"]["state"] == "NO_TASK_IN_PROGRESS"
-    wait_for(idle, 90, "the balancer's execution to finish", interval=0.5)
-    return got
 
 
 def poll_by_user_task_id(port: int) -> None:
@@ -95,18 +58,6 @@ def poll_by_user_task_id(port: int) -> None:
             return
         assert time.monotonic() < deadline, "the rebalance task did not finish"
         time.sleep(0.05)
-
-
-def stop_balancer(proc: subprocess.Popen, tmp_path: Path) -> subprocess.CompletedProcess:
-    # The stop script, given the config, signals only this balancer (its command line names the file).
-    stop = subprocess.run([os.path.join(REPO, "bin", "pylog-cruise-control-stop.sh"),
-                           str(tmp_path / "cruisecontrol.properties")], capture_output=True, text=True, timeout=30)
-    try:
-        proc.wait(30)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        proc.wait(10)
-    return stop
 
 
 def restart_mid_reassignment(c, proc: subprocess.Popen, tmp_path: Path, zk_connect: str, port: int,
@@ -150,10 +101,16 @@ def heal_a_killed_broker(c, port: int, values: list[str]) -> None:
     """kill -9 broker 1: after the alert threshold the failure is listed, after the healing threshold its
     replicas are re-created on the live brokers until nothing is under-replicated."""
     live = ",".join(c.brokers[b].address for b in (0, 2, 3))
+    before = partitions(c.bootstrap, "cc")
+    bound = sum(1 in v.replicas for v in before.values())  # each of its replicas must be re-created somewhere
     killed_at = time.monotonic()
     c.brokers[1].kill()
     wait_for(lambda: healed(live, 1), 60, "the balancer to heal broker 1's partitions", interval=0.2)
-    print(f"kill -9 to zero under-replicated partitions: {time.monotonic() - killed_at:.1f} s")
+    after = partitions(live, "cc")
+    moves = sum(len(set(after[p].replicas) - set(v.replicas)) for p, v in before.items())
+    print(f"kill -9 to zero under-replicated partitions: {time.monotonic() - killed_at:.1f} s; "
+          f"{moves} replica moves, lower bound {bound}")
+    assert moves == bound
     state = wait_idle(port)
     assert state["ExecutorState"].get("lastExecutionError") is None
     detector, _ = cccli(port, "state", "--add-parameter", "substates=anomaly_detector")
@@ -196,8 +153,9 @@ def test_cccli_drives_the_balancer(cluster_factory, zk_connect, tmp_path):
         assert stopped["message"] == "No ongoing proposal execution to stop."
         poll_by_user_task_id(port)
         admin, _ = cccli(port, "admin", "--disable-self-healing-for", "broker_failure")
-        assert (admin["selfHealingEnabledBefore"], admin["selfHealingEnabledAfter"]) == (
-            {"BROKER_FAILURE": True}, {"BROKER_FAILURE": False})
+        assert (admin["selfHealingEnabledBefore"]["BROKER_FAILURE"], admin["selfHealingEnabledAfter"]) == (
+            True, {t: False for t in ("BROKER_FAILURE", "DISK_FAILURE", "TOPIC_ANOMALY", "GOAL_VIOLATION",
+                                      "METRIC_ANOMALY")})
         cccli(port, "admin", "--enable-self-healing-for", "broker_failure")
         detector = cccli(port, "state", "--add-parameter", "substates=anomaly_detector")[0]["AnomalyDetectorState"]
         assert detector["selfHealingEnabled"] == ["BROKER_FAILURE"]

@@ -33,7 +33,8 @@ class FakeExecutor:
 
 def detector(monkeypatch, readings, clock, healing="true"):
     cfg = parse({"bootstrap.servers": "unused:1", "self.healing.enabled": healing,
-                 "broker.failure.alert.threshold.ms": "1000", "broker.failure.self.healing.threshold.ms": "3000"})
+                 "broker.failure.alert.threshold.ms": "1000", "broker.failure.self.healing.threshold.ms": "3000",
+                 "self.healing.target.topic.replication.factor": "2"})
     monkeypatch.setattr(A, "open_cluster", lambda bootstrap: None)
     monkeypatch.setattr(A, "close_cluster", lambda cluster: None)
     monkeypatch.setattr(A, "read", lambda cluster, with_sizes=True: readings[0])
@@ -87,4 +88,60 @@ def test_without_self_healing_it_only_alerts(monkeypatch):
         clock[0] = t
         d.check()
     assert [f["status"] for f in d.json()["recentBrokerFailures"]] == ["DETECTED"] and ex.started == []
-    assert d.json()["selfHealingDisabled"] == ["BROKER_FAILURE"]
+    assert "BROKER_FAILURE" in d.json()["selfHealingDisabled"] and d.json()["selfHealingEnabled"] == []
+
+
+def test_repairs_need_exactly_their_moves():
+    from pylog.balancer.repairs import below_replication, fix_offline, raise_replication
+    parts = {p: PartitionMetadata(p, reps[0], tuple(reps), tuple(reps), off)
+             for p, (reps, off) in enumerate([([0, 1], (0,)), ([1, 2], ()), ([2, 0], (0,)), ([1], ())])}
+    md = ClusterMetadata({0: None, 1: "r1", 2: "r2", 3: "r1"}, 0, {"t": TopicMetadata("t", None, False, parts)})
+    f = ClusterFacts(md, None, {b: "h" for b in range(4)})
+    plan = fix_offline(f, {("t", 0): {0}, ("t", 2): {0}})
+    assert sorted(plan.changed) == [("t", 0), ("t", 2)] and plan.body["summary"]["numReplicaMovements"] == 2
+    assert plan.changed[("t", 0)][1:] == [1] and plan.changed[("t", 0)][0] not in (0, 1)
+    assert plan.changed[("t", 2)][0] == 2 and plan.changed[("t", 2)][1] == 3  # broker 3 held nothing
+    assert below_replication(f, 2, None) == {"t": 1}
+    grown = raise_replication(f, {"t": 2})
+    assert list(grown.changed) == [("t", 3)] and grown.changed[("t", 3)][1] in (0, 2)  # not broker 3: rack r1 as 1
+
+
+def test_each_type_heals_only_with_its_switch(monkeypatch):
+    readings, clock = [facts({0, 1, 2}, [[0, 1], [1, 2], [2], [0, 1]])], [0]
+    d, ex = detector(monkeypatch, readings, clock, healing="false")
+    d.healing["TOPIC_ANOMALY"] = True
+    d.check()
+    state = d.json()
+    [anomaly] = state["recentTopicAnomalies"]
+    assert anomaly["badTopicsByReplicationFactor"] == {"t": 1} and anomaly["status"] == "FIX_STARTED"
+    assert ex.started == [{("t", 2): [2, 0]}]
+
+
+def test_a_slow_broker_is_a_metric_anomaly_healed_by_demotion(monkeypatch):
+    from pylog.balancer import slow
+    assert slow.slow_brokers({0: 3.0, 1: 4.0, 2: 250.0}, 5.0, 100) == {2: 250.0}
+    assert slow.slow_brokers({0: 3.0, 1: 4.0, 2: 40.0}, 5.0, 100) == {}  # under the floor
+    assert slow.slow_brokers({0: 3.0, 2: 250.0}, 5.0, 100) == {}  # two brokers: no peers to compare
+    readings, clock = [facts({0, 1, 2}, [[2, 0], [1, 2], [0, 1]])], [0]
+    d, ex = detector(monkeypatch, readings, clock, healing="false")
+    monkeypatch.setattr(slow, "produce_p99", lambda bootstrap: {0: 3.0, 1: 4.0, 2: 250.0})
+    d.slow_brokers = slow.SlowBrokerFinder(d.cfg)
+    d.healing["METRIC_ANOMALY"] = True
+    d.check()
+    [anomaly] = d.json()["recentMetricAnomalies"]
+    assert anomaly["slowBrokersByProduceP99Ms"] == {"2": 250.0} and anomaly["status"] == "FIX_STARTED"
+    assert ex.started == [{("t", 0): [0, 2]}]  # broker 2 last: leadership moves off it ([1, 2] already is)
+
+
+def test_goal_violations_are_looked_for_at_their_own_interval(monkeypatch):
+    from pylog.balancer import anomaly as mod
+    calls = []
+    monkeypatch.setattr(mod, "find_goal_violations", lambda f, cfg, ex: calls.append(1))
+    readings, clock = [facts({0, 1, 2}, REPLICAS)], [0]
+    d, _ = detector(monkeypatch, readings, clock, healing="false")
+    d.cfg = parse({**{k: str(v) for k, v in d.cfg.values.items() if v is not None},
+                   "goal.violation.detection.interval.ms": "10000"})
+    for t in (0, 500, 9000, 10000, 12000):
+        clock[0] = t
+        d.check()
+    assert len(calls) == 2  # at 0 and at 10000

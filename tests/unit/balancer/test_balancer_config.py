@@ -47,3 +47,9 @@ def test_the_start_script_refuses_a_bad_file_with_one_line(tmp_path):
                        text=True, timeout=60)
     assert (r.returncode, r.stdout) == (1, "")
     assert r.stderr == ("Error: cc.properties: invalid value 'http' for webserver.http.port: not a valid value\n")
+
+
+def test_the_shipped_file_lists_every_key():
+    from pylog.balancer.config import KEYS
+    text = (REPO / "config" / "cruisecontrol.properties").read_text()
+    assert [k for k in KEYS if k not in text] == []

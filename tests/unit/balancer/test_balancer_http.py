@@ -90,8 +90,8 @@ def test_refusals(base):
         "Unrecognized endpoint parameters in rebalance request: ['bogus'].")
     assert call(plain, f"{base}/rebalance?json=true")[0] == 404  # rebalance is a POST
     assert call(plain, f"{base}/nope?json=true")[0] == 404
-    status, _, body = call(plain, f"{base}/admin?enable_self_healing_for=disk_failure&json=true", "POST")
-    assert status == 400 and "only BROKER_FAILURE" in body
+    status, _, body = call(plain, f"{base}/admin?enable_self_healing_for=maintenance_event&json=true", "POST")
+    assert status == 400 and "does not detect ['MAINTENANCE_EVENT']" in body
 
 
 def test_json_false_answers_text(base):
