@@ -119,9 +119,14 @@ class KafkaConnection(asyncio.BufferedProtocol):
         peer = transport.get_extra_info("peername")
         self.peer = f"{peer[0]}:{peer[1]}" if peer else "?"
         self.security = ConnectionSecurity(self.server.listener, self.peer, transport.get_extra_info("peercert"),
-                                           self.server.credentials.lookup)
+                                           self.server.credentials.lookup, self._token_auth)
         self.server.connections.add(self)
         self.task = asyncio.get_running_loop().create_task(self._guarded(self._process(), "serving"))
+
+    def _token_auth(self, mechanism: str, token_id: str) -> Any:
+        """SCRAM `tokenauth=true`: the token's credential and owner, None when tokens are off or it is unknown."""
+        tokens = self.server.broker.tokens
+        return None if tokens is None else tokens.auth(mechanism, token_id)
 
     def _cork(self, on: bool) -> bool:
         """Set TCP_CORK on the connection's socket; False if that is not possible here."""

@@ -3,7 +3,7 @@
 kafka-python 3.x compiles Kafka's own JSON message schemas into fast encoders/decoders; we use
 those for every client-facing API and add schemas of our own (pylog/protocol/schemas/) for the
 inter-broker APIs kafka-python does not ship (LeaderAndIsr, StopReplica, UpdateMetadata,
-ControlledShutdown).
+ControlledShutdown) and for the delegation token APIs (38-41), which it does not ship either.
 """
 
 from __future__ import annotations
@@ -55,6 +55,38 @@ class ControlledShutdownResponse(ApiMessage, load_json=_schemas):
     """The partitions the shutting-down broker still leads."""
 
 
+class CreateDelegationTokenRequest(ApiMessage, load_json=_schemas):
+    """A delegation token for the caller or another owner (KIP-48, KIP-373)."""
+
+
+class CreateDelegationTokenResponse(ApiMessage, load_json=_schemas):
+    """The new token's id, HMAC and timestamps."""
+
+
+class RenewDelegationTokenRequest(ApiMessage, load_json=_schemas):
+    """Push a token's expiry out."""
+
+
+class RenewDelegationTokenResponse(ApiMessage, load_json=_schemas):
+    """The renewed token's expiry."""
+
+
+class ExpireDelegationTokenRequest(ApiMessage, load_json=_schemas):
+    """Bring a token's expiry in, or end it now."""
+
+
+class ExpireDelegationTokenResponse(ApiMessage, load_json=_schemas):
+    """The token's new expiry."""
+
+
+class DescribeDelegationTokenRequest(ApiMessage, load_json=_schemas):
+    """The tokens of some owners, or all the caller may see."""
+
+
+class DescribeDelegationTokenResponse(ApiMessage, load_json=_schemas):
+    """The tokens the caller may see."""
+
+
 def _pairs() -> dict[int, tuple[type[ApiMessage], type[ApiMessage]]]:
     mods = (_admin, _consumer, _metadata, _producer, _sasl)
     out: dict[int, tuple[type[ApiMessage], type[ApiMessage]]] = {}
@@ -70,6 +102,10 @@ def _pairs() -> dict[int, tuple[type[ApiMessage], type[ApiMessage]]]:
         (StopReplicaRequest, StopReplicaResponse),
         (UpdateMetadataRequest, UpdateMetadataResponse),
         (ControlledShutdownRequest, ControlledShutdownResponse),
+        (CreateDelegationTokenRequest, CreateDelegationTokenResponse),
+        (RenewDelegationTokenRequest, RenewDelegationTokenResponse),
+        (ExpireDelegationTokenRequest, ExpireDelegationTokenResponse),
+        (DescribeDelegationTokenRequest, DescribeDelegationTokenResponse),
     ):
         out[req.API_KEY] = (req, resp)
     return out
