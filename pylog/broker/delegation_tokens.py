@@ -19,7 +19,7 @@ from pylog.security.connection import ANONYMOUS
 from pylog.security.delegation_tokens import (
     ERROR_TIMESTAMP, TokenInfo, TokenSettings, create_token, expire_token, is_expired, renew_token,
 )
-from pylog.security.token_store import TokenAuth, TokenCache, delete_token, write_token
+from pylog.security.token_store import TokenAuth, TokenCache, delete_token, purge_notifications, write_token
 
 log = logging.getLogger("pylog.broker")
 
@@ -138,6 +138,7 @@ class DelegationTokenManager:
             await asyncio.sleep(self.check_interval_ms / 1000)
             try:
                 await self.remove_expired()
+                await self._blocking(purge_notifications, self.zk, _now_ms())
             except Exception:  # ZooKeeper away: the next round retries
                 log.warning("Could not remove expired delegation tokens", exc_info=True)
 

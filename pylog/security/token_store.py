@@ -17,16 +17,18 @@ from typing import Any, Callable
 
 from pylog.security.delegation_tokens import TokenInfo, decode_token, encode_token, hmac_text, token_hmac
 from pylog.security.scram import MECHANISMS, MIN_ITERATIONS, ScramCredential, make_credential
+from pylog.zk.errors import NoNodeError
 
 log = logging.getLogger("pylog.security")
 
 __all__ = ["TOKENS_PATH", "CHANGES_PATH", "CHANGE_PREFIX", "TokenCache", "TokenAuth", "read_token",
-           "write_token", "delete_token", "all_token_ids"]
+           "write_token", "delete_token", "all_token_ids", "purge_notifications"]
 
 ROOT_PATH = "/delegation_token"
 TOKENS_PATH = f"{ROOT_PATH}/tokens"
 CHANGES_PATH = f"{ROOT_PATH}/token_changes"
 CHANGE_PREFIX = "token_change_"
+NOTIFICATION_EXPIRY_MS = 15 * 60 * 1000  # Kafka's changeExpirationMs
 
 
 def _token_path(token_id: str) -> str:
@@ -94,6 +96,7 @@ class TokenCache:
         self._by_hmac: dict[str, str] = {}
         self._credentials: dict[str, dict[str, ScramCredential]] = {}
         self._lock = threading.Lock()  # loads and notifications run on executor/kazoo threads
+        self._notes_lock = threading.Lock()  # one notification batch at a time, in sequence order
         self._seen_seq = -1
 
     def hmac_of(self, token_id: str) -> bytes:
@@ -148,6 +151,10 @@ class TokenCache:
         zk.watch_children(CHANGES_PATH, lambda children: run_blocking(lambda: self._on_changes(zk, children)))
 
     def _on_changes(self, zk: Any, children: list[str]) -> None:
+        with self._notes_lock:
+            self._apply_changes(zk, children)
+
+    def _apply_changes(self, zk: Any, children: list[str]) -> None:
         fresh = sorted((s, c) for c in children if (s := _seq(c)) > self._seen_seq)
         for seq, child in fresh:
             got = zk.get_or_none(f"{CHANGES_PATH}/{child}")
@@ -162,6 +169,21 @@ class TokenCache:
                 self.put(info)
             log.info("Processed delegation token notification for %s (%s)", token_id,
                      "removed" if info is None else "updated")
+
+
+def purge_notifications(zk: Any, now_ms: int, max_age_ms: int = NOTIFICATION_EXPIRY_MS) -> int:
+    """Delete token change notifications older than 15 minutes (ZkNodeChangeNotificationListener's purge);
+    how many. Every broker purges; one that finds a notification already gone skips it."""
+    gone = 0
+    for child in zk.get_children(CHANGES_PATH) if zk.exists(CHANGES_PATH) is not None else []:
+        stat = zk.exists(f"{CHANGES_PATH}/{child}")
+        if stat is not None and now_ms - stat.ctime > max_age_ms:
+            try:
+                zk.delete(f"{CHANGES_PATH}/{child}")
+                gone += 1
+            except NoNodeError:
+                continue
+    return gone
 
 
 def _seq(child: str) -> int:

@@ -17,7 +17,6 @@ import json
 import re
 import subprocess
 import time
-from pathlib import Path
 
 import pytest
 from confluent_kafka import KafkaException, Producer
@@ -27,55 +26,39 @@ from kafka import KafkaConsumer, KafkaProducer, TopicPartition
 from kafka.errors import KafkaError
 
 from pylog.spark.token_auth import DelegationTokenId
+from support import tokens
 from support.clients import create_topic, wait_for
 
 pytestmark = pytest.mark.integration
 
-ROOT = Path(__file__).resolve().parents[3]
-TOOL = str(ROOT / "bin" / "pylog-delegation-tokens.sh")
-USERS = ('org.apache.kafka.common.security.plain.PlainLoginModule required username="admin" password="admin-secret" '
-         'user_admin="admin-secret" user_alice="alice-secret" user_bob="bob-secret" user_carol="carol-secret";')
-SECRET = "token-secret-key"
 
 
 @pytest.fixture
 def token_cluster(cluster_factory):
     """One broker with delegation tokens on (expired ones removed every second)."""
-    return cluster_factory(1, extra_listeners={"SASL_PLAINTEXT": "SASL_PLAINTEXT"}, overrides={
-        "authorizer.class.name": "kafka.security.authorizer.AclAuthorizer",
-        "super.users": "User:admin;User:ANONYMOUS",
-        "sasl.enabled.mechanisms": "PLAIN,SCRAM-SHA-256,SCRAM-SHA-512",
-        "listener.name.sasl_plaintext.plain.sasl.jaas.config": USERS,
-        "delegation.token.secret.key": SECRET, "delegation.token.expiry.check.interval.ms": "1000"})
-
-
-def _props(tmp_path: Path, name: str, jaas: str, mechanism: str = "PLAIN") -> str:
-    path = tmp_path / f"{name}.properties"
-    path.write_text(f"security.protocol=SASL_PLAINTEXT\nsasl.mechanism={mechanism}\nsasl.jaas.config={jaas}\n")
-    return str(path)
-
-
-def _user(tmp_path: Path, user: str) -> str:
-    return _props(tmp_path, user, 'org.apache.kafka.common.security.plain.PlainLoginModule required '
-                                  f'username="{user}" password="{user}-secret";')
+    return cluster_factory(1, extra_listeners=tokens.LISTENERS, overrides=tokens.OVERRIDES)
 
 
 def _tool(c, config: str, *args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([TOOL, "--bootstrap-server", c.bootstrap_on("SASL_PLAINTEXT"), "--command-config", config,
-                           *args], capture_output=True, text=True, timeout=60)
-
-
-def _rows(stdout: str) -> list[list[str]]:
-    """The token table's rows (after the TOKENID header), split on whitespace."""
-    lines = [line for line in stdout.splitlines() if line.strip()]
-    start = next(i for i, line in enumerate(lines) if line.startswith("TOKENID"))
-    return [line.split() for line in lines[start + 1:] if not line.startswith("Completed")]
+    return tokens.tool(c.bootstrap_on("SASL_PLAINTEXT"), config, *args)
 
 
 def _kp_token(c, token_id: str, hmac: str) -> dict:
     return {"bootstrap_servers": c.bootstrap_on("SASL_PLAINTEXT"), "security_protocol": "SASL_PLAINTEXT",
             "sasl_mechanism": "SCRAM-SHA-256", "sasl_plain_username": DelegationTokenId(token_id),
             "sasl_plain_password": hmac}
+
+
+def _librdkafka_errors(c, token_id: str, hmac: str) -> list[str]:
+    """The errors a confluent-kafka producer logging in with the token reports (its defaults otherwise)."""
+    errors: list[str] = []
+    p = Producer({"bootstrap.servers": c.bootstrap_on("SASL_PLAINTEXT"), "security.protocol": "SASL_PLAINTEXT",
+                  "sasl.mechanisms": "SCRAM-SHA-256", "sasl.username": token_id, "sasl.password": hmac,
+                  "error_cb": lambda e: errors.append(e.str())})
+    with pytest.raises(KafkaException):
+        p.list_topics(timeout=5)
+    wait_for(lambda: p.poll(0.2) is not None or errors, timeout=10, what="librdkafka's error callback")
+    return errors
 
 
 def _grant_alice(c, topic: str) -> None:
@@ -88,7 +71,7 @@ def _grant_alice(c, topic: str) -> None:
 
 def test_token_lifecycle_with_the_tool_and_clients(token_cluster, zk, tmp_path):
     c = token_cluster
-    alice, bob, carol = (_user(tmp_path, u) for u in ("alice", "bob", "carol"))
+    alice, bob, carol = (tokens.user_login(tmp_path, u) for u in ("alice", "bob", "carol"))
     create_topic(c.bootstrap, "tok")
     _grant_alice(c, "tok")
 
@@ -98,7 +81,7 @@ def test_token_lifecycle_with_the_tool_and_clients(token_cluster, zk, tmp_path):
                                   "max-life-time-period :-1\nCreated delegation token with tokenId : ")
     assert re.search(r"^TOKENID\s+HMAC\s+OWNER\s+REQUESTER\s+RENEWERS\s+ISSUEDATE\s+EXPIRYDATE\s+MAXDATE$",
                      made.stdout, re.M)
-    [[token_id, hmac, owner, requester, renewers, issued, expiry, max_date]] = _rows(made.stdout)
+    [[token_id, hmac, owner, requester, renewers, issued, expiry, max_date]] = tokens.table_rows(made.stdout)
     assert (owner, requester, renewers) == ("User:alice", "User:alice", "[User:bob]")
     assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d", issued)
 
@@ -129,19 +112,11 @@ def test_token_lifecycle_with_the_tool_and_clients(token_cluster, zk, tmp_path):
         consumer.close()
 
     # librdkafka cannot send the extension: the token id is taken for a SCRAM user and refused.
-    errors: list[str] = []
-    p = Producer({"bootstrap.servers": c.bootstrap_on("SASL_PLAINTEXT"), "security.protocol": "SASL_PLAINTEXT",
-                  "sasl.mechanisms": "SCRAM-SHA-256", "sasl.username": token_id, "sasl.password": hmac,
-                  "error_cb": lambda e: errors.append(e.str())})
-    with pytest.raises(KafkaException):
-        p.list_topics(timeout=5)
-    wait_for(lambda: p.poll(0.2) is not None or errors, timeout=10, what="librdkafka's error callback")
+    errors = _librdkafka_errors(c, token_id, hmac)
     assert any("invalid credentials with SASL mechanism SCRAM-SHA-256" in e for e in errors), errors
-    del p
 
     # A token-authenticated connection may not manage tokens (Kafka's allowTokenRequests).
-    token_login = _props(tmp_path, "token", 'org.apache.kafka.common.security.scram.ScramLoginModule required '
-                         f'tokenauth=true username="{token_id}" password="{hmac}";', "SCRAM-SHA-512")
+    token_login = tokens.properties(tmp_path, "token", tokens.token_jaas(token_id, hmac), "SCRAM-SHA-512")
     refused = _tool(c, token_login, "--describe")
     assert refused.returncode == 1
     assert refused.stdout.strip() == "Calling describe token operation for current user."
@@ -155,7 +130,7 @@ def test_token_lifecycle_with_the_tool_and_clients(token_cluster, zk, tmp_path):
     denied = _tool(c, carol, "--renew", "--hmac", hmac, "--renew-time-period", "1000")
     assert denied.returncode == 1 and "DelegationTokenOwnerMismatchException" in denied.stderr, denied.stderr
     # (confluent-kafka has no DelegationToken resource type: kafka-acls.sh's --delegation-token)
-    grant = subprocess.run([str(ROOT / "bin" / "pylog-acls.sh"), "--bootstrap-server", c.bootstrap, "--add",
+    grant = subprocess.run([str(tokens.ROOT / "bin" / "pylog-acls.sh"), "--bootstrap-server", c.bootstrap, "--add",
                             "--allow-principal", "User:carol", "--operation", "Describe", "--delegation-token",
                             token_id], capture_output=True, text=True, timeout=60)
     assert grant.returncode == 0, grant.stderr
@@ -178,15 +153,14 @@ def test_token_lifecycle_with_the_tool_and_clients(token_cluster, zk, tmp_path):
 
 def test_expired_tokens_are_removed_and_plaintext_is_refused(token_cluster, zk, tmp_path):
     c = token_cluster
-    made = _tool(c, _user(tmp_path, "alice"), "--create", "--max-life-time-period", "1500")
+    made = _tool(c, tokens.user_login(tmp_path, "alice"), "--create", "--max-life-time-period", "1500")
     assert made.returncode == 0, made.stderr
-    [[token_id, *_]] = _rows(made.stdout)
+    [[token_id, *_]] = tokens.table_rows(made.stdout)
     assert zk.exists(f"/delegation_token/tokens/{token_id}") is not None
     # delegation.token.expiry.check.interval.ms=1000: the broker removes it soon after its max lifetime
     wait_for(lambda: zk.exists(f"/delegation_token/tokens/{token_id}") is None, timeout=20, what="expiry removal")
 
     empty = tmp_path / "plaintext.properties"
     empty.write_text("")
-    plain = subprocess.run([TOOL, "--bootstrap-server", c.bootstrap, "--command-config", str(empty), "--describe"],
-                           capture_output=True, text=True, timeout=60)
+    plain = tokens.tool(c.bootstrap, str(empty), "--describe")
     assert plain.returncode == 1 and "UnsupportedByAuthenticationException" in plain.stderr, plain.stderr

@@ -140,3 +140,26 @@ def test_token_auth_record_is_what_the_server_reads():
     auth = cache.auth("SCRAM-SHA-512", token_id)
     assert isinstance(auth, TokenAuth) and auth.owner == "User:alice" and auth.credential.iterations == 4096
     assert cache.auth("SCRAM-SHA-512", "nope") is None
+
+
+def test_old_change_notifications_are_purged():
+    from types import SimpleNamespace
+
+    from pylog.security.token_store import CHANGES_PATH, purge_notifications
+
+    class Zk:
+        def __init__(self):
+            self.nodes = {CHANGES_PATH: 0, f"{CHANGES_PATH}/token_change_0000000001": 1_000,
+                          f"{CHANGES_PATH}/token_change_0000000002": 900_000 + 5_000}
+
+        def exists(self, path):
+            return SimpleNamespace(ctime=self.nodes[path]) if path in self.nodes else None
+
+        def get_children(self, path):
+            return [p.rsplit("/", 1)[1] for p in self.nodes if p.startswith(path + "/")]
+
+        def delete(self, path):
+            del self.nodes[path]
+    zk = Zk()
+    assert purge_notifications(zk, now_ms=900_000 + 2_000) == 1  # only the one older than 15 minutes
+    assert zk.get_children(CHANGES_PATH) == ["token_change_0000000002"]
