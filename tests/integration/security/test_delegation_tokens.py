@@ -153,12 +153,12 @@ def test_token_lifecycle_with_the_tool_and_clients(token_cluster, zk, tmp_path):
 
 def test_expired_tokens_are_removed_and_plaintext_is_refused(token_cluster, zk, tmp_path):
     c = token_cluster
-    made = _tool(c, tokens.user_login(tmp_path, "alice"), "--create", "--max-life-time-period", "1500")
+    made = _tool(c, tokens.user_login(tmp_path, "alice"), "--create", "--max-life-time-period", "5000")
     assert made.returncode == 0, made.stderr
     [[token_id, *_]] = tokens.table_rows(made.stdout)
     assert zk.exists(f"/delegation_token/tokens/{token_id}") is not None
     # delegation.token.expiry.check.interval.ms=1000: the broker removes it soon after its max lifetime
-    wait_for(lambda: zk.exists(f"/delegation_token/tokens/{token_id}") is None, timeout=20, what="expiry removal")
+    wait_for(lambda: zk.exists(f"/delegation_token/tokens/{token_id}") is None, timeout=30, what="expiry removal")
 
     empty = tmp_path / "plaintext.properties"
     empty.write_text("")
