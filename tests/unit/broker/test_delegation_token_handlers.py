@@ -45,3 +45,32 @@ def test_renew_and_describe_disabled_without_a_secret_key():
     assert (renew.error_code, renew.expiry_timestamp_ms) == (ErrorCode.DELEGATION_TOKEN_AUTH_DISABLED, -1)
     described = asyncio.run(handle_describe_delegation_token(ctx, request_class(41)[2](owners=None)))
     assert described.error_code == ErrorCode.DELEGATION_TOKEN_AUTH_DISABLED and described.tokens == []
+
+
+@pytest.mark.parametrize("api_key, versions", [(38, range(4)), (39, range(3)), (40, range(3)), (41, range(4))])
+def test_every_version_round_trips_on_the_wire(api_key, versions):
+    """Kafka 3.9's versions of the token APIs, framed as clients frame them (v2+ flexible headers)."""
+    from pylog.protocol.api import response_class
+    from pylog.protocol.codec import (decode_request_body, decode_response, encode_request, encode_response,
+                                      parse_request_header)
+    requests = {38: lambda cls: cls(owner_principal_type="User", owner_principal_name="carol", renewers=[
+                    cls.CreatableRenewers(principal_type="User", principal_name="bob")], max_lifetime_ms=60000),
+                39: lambda cls: cls(hmac=b"\x01\x02", renew_period_ms=5),
+                40: lambda cls: cls(hmac=b"\x01\x02", expiry_time_period_ms=-1),
+                41: lambda cls: cls(owners=[cls.DescribeDelegationTokenOwner(principal_type="User", principal_name="a")])}
+    for v in versions:
+        frame = encode_request(requests[api_key](request_class(api_key)[v]), v, 7, "client")[4:]
+        header = parse_request_header(frame)
+        assert (header.api_key, header.api_version, header.correlation_id) == (api_key, v, 7)
+        req = decode_request_body(header, frame)
+        if api_key == 38:
+            assert req.max_lifetime_ms == 60000 and req.renewers[0].principal_name == "bob"
+            assert (req.owner_principal_name == "carol") == (v >= 3)  # the owner field is v3's
+        cls = response_class(api_key)[v]
+        resp = cls(error_code=int(ErrorCode.DELEGATION_TOKEN_NOT_FOUND), throttle_time_ms=3, **({
+            38: dict(principal_type="User", principal_name="a", token_requester_principal_type="User",
+                     token_requester_principal_name="b", issue_timestamp_ms=1, expiry_timestamp_ms=2,
+                     max_timestamp_ms=3, token_id="id", hmac=b"h"),
+            41: dict(tokens=[])}.get(api_key, dict(expiry_timestamp_ms=-1))))
+        corr, back = decode_response(api_key, v, encode_response(header, resp)[4:])
+        assert corr == 7 and back.error_code == ErrorCode.DELEGATION_TOKEN_NOT_FOUND and back.throttle_time_ms == 3
