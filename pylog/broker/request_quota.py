@@ -71,17 +71,31 @@ def request_throttle(ctx: Any, busy_s: float) -> int:
     return min(throttle, quotas.window_ms)  # QuotaUtils.boundedThrottleTime: at most one window
 
 
-def with_throttle(resp: Any, throttle_ms: int) -> Any:
-    """The response with throttle_time_ms raised to `throttle_ms` where its message has that field.
+def with_throttle(resp: Any, throttle_ms: int, header: Any = None) -> Any:
+    """The response with throttle_time_ms raised to `throttle_ms` (Kafka's max of the request and bandwidth
+    throttles): a message's field, or the field of a Fetch already encoded as parts (`header` says which).
 
-    Responses already encoded by their handler (Fetch's raw parts) keep the throttle time they carry; the
-    connection is muted for the larger one all the same."""
+    A Produce answered at once is already encoded with its bandwidth throttle only; its connection is
+    muted for the larger one all the same."""
     if isinstance(resp, Later):
         finish = resp.finish
 
         async def later() -> Any:
-            return with_throttle(await finish(), throttle_ms)
+            return with_throttle(await finish(), throttle_ms, header)
         return Later(later)
+    if isinstance(resp, list) and header is not None and header.api_key == ApiKey.Fetch and resp:
+        return _fetch_with_throttle(resp, throttle_ms, header.api_version)
     if resp is not None and getattr(resp, "throttle_time_ms", None) is not None and resp.throttle_time_ms < throttle_ms:
         resp.throttle_time_ms = throttle_ms
     return resp
+
+
+def _fetch_with_throttle(parts: list, throttle_ms: int, version: int) -> list:
+    """Fetch's first part is size, correlation id, (v12+: header tags,) then throttle_time_ms."""
+    at = 8 + (1 if version >= 12 else 0)
+    first = parts[0]
+    if not isinstance(first, (bytes, bytearray)) or len(first) < at + 4:
+        return parts
+    if int.from_bytes(first[at:at + 4], "big", signed=True) < throttle_ms:
+        parts[0] = bytes(first[:at]) + throttle_ms.to_bytes(4, "big", signed=True) + bytes(first[at + 4:])
+    return parts

@@ -340,7 +340,7 @@ class KafkaConnection(asyncio.BufferedProtocol):
             resp = await timed
             throttle = request_throttle(ctx, timed.busy)
             ctx.throttle_ms = max(ctx.throttle_ms, throttle)  # a Produce's later response reads it
-            resp = with_throttle(resp, ctx.throttle_ms)
+            resp = with_throttle(resp, ctx.throttle_ms, header)
         else:
             resp = await h.func(ctx, req)
         if ctx.throttle_ms > 0:  # KIP-219: the response goes now, then nothing is read for the throttle time

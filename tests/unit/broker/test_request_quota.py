@@ -77,3 +77,15 @@ def test_throttle_is_bounded_by_one_window_and_set_on_responses():
         return SimpleNamespace(throttle_time_ms=0)
     later = with_throttle(Later(finish), 300)
     assert asyncio.run(later.finish()).throttle_time_ms == 300
+
+
+def test_an_encoded_fetch_carries_the_request_throttle():
+    from pylog.protocol.codec import RequestHeader, decode_response
+    from pylog.protocol.fetch import encode_fetch_response
+    for version in (4, 11, 12, 17):
+        header = RequestHeader(ApiKey.Fetch, version, 9, "c", 0)
+        parts = with_throttle(encode_fetch_response(header, [], throttle_time_ms=40), 700, header)
+        corr, resp = decode_response(ApiKey.Fetch, version, b"".join(parts)[4:])
+        assert (corr, resp.throttle_time_ms) == (9, 700)
+        kept = with_throttle(encode_fetch_response(header, [], throttle_time_ms=900), 700, header)
+        assert decode_response(ApiKey.Fetch, version, b"".join(kept)[4:])[1].throttle_time_ms == 900
