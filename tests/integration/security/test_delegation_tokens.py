@@ -151,7 +151,7 @@ def test_token_lifecycle_with_the_tool_and_clients(token_cluster, zk, tmp_path):
         KafkaProducer(**_kp_token(c, token_id, hmac), request_timeout_ms=5000, max_block_ms=5000)
 
 
-def test_expired_tokens_are_removed_and_plaintext_is_refused(token_cluster, zk, tmp_path):
+def test_expiry_tokens_for_other_owners_and_plaintext_refusal(token_cluster, zk, tmp_path):
     c = token_cluster
     made = _tool(c, tokens.user_login(tmp_path, "alice"), "--create", "--max-life-time-period", "5000")
     assert made.returncode == 0, made.stderr
@@ -159,6 +159,19 @@ def test_expired_tokens_are_removed_and_plaintext_is_refused(token_cluster, zk, 
     assert zk.exists(f"/delegation_token/tokens/{token_id}") is not None
     # delegation.token.expiry.check.interval.ms=1000: the broker removes it soon after its max lifetime
     wait_for(lambda: zk.exists(f"/delegation_token/tokens/{token_id}") is None, timeout=30, what="expiry removal")
+
+    # A token for another owner needs CREATE_TOKENS on that owner's User resource (KIP-373).
+    bob = tokens.user_login(tmp_path, "bob")
+    refused = _tool(c, bob, "--create", "--max-life-time-period", "-1", "--owner-principal", "User:alice")
+    assert refused.returncode == 1 and "DelegationTokenAuthorizationException" in refused.stderr, refused.stderr
+    grant = subprocess.run([str(tokens.ROOT / "bin" / "pylog-acls.sh"), "--bootstrap-server", c.bootstrap, "--add",
+                            "--allow-principal", "User:bob", "--operation", "CreateTokens", "--user-principal",
+                            "User:alice"], capture_output=True, text=True, timeout=60)
+    assert grant.returncode == 0, grant.stderr
+    made = wait_for(lambda: (r := _tool(c, bob, "--create", "--max-life-time-period", "-1", "--owner-principal",
+                                        "User:alice")).returncode == 0 and r, what="bob's CREATE_TOKENS")
+    [[_, _, owner, requester, *_]] = tokens.table_rows(made.stdout)
+    assert (owner, requester) == ("User:alice", "User:bob")
 
     empty = tmp_path / "plaintext.properties"
     empty.write_text("")
