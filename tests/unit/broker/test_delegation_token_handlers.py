@@ -74,3 +74,16 @@ def test_every_version_round_trips_on_the_wire(api_key, versions):
             41: dict(tokens=[])}.get(api_key, dict(expiry_timestamp_ms=-1))))
         corr, back = decode_response(api_key, v, encode_response(header, resp)[4:])
         assert corr == 7 and back.error_code == ErrorCode.DELEGATION_TOKEN_NOT_FOUND and back.throttle_time_ms == 3
+
+
+def test_settings_from_the_broker_config_with_the_old_alias():
+    from pylog.broker.delegation_tokens import token_settings
+    from pylog.common.config import BrokerConfig
+    zk = {"zookeeper.connect": "127.0.0.1:2181"}
+    assert not token_settings(BrokerConfig.from_props(zk)).enabled
+    s = token_settings(BrokerConfig.from_props({**zk, "delegation.token.master.key": "old"}))
+    assert (s.secret, s.max_lifetime_ms, s.expiry_time_ms) == ("old", 7 * 24 * 3600 * 1000, 24 * 3600 * 1000)
+    s = token_settings(BrokerConfig.from_props({**zk, "delegation.token.master.key": "old",
+                                                "delegation.token.secret.key": "new",
+                                                "delegation.token.max.lifetime.ms": "5000"}))
+    assert (s.secret, s.max_lifetime_ms) == ("new", 5000)
