@@ -47,6 +47,7 @@ from pylog.protocol.errors import ErrorCode
 from pylog.security.authorizer import AclAuthorizer, from_config
 from pylog.broker.features import TRANSACTION_VERSION, FinalizedFeatures
 from pylog.broker.quotas import ClientQuotas
+from pylog.broker.delegation_tokens import DelegationTokenManager
 from pylog.security.credentials import CredentialStore
 from pylog.security.sasl_client import client_mechanism
 from pylog.security.settings import build_listener_security, client_ssl_context
@@ -105,6 +106,7 @@ class Broker:
         self.servers: list[SocketServer] = []
         self.authorizer: AclAuthorizer | None = None  # when authorizer.class.name is set
         self.credentials = CredentialStore.empty()  # SCRAM credentials from /config/users
+        self.tokens: DelegationTokenManager | None = None  # delegation tokens (KIP-48), once ZooKeeper is up
         self.features = FinalizedFeatures()  # /feature (KIP-584), followed once ZooKeeper is connected
         self.quotas = ClientQuotas(int(config.get("quota.window.num")),  # from /config/users and /config/clients
                                    int(config.get("quota.window.size.seconds")) * 1000)
@@ -157,6 +159,8 @@ class Broker:
         log_dirs = list(cfg.log_dirs)
         await self._blocking(self._check_meta_properties, log_dirs)
         await self._blocking(self.credentials.load, self.zk)
+        self.tokens = DelegationTokenManager(cfg, self.zk, self.spawn)
+        await self.tokens.start()
         await self._blocking(self.quotas.load, self.zk)
         loop = asyncio.get_running_loop()
         self.features.watch(self.zk, loop.call_soon_threadsafe)

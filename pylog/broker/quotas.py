@@ -11,7 +11,7 @@ user or client its own. Rates are Kafka's: quota.window.num samples (11) of quot
 takes the rate over its bound gets a throttle time of (rate - bound) / bound * window, which the
 response carries (throttle_time_ms) and for which the connection reads nothing more (KIP-219).
 The controller mutation rate (KIP-599) is Kafka's token bucket instead (see TokenBucket). The
-request_percentage quota is kept and described but not enforced.
+request_percentage quota (KIP-124) is measured on the request handler's time (request_quota.py).
 """
 
 from __future__ import annotations
@@ -116,6 +116,7 @@ class ClientQuotas:
     def __init__(self, samples: int = SAMPLES, window_ms: int = WINDOW_MS) -> None:
         self.samples, self.window_ms = samples, window_ms
         self.entities: dict[str, dict[str, float]] = {}  # entity path -> {quota key: bound}
+        self.has_request_quotas = False  # some entity sets request_percentage: requests are timed (request_quota.py)
         self._rates: dict[tuple[str, str, str], Rate] = {}
         self._buckets: dict[tuple[str, str], TokenBucket] = {}
 
@@ -148,6 +149,7 @@ class ClientQuotas:
         else:
             self.entities.pop(path, None)
         self._rates.clear()  # the entity a client's rate is kept under may have changed
+        self.has_request_quotas = any(REQUEST in q for q in self.entities.values())
         self._buckets.clear()
 
     def quota(self, key: str, user: str, client: str) -> tuple[float, str, str] | None:

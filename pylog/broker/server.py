@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from pylog.broker.handlers import HANDLERS, Later, advertised_ranges, load_all
+from pylog.broker.request_quota import BusyTime, charged, request_throttle, with_throttle
 from pylog.broker.services import BrokerServices
 from pylog.metrics.recorders import FETCH_FOLLOWER, REQUESTS
 from pylog.protocol.api import ApiKey, api_name
@@ -119,9 +120,14 @@ class KafkaConnection(asyncio.BufferedProtocol):
         peer = transport.get_extra_info("peername")
         self.peer = f"{peer[0]}:{peer[1]}" if peer else "?"
         self.security = ConnectionSecurity(self.server.listener, self.peer, transport.get_extra_info("peercert"),
-                                           self.server.credentials.lookup)
+                                           self.server.credentials.lookup, self._token_auth)
         self.server.connections.add(self)
         self.task = asyncio.get_running_loop().create_task(self._guarded(self._process(), "serving"))
+
+    def _token_auth(self, mechanism: str, token_id: str) -> Any:
+        """SCRAM `tokenauth=true`: the token's credential and owner, None when tokens are off or it is unknown."""
+        tokens = self.server.broker.tokens
+        return None if tokens is None else tokens.auth(mechanism, token_id)
 
     def _cork(self, on: bool) -> bool:
         """Set TCP_CORK on the connection's socket; False if that is not possible here."""
@@ -329,8 +335,15 @@ class KafkaConnection(asyncio.BufferedProtocol):
                         self.security.principal, api_name(header.api_key))
             return False
         started = time.perf_counter()
-        resp = await h.func(ctx, req)
         key = FETCH_FOLLOWER if header.api_key == ApiKey.Fetch and _fetch_replica(req, header.api_version) >= 0 else header.api_key
+        if charged(ctx, key == FETCH_FOLLOWER):  # KIP-124: the handler's time on the loop counts
+            timed = BusyTime(h.func(ctx, req))
+            resp = await timed
+            throttle = request_throttle(ctx, timed.busy)
+            ctx.throttle_ms = max(ctx.throttle_ms, throttle)  # a Produce's later response reads it
+            resp = with_throttle(resp, ctx.throttle_ms, header)
+        else:
+            resp = await h.func(ctx, req)
         if ctx.throttle_ms > 0:  # KIP-219: the response goes now, then nothing is read for the throttle time
             self.muted_until = time.monotonic() + ctx.throttle_ms / 1000
         if isinstance(resp, Later):

@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
+    from pylog.broker.delegation_tokens import DelegationTokenManager
     from pylog.broker.controller_admin import ControllerAdmin
     from pylog.broker.group_host import GroupHost
     from pylog.broker.metadata_cache import MetadataCache
@@ -49,6 +50,7 @@ class BrokerServices(Protocol):
     transactions: TxnHost | None  # the transaction coordinator over __transaction_state
     features: FinalizedFeatures  # finalized features from /feature (KIP-584): ApiVersions reports them
     quotas: ClientQuotas  # client quotas (KIP-13/55/124/219/257/599): settings and measured rates
+    tokens: DelegationTokenManager | None  # delegation tokens (KIP-48)
 
     def advertised_for(self, listener: str | None) -> tuple[str, int]:
         """Host and port of this broker on a listener (the inter-broker one for None)."""

@@ -97,6 +97,9 @@ def _jaas(props: dict[str, str], out: dict[str, Any]) -> None:
         warn_ignored("sasl.jaas.config", f"({login.module}) names no username and password")
         return
     out["sasl.username"], out["sasl.password"] = login.client_login
+    if str(login.options.get("tokenauth", "")).lower() == "true":  # librdkafka cannot send SCRAM's extension
+        warn_ignored("sasl.jaas.config's tokenauth=true", "cannot be sent by librdkafka (a delegation token's id "
+                     "then logs in as a SCRAM user and fails)")
     if "PlainLoginModule" in login.module:
         out.setdefault("sasl.mechanisms", "PLAIN")
 

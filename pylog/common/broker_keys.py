@@ -361,6 +361,17 @@ _k("authorizer.class.name", Type.STRING, "", "kafka.security.authorizer.AclAutho
 _k("super.users", Type.STRING, None, "Principals allowed everything, semicolon-separated (User:admin;User:broker).")
 _k("allow.everyone.if.no.acl.found", Type.BOOLEAN, False, "With ACLs on: whether a resource that has no ACL at "
    "all is open to everyone.")
+_k("delegation.token.secret.key", Type.PASSWORD, None, "The secret that signs delegation tokens (KIP-48): a "
+   "token's password is HMAC-SHA512(secret, token id). Every broker must have the same one. Unset or empty: "
+   "delegation tokens are disabled (their APIs answer DELEGATION_TOKEN_AUTH_DISABLED).", importance=MEDIUM)
+_k("delegation.token.master.key", Type.PASSWORD, None, "Deprecated alias of delegation.token.secret.key, used "
+   "when that is unset.", importance=LOW)
+_k("delegation.token.max.lifetime.ms", Type.LONG, 7 * 24 * 3600 * 1000, "The longest a delegation token may "
+   "live, renewals included; a token asked for with a longer (or no) max lifetime gets this one.", at_least(1))
+_k("delegation.token.expiry.time.ms", Type.LONG, 24 * 3600 * 1000, "How long a new or renewed delegation token "
+   "lives unless renewed (a renewal without a period uses it too).", at_least(1))
+_k("delegation.token.expiry.check.interval.ms", Type.LONG, 3600 * 1000, "How often a broker removes the "
+   "delegation tokens past their expiry or max lifetime.", at_least(1), LOW)
 
 _group("Client Quotas", "Byte-rate and request quotas per user and client id (KIP-13/55/219) are set with "
        "pylog-configs --entity-type users|clients; these keys shape how their rates are measured.")

@@ -18,8 +18,6 @@ KAFKA_ONLY_BROKER_KEYS: frozenset[str] = frozenset((
     "controller.quorum.election.timeout.ms", "controller.quorum.fetch.timeout.ms",
     "controller.quorum.request.timeout.ms", "controller.quorum.retry.backoff.ms", "controller.quorum.voters",
     "controller.quota.window.num", "controller.quota.window.size.seconds", "create.topic.policy.class.name",
-    "delegation.token.expiry.check.interval.ms", "delegation.token.expiry.time.ms", "delegation.token.master.key",
-    "delegation.token.max.lifetime.ms", "delegation.token.secret.key",
     "delete.records.purgatory.purge.interval.requests", "early.start.listeners", "fetch.max.bytes",
     "fetch.purgatory.purge.interval.requests", "group.max.size", "initial.broker.registration.timeout.ms",
     "inter.broker.protocol.version", "kafka.metrics.polling.interval.secs", "kafka.metrics.reporters",

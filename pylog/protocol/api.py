@@ -3,7 +3,8 @@
 kafka-python 3.x compiles Kafka's own JSON message schemas into fast encoders/decoders; we use
 those for every client-facing API and add schemas of our own (pylog/protocol/schemas/) for the
 inter-broker APIs kafka-python does not ship (LeaderAndIsr, StopReplica, UpdateMetadata,
-ControlledShutdown) and for KIP-848's ConsumerGroupHeartbeat and ConsumerGroupDescribe.
+ControlledShutdown), for KIP-848's ConsumerGroupHeartbeat and ConsumerGroupDescribe, and for the
+delegation token APIs (38-41), which it does not ship either.
 """
 
 from __future__ import annotations
@@ -71,6 +72,38 @@ class ConsumerGroupDescribeResponse(ApiMessage, load_json=_schemas):
     """Each consumer group's epochs, assignor and members with their current and target assignments."""
 
 
+class CreateDelegationTokenRequest(ApiMessage, load_json=_schemas):
+    """A delegation token for the caller or another owner (KIP-48, KIP-373)."""
+
+
+class CreateDelegationTokenResponse(ApiMessage, load_json=_schemas):
+    """The new token's id, HMAC and timestamps."""
+
+
+class RenewDelegationTokenRequest(ApiMessage, load_json=_schemas):
+    """Push a token's expiry out."""
+
+
+class RenewDelegationTokenResponse(ApiMessage, load_json=_schemas):
+    """The renewed token's expiry."""
+
+
+class ExpireDelegationTokenRequest(ApiMessage, load_json=_schemas):
+    """Bring a token's expiry in, or end it now."""
+
+
+class ExpireDelegationTokenResponse(ApiMessage, load_json=_schemas):
+    """The token's new expiry."""
+
+
+class DescribeDelegationTokenRequest(ApiMessage, load_json=_schemas):
+    """The tokens of some owners, or all the caller may see."""
+
+
+class DescribeDelegationTokenResponse(ApiMessage, load_json=_schemas):
+    """The tokens the caller may see."""
+
+
 def _pairs() -> dict[int, tuple[type[ApiMessage], type[ApiMessage]]]:
     mods = (_admin, _consumer, _metadata, _producer, _sasl)
     out: dict[int, tuple[type[ApiMessage], type[ApiMessage]]] = {}
@@ -88,6 +121,10 @@ def _pairs() -> dict[int, tuple[type[ApiMessage], type[ApiMessage]]]:
         (ControlledShutdownRequest, ControlledShutdownResponse),
         (ConsumerGroupHeartbeatRequest, ConsumerGroupHeartbeatResponse),
         (ConsumerGroupDescribeRequest, ConsumerGroupDescribeResponse),
+        (CreateDelegationTokenRequest, CreateDelegationTokenResponse),
+        (RenewDelegationTokenRequest, RenewDelegationTokenResponse),
+        (ExpireDelegationTokenRequest, ExpireDelegationTokenResponse),
+        (DescribeDelegationTokenRequest, DescribeDelegationTokenResponse),
     ):
         out[req.API_KEY] = (req, resp)
     return out

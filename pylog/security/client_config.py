@@ -3,8 +3,8 @@
 Understood: security.protocol, ssl.truststore.location (PEM or PKCS12 as ssl.truststore.type says, or
 librdkafka's ssl.ca.location), ssl.keystore.location (PEM key + certificate, or PKCS12) with
 ssl.keystore.password / ssl.key.password, ssl.endpoint.identification.algorithm,
-sasl.mechanism, and the login as sasl.jaas.config (username="..." password="...") or sasl.username /
-sasl.password. Anything unusable is a clear error naming the key.
+sasl.mechanism, and the login as sasl.jaas.config (username="..." password="...", and `tokenauth=true` for a
+delegation token's id and HMAC, as Kafka's ScramLoginModule) or sasl.username / sasl.password. Anything unusable is a clear error naming the key.
 """
 
 from __future__ import annotations
@@ -61,12 +61,16 @@ def client_security(props: Mapping[str, str]) -> ConnectSecurity | None:
             raise ConfigError(f"sasl.mechanism={mech} is not supported by pylog's tools; use "
                               f"{', '.join(SUPPORTED_MECHANISMS)}", key="sasl.mechanism")
         user, password = props.get("sasl.username"), props.get("sasl.password")
+        token_auth = False
         if "sasl.jaas.config" in props:
-            login = parse_jaas(props["sasl.jaas.config"]).client_login
+            jaas = parse_jaas(props["sasl.jaas.config"])
+            login = jaas.client_login
             if login is not None:
                 user, password = login
+            # ScramLoginModule's tokenauth=true: user and password are a delegation token's id and HMAC
+            token_auth = str(jaas.options.get("tokenauth", "")).lower() == "true"
         if user is None or password is None:
             raise ConfigError("SASL needs a login: sasl.jaas.config with username and password (or sasl.username "
                               "and sasl.password)", key="sasl.jaas.config")
-        sasl = lambda: client_mechanism(mech, user, password)  # noqa: E731
+        sasl = lambda: client_mechanism(mech, user, password, token_auth)  # noqa: E731
     return ConnectSecurity(tls, sasl)

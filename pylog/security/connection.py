@@ -44,18 +44,29 @@ class ConnectionSecurity:
     __slots__ = ("listener", "principal", "sasl", "close_after_reply")
 
     def __init__(self, listener: ListenerSecurity | None, peer: str, peercert: dict | None,
-                 lookup: Callable[[str, str], Any]) -> None:
+                 lookup: Callable[[str, str], Any], token_lookup: Callable[[str, str], Any] | None = None) -> None:
         self.listener = listener
         self.principal = ANONYMOUS
         if listener is not None and listener.protocol == "SSL":
             self.principal = certificate_principal(peercert)
-        self.sasl = SaslSession(listener, lookup, peer) if listener is not None and listener.uses_sasl else None
+        self.sasl = (SaslSession(listener, lookup, peer, token_lookup)
+                     if listener is not None and listener.uses_sasl else None)
         self.close_after_reply = False  # a failed authentication: answer, then close
 
     @property
     def listener_name(self) -> str | None:
         """The listener the connection came in on (None for the broker's own in-process calls)."""
         return None if self.listener is None else self.listener.name
+
+    @property
+    def token_authenticated(self) -> bool:
+        """Whether the client authenticated with a delegation token (it may not manage tokens then)."""
+        return self.sasl is not None and self.sasl.token_authenticated
+
+    @property
+    def protocol(self) -> str | None:
+        """The listener's security protocol (None for in-process calls)."""
+        return None if self.listener is None else self.listener.protocol
 
     def refuse(self, api_key: int) -> str | None:
         """Why a request may not be served now (the connection then closes), or None."""

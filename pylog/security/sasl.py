@@ -64,13 +64,22 @@ class _Plain:
 class _Scram:
     """Two rounds: client-first -> server-first, client-final -> server-final."""
 
-    def __init__(self, mechanism: str, lookup: Callable[[str, str], Any]) -> None:
-        self.server = ScramServer(mechanism, lambda user: lookup(mechanism, user))
+    def __init__(self, mechanism: str, lookup: Callable[[str, str], Any],
+                 token_lookup: Callable[[str, str], Any] | None) -> None:
+        tokens = None if token_lookup is None else (lambda token_id: token_lookup(mechanism, token_id))
+        self.server = ScramServer(mechanism, lambda user: lookup(mechanism, user), tokens)
         self.round = 0
 
     @property
     def username(self) -> str | None:
-        return self.server.username
+        """Whom the client is: a token's owner (by name, as Kafka's DelegationTokenCache.owner) or the user."""
+        owner = self.server.token_owner
+        return self.server.username if owner is None else owner.partition(":")[2]
+
+    @property
+    def token_expiry_ms(self) -> int | None:
+        """With token authentication, when the token expires (the session may not outlive it)."""
+        return self.server.token_expiry_ms
 
     @property
     def complete(self) -> bool:
@@ -81,12 +90,23 @@ class _Scram:
         return self.server.first(token) if self.round == 1 else self.server.final(token)
 
 
+def _session_lifetime_ms(reauth_ms: int, credential_expiry_ms: int | None) -> int:
+    """SaslServerAuthenticator's session lifetime: connections.max.reauth.ms, and a token's expiry (even
+    without re-authentication: a token-authenticated session ends when the token does); 0 = none."""
+    if credential_expiry_ms is None:
+        return max(reauth_ms, 0)
+    left = max(credential_expiry_ms - int(time.time() * 1000), 0)
+    return max(min(left, reauth_ms) if reauth_ms > 0 else left, 1)
+
+
 class SaslSession:
     """SASL state of one connection on a SASL listener."""
 
-    def __init__(self, listener: ListenerSecurity, lookup: Callable[[str, str], Any], peer: str) -> None:
-        self.listener, self.lookup, self.peer = listener, lookup, peer
+    def __init__(self, listener: ListenerSecurity, lookup: Callable[[str, str], Any], peer: str,
+                 token_lookup: Callable[[str, str], Any] | None = None) -> None:
+        self.listener, self.lookup, self.peer, self.token_lookup = listener, lookup, peer, token_lookup
         self.principal: str | None = None  # "User:<name>" once authenticated
+        self.token_authenticated = False  # authenticated with a delegation token (KafkaPrincipal.tokenAuthenticated)
         self.expires_at: float | None = None  # monotonic seconds; None = never
         self._mechanism: Any = None
         self._mechanism_name = ""
@@ -113,7 +133,7 @@ class SaslSession:
         if mechanism == "PLAIN":
             self._mechanism = _Plain(self.listener.logins["PLAIN"].users)
         elif mechanism in SCRAM_MECHANISMS:
-            self._mechanism = _Scram(mechanism, self.lookup)
+            self._mechanism = _Scram(mechanism, self.lookup, self.token_lookup)
         self._mechanism_name = mechanism
         self._reauthenticating = self.principal is not None
         return ErrorCode.NONE, enabled
@@ -140,7 +160,9 @@ class SaslSession:
             raise SaslFailure(ErrorCode.SASL_AUTHENTICATION_FAILED,
                               f"Cannot change principals during re-authentication from {self.principal}: {principal}")
         self.principal = principal
-        lifetime = self.listener.reauth_ms
+        token_expiry = getattr(mech, "token_expiry_ms", None)
+        self.token_authenticated = token_expiry is not None
+        lifetime = _session_lifetime_ms(self.listener.reauth_ms, token_expiry)
         self.expires_at = time.monotonic() + lifetime / 1000 if lifetime > 0 else None
         log.debug("Authenticated %s as %s with %s", self.peer, principal, self._mechanism_name)
         return reply, lifetime

@@ -27,9 +27,9 @@ class PlainClient:
 class ScramClientMechanism:
     """SCRAM-SHA-256/512: client-first, client-final, then check the server's signature."""
 
-    def __init__(self, mechanism: str, username: str, password: str) -> None:
+    def __init__(self, mechanism: str, username: str, password: str, token_auth: bool = False) -> None:
         self.mechanism = mechanism
-        self._client = ScramClient(mechanism, username, password)
+        self._client = ScramClient(mechanism, username, password, token_auth)
         self._round = 0
 
     def step(self, challenge: bytes | None) -> bytes | None:
@@ -45,8 +45,9 @@ class ScramClientMechanism:
         raise ScramError("Unexpected SCRAM server message")
 
 
-def client_mechanism(mechanism: str, username: str, password: str) -> PlainClient | ScramClientMechanism:
-    """A fresh client mechanism object by name."""
+def client_mechanism(mechanism: str, username: str, password: str,
+                     token_auth: bool = False) -> PlainClient | ScramClientMechanism:
+    """A fresh client mechanism object by name (SCRAM with `tokenauth=true` when token_auth)."""
     if mechanism == "PLAIN":
         return PlainClient(username, password)
-    return ScramClientMechanism(mechanism, username, password)
+    return ScramClientMechanism(mechanism, username, password, token_auth)

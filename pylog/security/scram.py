@@ -17,13 +17,15 @@ import re
 from dataclasses import dataclass
 
 __all__ = ["MECHANISMS", "MECHANISM_CODES", "MIN_ITERATIONS", "MAX_ITERATIONS", "ScramCredential",
-           "ScramError", "ScramServer", "ScramClient", "make_credential", "credential_from_salted"]
+           "ScramError", "ScramServer", "ScramClient", "make_credential", "credential_from_salted",
+           "TOKEN_AUTH_EXTENSION"]
 
 # Kafka's ScramMechanism: name -> hash, and the codes the admin APIs carry.
 MECHANISMS = {"SCRAM-SHA-256": "sha256", "SCRAM-SHA-512": "sha512"}
 MECHANISM_CODES = {"SCRAM-SHA-256": 1, "SCRAM-SHA-512": 2}
 MIN_ITERATIONS, MAX_ITERATIONS = 4096, 16384  # ScramMechanism.minIterations / Kafka's upper bound
 DEFAULT_ITERATIONS = 4096  # ConfigCommand's default when --add-config gives none
+TOKEN_AUTH_EXTENSION = "tokenauth"  # ScramLoginModule's extension: authenticate with a delegation token
 
 
 class ScramError(Exception):
@@ -108,6 +110,21 @@ def _attrs(message: str) -> dict[str, str]:
     return out
 
 
+def _first_bare(bare: str) -> tuple[dict[str, str], dict[str, str]]:
+    """client-first-message-bare: `[m=...,]n=user,r=nonce[,ext=value]*` -> (attributes, extensions)."""
+    parts = bare.split(",")
+    if parts and parts[0].startswith("m="):  # reserved-mext: Kafka's pattern allows and ignores it
+        parts = parts[1:]
+    attrs = _attrs(",".join(parts[:2]))
+    extensions = {}
+    for part in parts[2:]:
+        key, sep, value = part.partition("=")
+        if not sep or not key.isalpha():
+            raise ScramError("Invalid SCRAM client first message")
+        extensions[key] = value
+    return attrs, extensions
+
+
 _NONCE = re.compile(r"[\x21-\x2b\x2d-\x7e]+")  # printable except ','
 
 
@@ -123,9 +140,13 @@ class ScramServer:
     tell "no such user" from "wrong password"; both fail at the proof.
     """
 
-    def __init__(self, mechanism: str, lookup) -> None:
+    def __init__(self, mechanism: str, lookup, token_lookup=None) -> None:
         self.mechanism, self.algo, self.lookup = mechanism, _h(mechanism), lookup
+        self.token_lookup = token_lookup  # token id -> TokenAuth-like (credential, owner, expiry_ms) or None
         self.username: str | None = None
+        self.extensions: dict[str, str] = {}
+        self.token_owner: str | None = None  # with tokenauth=true: the token's owner, whom the client acts as
+        self.token_expiry_ms: int | None = None
         self._cred: ScramCredential | None = None
         self._first_bare = self._server_first = self._nonce = ""
         self.complete = False
@@ -140,20 +161,33 @@ class ScramServer:
         authzid, sep2, bare = bare.partition(",")
         if not sep or not sep2 or gs2 not in ("n", "y") or (authzid and not authzid.startswith("a=")):
             raise ScramError("Invalid SCRAM client first message")
-        attrs = _attrs(bare)
+        attrs, self.extensions = _first_bare(bare)
         if "n" not in attrs or "r" not in attrs or not _NONCE.fullmatch(attrs["r"]):
             raise ScramError("Invalid SCRAM client first message")
         self.username = _unescape(attrs["n"])
         if authzid and _unescape(authzid[2:]) != self.username:
             raise ScramError("Authentication failed: Client requested an authorization id that is different "
                              "from username")
-        cred = self.lookup(self.username)
+        cred = self._token_credential() if self.token_authenticated else self.lookup(self.username)
         self._cred = cred
         salt, iterations = (cred.salt, cred.iterations) if cred else (os.urandom(32), MIN_ITERATIONS)
         self._first_bare = bare
         self._nonce = attrs["r"] + _nonce()
         self._server_first = f"r={self._nonce},s={base64.b64encode(salt).decode()},i={iterations}"
         return self._server_first.encode()
+
+    @property
+    def token_authenticated(self) -> bool:
+        """Whether the client asked to authenticate with a delegation token (the `tokenauth=true` extension)."""
+        return self.extensions.get(TOKEN_AUTH_EXTENSION, "").lower() == "true"
+
+    def _token_credential(self) -> ScramCredential:
+        """A token's credential: an unknown token fails at once, as Kafka's ScramSaslServer does."""
+        auth = None if self.token_lookup is None else self.token_lookup(self.username)
+        if auth is None:
+            raise ScramError(f"Token Authentication failed: Invalid tokenId : {self.username}")
+        self.token_owner, self.token_expiry_ms = auth.owner, auth.expiry_ms
+        return auth.credential
 
     def final(self, message: bytes) -> bytes:
         """client-final-message -> server-final-message; ScramError when the proof is wrong."""
@@ -193,11 +227,13 @@ class ScramServer:
 class ScramClient:
     """A client's side of one exchange (broker-to-broker connections, tools)."""
 
-    def __init__(self, mechanism: str, username: str, password: str) -> None:
+    def __init__(self, mechanism: str, username: str, password: str, token_auth: bool = False) -> None:
         self.mechanism, self.algo = mechanism, _h(mechanism)
         self.username, self.password = username, password
         self._nonce = _nonce()
-        self._first_bare = f"n={_escape(username)},r={self._nonce}"
+        # A delegation token's id and HMAC are sent as user and password, with Kafka's extension.
+        extension = f",{TOKEN_AUTH_EXTENSION}=true" if token_auth else ""
+        self._first_bare = f"n={_escape(username)},r={self._nonce}{extension}"
         self._auth_message = b""
         self._salted = b""
 

@@ -146,12 +146,24 @@ def _client_config(opts: dict[str, str], known: Mapping[str, object], forbidden:
             raise OptionError(f'option "{_name(key)}" is not supported: {why}')
         if name == "group.id":  # Spark allows it (with a warning); consumers get it below, not as a setting
             continue
+        if name == "sasl.jaas.config":  # Spark's way to pass a login, a delegation token's too
+            config.update(_jaas(value))
+            continue
         arg = name.replace(".", "_")
         if arg not in known:
             raise OptionError(f'option "{_name(key)}" is not a Kafka client setting pylog can pass on')
         default = known[arg]
         config[arg] = int(value) if isinstance(default, int) and not isinstance(default, bool) else value
     return config
+
+
+def _jaas(text: str) -> dict:
+    from pylog.common.configdef import ConfigError
+    from pylog.spark.token_auth import jaas_client_config
+    try:
+        return jaas_client_config(text)
+    except (ConfigError, ValueError) as exc:
+        raise OptionError(str(exc)) from None
 
 
 def _int(opts: dict[str, str], key: str, minimum: int) -> int | None:

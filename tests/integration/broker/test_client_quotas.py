@@ -8,8 +8,6 @@ few seconds show the steady rate; the APIs are exercised on the wire (no client 
 
 from __future__ import annotations
 
-import bisect
-import itertools
 import json
 import time
 
@@ -21,6 +19,7 @@ from pylog.client.sync import KafkaClient
 from pylog.protocol.api import ApiKey
 from pylog.protocol.errors import ErrorCode
 from support.clients import create_topic, wait_for
+from support.quotas import rate_over_whole_periods
 
 pytestmark = pytest.mark.integration
 
@@ -43,24 +42,6 @@ def _describe(k: KafkaClient, components: list[tuple[str, int, str | None]], str
     assert resp.error_code == 0, resp.error_message
     return {tuple((e.entity_type, e.entity_name) for e in entry.entity): {v.key: v.value for v in entry.values}
             for entry in resp.entries}
-
-
-def _rate_over_whole_periods(events: list[tuple[float, int]], quota: int) -> float:
-    """Bytes/s from the start of the first burst to the start of the last one.
-
-    Kafka's windowed rate lets a throttled client through in a burst each time its oldest sample expires
-    (every quota.window.num seconds), then in a trickle; averaged over whole periods it is the quota. A
-    burst starts at the first event of half a second that carries more than a second's quota.
-    """
-    times = [t for t, _ in events]
-    total = [0, *itertools.accumulate(n for _, n in events)]
-    starts: list[float] = []
-    for i, t in enumerate(times):
-        if (not starts or t - starts[-1] >= 1.0) and total[bisect.bisect_left(times, t + 0.5)] - total[i] > quota:
-            starts.append(t)
-    assert len(starts) >= 2, f"bursts at {starts}"
-    counted = sum(n for t, n in events if starts[0] <= t < starts[-1])
-    return counted / (starts[-1] - starts[0])
 
 
 def _controller_mutation_rate(c) -> None:
@@ -120,7 +101,7 @@ def test_quotas_are_stored_as_kafka_stores_them_and_throttle_clients(cluster_fac
         else:
             p.poll(0.01)
     assert p.flush(30) == 0
-    produced = _rate_over_whole_periods(delivered, PRODUCE_QUOTA)
+    produced = rate_over_whole_periods(delivered, PRODUCE_QUOTA)
     assert throttles and max(throttles) > 0  # librdkafka's throttle_cb got the broker's throttle times
     assert abs(produced - PRODUCE_QUOTA) <= 0.1 * PRODUCE_QUOTA, (produced, PRODUCE_QUOTA)
 
@@ -144,5 +125,5 @@ def test_quotas_are_stored_as_kafka_stores_them_and_throttle_clients(cluster_fac
                 received.append((time.monotonic(), len(m.value())))
     finally:
         cons.close()
-    consumed = _rate_over_whole_periods(received, FETCH_QUOTA)
+    consumed = rate_over_whole_periods(received, FETCH_QUOTA)
     assert abs(consumed - FETCH_QUOTA) <= 0.1 * FETCH_QUOTA, (consumed, FETCH_QUOTA)

@@ -197,3 +197,26 @@ def test_ranges_ending_on_markers_and_aborted_transactions_read_without_false_lo
         got = _batch(spark, broker.bootstrap, topic, failOnDataLoss=fail_on_data_loss,
                      startingOffsets=json.dumps({topic: start}))
         assert [v for part, _, v in got if part == 0] == [], start
+
+
+def test_source_reads_with_a_delegation_token(spark, cluster_factory, tmp_path):
+    """Spark's way to hand a token to executors, `kafka.sasl.jaas.config` with tokenauth=true: the driver's
+    planning and the tasks' reads authenticate as the token's owner (alice, the only one the topic's ACL
+    lets read)."""
+    from confluent_kafka.admin import (AclBinding, AclOperation, AclPermissionType, AdminClient,
+                                       ResourcePatternType, ResourceType)
+    from support import tokens
+    c = cluster_factory(1, extra_listeners=tokens.LISTENERS, overrides=tokens.OVERRIDES)
+    create_topic(c.bootstrap, "secured", partitions=2)
+    _produce(c.bootstrap, "secured", [(p, b"s%d" % p, None) for p in (0, 1)])
+    admin = AdminClient({"bootstrap.servers": c.bootstrap})
+    for f in admin.create_acls([AclBinding(ResourceType.TOPIC, "secured", ResourcePatternType.LITERAL, "User:alice",
+                                           "*", AclOperation.READ, AclPermissionType.ALLOW)]).values():
+        f.result(30)
+    made = tokens.tool(c.bootstrap_on("SASL_PLAINTEXT"), tokens.user_login(tmp_path, "alice"), "--create",
+                       "--max-life-time-period", "-1")
+    assert made.returncode == 0, made.stderr
+    [[token_id, hmac, *_]] = tokens.table_rows(made.stdout)
+    secure = {"kafka.security.protocol": "SASL_PLAINTEXT", "kafka.sasl.mechanism": "SCRAM-SHA-512",
+              "kafka.sasl.jaas.config": tokens.token_jaas(token_id, hmac)}
+    assert _batch(spark, c.bootstrap_on("SASL_PLAINTEXT"), "secured", **secure) == [(0, 0, b"s0"), (1, 0, b"s1")]
