@@ -9,6 +9,7 @@ with "N out of M operation(s) failed.".
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -16,7 +17,8 @@ import click
 
 from pylog.cli import render
 from pylog.cli.admin_client import check_error
-from pylog.cli.common import command, open_admin
+from pylog.cli.common import OperationError, command, open_admin
+from pylog.common.errors import ErrorCode
 from pylog.protocol.api import ApiKey
 
 UPGRADE, SAFE_DOWNGRADE, UNSAFE_DOWNGRADE = 1, 2, 3
@@ -90,20 +92,30 @@ def describe(bootstrap: str) -> FeaturesDescribed:
                               for f in sorted(resp.supported_features or [], key=lambda f: f.name)])
 
 
+def _level(value: str) -> int:
+    """FeatureCommand's parseNameAndLevel: `name=level`, the level a Java short."""
+    _, sep, level = value.partition("=")
+    if not sep:
+        raise OperationError(f"Can't parse feature=level string {value}: equals sign not found.")
+    level = level.strip()
+    if not re.fullmatch(r"[+-]?[0-9]+", level) or not -32768 <= int(level) <= 32767:
+        raise OperationError(f"Can't parse feature=level string {value}: unable to parse {level} as a short.")
+    return int(level)
+
+
 def parse_features(values: tuple[str, ...], op: str) -> dict[str, int]:
-    """--feature NAME=LEVEL (NAME alone for disable: level 0)."""
+    """--feature NAME=LEVEL (NAME alone for disable: level 0), with FeatureCommand's and the admin client's errors."""
     out: dict[str, int] = {}
     for value in values:
-        if op == "disable":
-            out[value] = 0
-            continue
-        name, sep, level = value.partition("=")
-        if not sep or not level.strip().lstrip("-").isdigit():
-            raise click.UsageError(f"Can not parse feature=level string {value}: "
-                                   "the value must be of the form feature_name=level")
-        out[name.strip()] = int(level)
+        name = value if op == "disable" else value.partition("=")[0].strip()
+        level = 0 if op == "disable" else _level(value)
+        if name in out:
+            raise OperationError(f"Feature {name} was specified more than once.")
+        out[name] = level
     if not out:
-        raise click.UsageError(f"You must specify at least one feature to {op}")
+        raise OperationError(f"You must specify at least one feature to {op}")
+    if any(not name.strip() for name in out):
+        raise OperationError("Provided feature can not be empty.")
     return out
 
 
@@ -120,15 +132,31 @@ def update(bootstrap: str, op: str, levels: dict[str, int], dry_run: bool, unsaf
     resp = admin.client.call(ApiKey.UpdateFeatures, build, node=controller)
     results = {r.feature: r for r in resp.results or []}
     out = FeaturesUpdated(op, dry_run)
-    for name, level in levels.items():
-        r = results.get(name)
-        error = resp.error_message or "The request failed." if resp.error_code else \
-            None if r is None or r.error_code == 0 else r.error_message or f"Error code {r.error_code}"
-        out.updates.append(FeatureUpdateLine(name, level, error))
+    for name in sorted(levels):  # FeatureCommand reports from a TreeMap: by name
+        out.updates.append(FeatureUpdateLine(name, levels[name], _outcome(resp, results.get(name), name)))
     failed = sum(1 for u in out.updates if u.error is not None)
     if failed:
         out.failure = f"{failed} out of {len(out.updates)} operation(s) failed."
     return out
+
+
+def _outcome(resp: Any, result: Any, name: str) -> str | None:
+    """The admin client's exception message for one feature (None: done): the response's message, else the
+    error code's default one, as Errors.exception(message) gives it."""
+    if resp.error_code:
+        return _message(resp.error_code, resp.error_message)
+    if result is None:
+        return f"The controller response did not contain a result for feature {name}"
+    return _message(result.error_code, result.error_message) if result.error_code else None
+
+
+def _message(code: int, message: str | None) -> str:
+    if message is not None:
+        return message
+    try:
+        return ErrorCode(code).message
+    except ValueError:  # a code this pylog does not know: Kafka's UnknownServerException
+        return ErrorCode.UNKNOWN_SERVER_ERROR.message
 
 
 @command("pylog-features", error_prefix="", help=(
@@ -147,7 +175,8 @@ def features_command(action: str, bootstrap_server: str, command_config: str | N
     if action == "describe":
         return describe(bootstrap_server)
     if unsafe and action == "upgrade":
-        raise click.UsageError("--unsafe is only valid for downgrade and disable")
+        # argparse4j's line: FeatureCommand's upgrade has no --unsafe
+        raise OperationError("Command line error: unrecognized arguments: '--unsafe'. Type --help for help.")
     return update(bootstrap_server, action, parse_features(features, action), dry_run, unsafe)
 
 
