@@ -57,7 +57,13 @@ def resolve_entity(rules: OptionRules, opts: dict[str, Any]) -> tuple[str, str |
         flag = shortcuts[0]
         return ("topics", opts["topic"]) if flag == "topic" else ("brokers", opts["broker"] if flag == "broker"
                                                                   else "")
-    entity_type = opts["entity_type"]
+    types, names = opts["entity_type"], opts["entity_name"]
+    if len(types) > 1 or len(names) > 1:
+        # Kafka pairs them into a <user, client-id> entity; taking the last pair alone would change another
+        # entity's quotas, so refuse until the pair is supported.
+        raise OperationError("Only one --entity-type and --entity-name may be given: quotas of a <user, client-id> "
+                             "pair are not supported by pylog-configs yet")
+    entity_type, name = (types[0] if types else None), (names[0] if names else None)
     if entity_type is None:
         raise click.UsageError("At least one entity type must be specified")
     if rules.has("entity-name") and rules.has("entity-default"):
@@ -67,7 +73,7 @@ def resolve_entity(rules: OptionRules, opts: dict[str, Any]) -> tuple[str, str |
             raise click.UsageError(f"--entity-default is only supported for --entity-type brokers, users or clients, "
                                    f"not {entity_type}")
         return entity_type, ""
-    return entity_type, opts["entity_name"]
+    return entity_type, name
 
 
 def check_args(rules: OptionRules, entity_type: str, name: str | None, via_zookeeper: bool) -> None:
@@ -98,9 +104,10 @@ def check_args(rules: OptionRules, entity_type: str, name: str | None, via_zooke
     "Connect with --bootstrap-server (DescribeConfigs / IncrementalAlterConfigs, Kafka 3.x texts) or --zookeeper "
     "(writes /config/<type>/<name> and a /config/changes notification, Kafka 2.8 texts)."))
 @target_options
-@click.option("--entity-type", help="Type of entity: topics, brokers, users (SCRAM credentials and quotas) or "
-                                    "clients (quotas).")
-@click.option("--entity-name", help="Name of the entity (a topic name, a broker id, a user name or a client id).")
+@click.option("--entity-type", multiple=True,
+              help="Type of entity: topics, brokers, users (SCRAM credentials and quotas) or clients (quotas).")
+@click.option("--entity-name", multiple=True,
+              help="Name of the entity (a topic name, a broker id, a user name or a client id).")
 @click.option("--entity-default", is_flag=True, help="The default entity (brokers: cluster-wide defaults; users, "
                                                      "clients: the default quotas).")
 @click.option("--topic", help="Shortcut for --entity-type topics --entity-name TOPIC.")

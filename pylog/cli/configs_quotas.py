@@ -11,7 +11,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from pylog.zk.quota_entities import CLIENT_ID, DEFAULT, QUOTA_KEYS, USER, InvalidQuota, sanitize, stored_value, write
+from pylog.zk.quota_entities import (CLIENT_ID, DEFAULT, LONG_KEYS, QUOTA_KEYS, USER, InvalidQuota, sanitize,
+                                    stored_value, write)
 from pylog.cli.admin_client import BrokerAdmin, check_error
 from pylog.cli.common import OperationError
 from pylog.cli.results import ConfigsAltered, ConfigsDescribed, ConfigView, EntityConfigs, QuotaEntity, QuotasDescribed
@@ -21,16 +22,24 @@ from pylog.zk.client import ZkClient
 EXACT, DEFAULT_MATCH, SPECIFIED = 0, 1, 2
 
 
-def split_keys(to_set: dict[str, str], to_delete: list[str]) -> tuple[dict[str, float | None], dict, list]:
-    """(quota ops, other keys to set, other keys to delete); a quota value that is no number is refused."""
+def split_keys(to_set: dict[str, str], to_delete: list[str], via_broker: bool = False
+               ) -> tuple[dict[str, float | None], dict, list]:
+    """(quota ops, other keys to set, other keys to delete). A quota value that is no number is refused with
+    ConfigCommand's text (3.x, through a broker, which then checks the value itself) or with the config
+    validation's (2.8, through ZooKeeper)."""
     ops: dict[str, float | None] = {}
     for key, value in to_set.items():
         if key in QUOTA_KEYS:
             try:
                 ops[key] = float(value)
-                stored_value(key, ops[key])
-            except (ValueError, InvalidQuota) as exc:
-                raise OperationError(f"Invalid value {value} for configuration {key}: {exc}") from None
+                if not via_broker:
+                    stored_value(key, ops[key])
+            except ValueError as exc:
+                if via_broker:
+                    raise OperationError(f"Cannot parse quota configuration value for {key}: {value}") from None
+                reason = exc if isinstance(exc, InvalidQuota) else \
+                    f"Not a number of type {'LONG' if key in LONG_KEYS else 'DOUBLE'}"  # ConfigDef's parse error
+                raise OperationError(f"Invalid value {value} for configuration {key}: {reason}") from None
     ops.update({k: None for k in to_delete if k in QUOTA_KEYS})
     return ops, {k: v for k, v in to_set.items() if k not in QUOTA_KEYS}, [k for k in to_delete if k not in QUOTA_KEYS]
 
@@ -82,11 +91,8 @@ class QuotasBrokerService:
         """Quota configs for user-principal 'alice' are producer_byte_rate=1024.0 (3.x's text)."""
         kind = USER if entity_type == "users" else CLIENT_ID
         match = (SPECIFIED, None) if name is None else (DEFAULT_MATCH, None) if name == "" else (EXACT, name)
-        resp = self.admin.client.call(ApiKey.DescribeClientQuotas, lambda cls, v: cls(components=[
-            cls.ComponentData(entity_type=kind, match_type=match[0], match=match[1])], strict=True))
-        check_error(resp.error_code, resp.error_message)
         entities = []
-        for entry in resp.entries or []:
+        for entry in self._entries(kind, match):
             names = {e.entity_type: e.entity_name for e in entry.entity}
             entities.append(QuotaEntity(names.get(USER), names.get(CLIENT_ID), USER in names, CLIENT_ID in names,
                                         {v.key: v.value for v in entry.values}))
@@ -95,13 +101,14 @@ class QuotasBrokerService:
 
     def alter(self, entity_type: str, name: str, to_set: dict[str, str], to_delete: list[str]) -> ConfigsAltered:
         """AlterClientQuotas for the quota keys; SCRAM keys go to the users service."""
-        ops, others, other_deletes = split_keys(to_set, to_delete)
+        ops, others, other_deletes = split_keys(to_set, to_delete, via_broker=True)
         if others or other_deletes:
             if self.users is None or entity_type != "users":
                 raise OperationError(f"Invalid config(s): {','.join([*others, *other_deletes])}")
             self.users.alter(entity_type, name, others, other_deletes)
         if ops:
             entity = _entity(entity_type, name)
+            self._check_deletes(entity, [k for k, v in ops.items() if v is None])
             resp = self.admin.client.call(ApiKey.AlterClientQuotas, lambda cls, v: cls(entries=[cls.EntryData(
                 entity=[cls.EntryData.EntityData(entity_type=t, entity_name=n) for t, n in entity.items()],
                 ops=[cls.EntryData.OpData(key=k, value=val or 0.0, remove=val is None) for k, val in ops.items()])],
@@ -109,3 +116,21 @@ class QuotasBrokerService:
             for entry in resp.entries:
                 check_error(entry.error_code, entry.error_message)
         return ConfigsAltered(entity_type, name, to_set, to_delete, self.via)
+
+    def _check_deletes(self, entity: dict[str, str | None], keys: list[str]) -> None:
+        """ConfigCommand refuses to delete a quota the entity does not have (it reads the entity first)."""
+        if not keys:
+            return
+        (kind, name), = entity.items()
+        match = (DEFAULT_MATCH, None) if name is None else (EXACT, name)
+        current = {v.key for entry in self._entries(kind, match) for v in entry.values}
+        missing = [k for k in keys if k not in current]
+        if missing:
+            raise OperationError(f"Invalid config(s): {','.join(missing)}")
+
+    def _entries(self, kind: str, match: tuple[int, str | None]) -> list[Any]:
+        """DescribeClientQuotas for one entity type, strict: entities of that type alone."""
+        resp = self.admin.client.call(ApiKey.DescribeClientQuotas, lambda cls, v: cls(components=[
+            cls.ComponentData(entity_type=kind, match_type=match[0], match=match[1])], strict=True))
+        check_error(resp.error_code, resp.error_message)
+        return list(resp.entries or [])

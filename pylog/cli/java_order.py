@@ -33,6 +33,20 @@ def topic_partition_hash(topic: str, partition: int) -> int:
     return _int32(31 * (31 + partition) + string_hash(topic))
 
 
+def map_hash(entries: dict[str, str | None]) -> int:
+    """AbstractMap.hashCode of a Map<String, String>: the sum of key.hashCode() ^ value.hashCode() (null: 0)."""
+    total = sum(string_hash(k) ^ (string_hash(v) if v is not None else 0) for k, v in entries.items())
+    return _int32(total)
+
+
+def objects_hash(*hashes: int) -> int:
+    """java.util.Objects.hash of values with these hash codes (Arrays.hashCode: 31 * h + each)."""
+    h = 1
+    for value in hashes:
+        h = _int32(31 * h + value)
+    return h
+
+
 def _capacity(n: int, initial: int) -> int:
     cap = 1
     while cap < initial:

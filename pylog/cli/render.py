@@ -17,11 +17,13 @@ from typing import Any
 
 import click
 
+from pylog.cli.java_order import hashmap_order, map_hash, objects_hash, string_hash
 from pylog.cli.results import (ConfigsAltered, ConfigsDescribed, ElectionResult, EntityConfigs, GroupListing,
-                               QuotasDescribed,
+                               QuotaEntity, QuotasDescribed,
                                GroupMemberRow, GroupsDeleted, GroupsDescribed, GroupStateRow, OffsetsDeleted,
                                OffsetsReset, PartitionLine, RecordsDeleted, TopicCreated, TopicLine, TopicList,
                                TopicsAltered, TopicsDeleted, TopicsDescribed, ZkAclsMigrated)
+from pylog.common.configdef import java_double_str
 
 ZK = "zookeeper"
 
@@ -184,15 +186,24 @@ def _(r: ConfigsDescribed) -> list[str]:
 def _(r: QuotasDescribed) -> list[str]:
     """ConfigCommand's describeQuotaConfigs (3.x), then the users' SCRAM credentials."""
     lines = []
-    for e in r.entities:
+    # The admin client hands ConfigCommand HashMaps (DescribeClientQuotasResponse.complete, sized to the
+    # response): entities and each entity's keys print in their HashMap order, values as Double.toString.
+    for e in hashmap_order(r.entities, _quota_entity_hash, len(r.entities)):
         parts = []
         if e.has_user:
             parts.append("the default user-principal" if e.user is None else f"user-principal '{e.user}'")
         if e.has_client:
             parts.append("the default client-id" if e.client_id is None else f"client-id '{e.client_id}'")
-        values = ", ".join(f"{k}={v}" for k, v in e.values.items())
+        keys = hashmap_order(e.values, string_hash, len(e.values))
+        values = ", ".join(f"{k}={java_double_str(e.values[k])}" for k in keys)
         lines.append(f"Quota configs for {', '.join(parts)} are {values}")
     return lines + (text(r.scram) if r.scram is not None else [])
+
+
+def _quota_entity_hash(e: QuotaEntity) -> int:
+    """ClientQuotaEntity.hashCode: Objects.hash(its Map of entity type to name)."""
+    entries = {**({"user": e.user} if e.has_user else {}), **({"client-id": e.client_id} if e.has_client else {})}
+    return objects_hash(map_hash(entries))
 
 
 def _null(value: str | None) -> str:

@@ -9,9 +9,11 @@ so a write merges into what is there. Blocking: call from an executor.
 
 from __future__ import annotations
 
+import math
 import urllib.parse
 from typing import Any, Mapping
 
+from pylog.common.configdef import java_double_str
 from pylog.zk import errors
 
 PRODUCE, FETCH, REQUEST, MUTATION = ("producer_byte_rate", "consumer_byte_rate", "request_percentage",
@@ -45,14 +47,18 @@ def znode_of(entity: Mapping[str, str | None]) -> tuple[str, str]:
 
 
 def stored_value(key: str, value: float) -> str:
-    """The string Kafka stores for a quota value (integral for the byte rates)."""
+    """The string ZkAdminManager stores for a quota value: the byte rates as (value + 1e-6) truncated to a
+    long, refused when that is more than 1e-6 off (so negative ones too, as in Kafka); the others as
+    Double.toString."""
     if key not in QUOTA_KEYS:
         raise InvalidQuota(f"Invalid configuration key {key}")
     if key in LONG_KEYS:
-        if abs(round(value) - value) > 1e-6:
-            raise InvalidQuota(f"Configuration {key} must be a Long value")
-        return str(int(round(value)))
-    return str(float(value))
+        epsilon = 1e-6
+        integral = int(value + epsilon) if math.isfinite(value) else None
+        if integral is None or abs(integral - value) > epsilon:
+            raise InvalidQuota(f"Configuration {key} must be a LONG value")  # ConfigDef.Type's name
+        return str(integral)
+    return java_double_str(float(value))
 
 
 def write(zk: Any, entity: Mapping[str, str | None], ops: list[tuple[str, float | None]]) -> None:

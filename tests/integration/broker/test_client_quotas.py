@@ -72,7 +72,7 @@ def test_quotas_are_stored_as_kafka_stores_them_and_throttle_clients(cluster_fac
         assert _alter(k, {"user": None}, {"request_percentage": 200.0}).error_code == 0  # the default user
         bad = _alter(k, {"client-id": "qp"}, {"producer_byte_rate": 1.5})
         assert (bad.error_code, bad.error_message) == (ErrorCode.INVALID_REQUEST,
-                                                       "Configuration producer_byte_rate must be a Long value")
+                                                       "Configuration producer_byte_rate must be a LONG value")
         assert _alter(k, {"client-id": "qp"}, {"nope": 1}).error_message == "Invalid configuration key nope"
         assert _describe(k, [("client-id", 2, None)], strict=True) == {
             (("client-id", "qc"),): {"consumer_byte_rate": FETCH_QUOTA},

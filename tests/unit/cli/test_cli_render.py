@@ -147,3 +147,24 @@ def test_emit_formats(capsys):
 def test_tables_render(result, capsys):
     render.emit(result, "table")
     assert capsys.readouterr().out.strip()
+
+
+def test_quota_lines_follow_the_admin_clients_hashmaps_and_java_doubles():
+    # The orders and texts were checked against a JVM: HashMaps sized as DescribeClientQuotasResponse sizes them,
+    # ClientQuotaEntity's Objects.hash of its map, Double.toString.
+    from pylog.cli.results import QuotaEntity, QuotasDescribed
+    r = QuotasDescribed([
+        QuotaEntity(None, "throttled_client", False, True,
+                    {"consumer_byte_rate": 1.0, "producer_byte_rate": 10485760.0, "request_percentage": 1.0}),
+        QuotaEntity("alice", None, True, False, {"producer_byte_rate": 1024.0}),
+        QuotaEntity(None, None, False, True, {"consumer_byte_rate": 2048.0}),
+        QuotaEntity("bob", "app", True, True, {"producer_byte_rate": 1.0, "consumer_byte_rate": 2.0,
+                                                "request_percentage": 3.0, "controller_mutation_rate": 0.0005})], None)
+    assert render.text(r) == [
+        "Quota configs for user-principal 'alice' are producer_byte_rate=1024.0",
+        "Quota configs for the default client-id are consumer_byte_rate=2048.0",
+        "Quota configs for client-id 'throttled_client' are consumer_byte_rate=1.0, producer_byte_rate=1.048576E7, "
+        "request_percentage=1.0",
+        "Quota configs for user-principal 'bob', client-id 'app' are producer_byte_rate=1.0, consumer_byte_rate=2.0, "
+        "controller_mutation_rate=5.0E-4, request_percentage=3.0",
+    ]
