@@ -204,14 +204,15 @@ class Setup:
         for kind, (node, frame) in self.requests.items():  # warm up, and fail early on an error answer
             _check(kind, frame, self.pipes[node].roundtrip(frame, whole=True))
 
-    def measure(self, kind: str, n: int) -> float:
-        """Broker CPU microseconds per request over n requests of a kind."""
+    def measure(self, kind: str, n: int) -> tuple[float, float]:
+        """Broker CPU microseconds per request over n requests of a kind: (user + system, system)."""
         node, frame = self.requests[kind]
         pipe = self.pipes[node]
-        c0 = sum(self.target.cpu())
+        c0 = self.target.cpu()
         for _ in range(n):
             pipe.roundtrip(frame)
-        return (sum(self.target.cpu()) - c0) / n * 1e6
+        c1 = self.target.cpu()
+        return ((c1[0] - c0[0]) + (c1[1] - c0[1])) / n * 1e6, (c1[1] - c0[1]) / n * 1e6
 
     def close(self) -> None:
         for p in self.pipes.values():
@@ -219,7 +220,7 @@ class Setup:
 
 
 @contextlib.contextmanager
-def _cluster(checkout: str | None, profile_dir: str | None) -> Iterator[LocalCluster]:
+def _cluster(checkout: str | None, profile_dir: str | None, loop: str = "asyncio") -> Iterator[LocalCluster]:
     """Two brokers whose code comes from `checkout` (None: this one): PYTHONPATH and cwd point there."""
     saved_path, saved_cwd = os.environ.get("PYTHONPATH"), os.getcwd()
     root = os.path.abspath(checkout or os.path.join(os.path.dirname(__file__), "..", ".."))
@@ -227,7 +228,7 @@ def _cluster(checkout: str | None, profile_dir: str | None) -> Iterator[LocalClu
     os.chdir(root)  # `python -m` puts the cwd first on sys.path
     try:
         cm = h.pylog_cluster(2, {"offsets.topic.replication.factor": "1", "offsets.topic.num.partitions": "4"},
-                             profile_dir=profile_dir)
+                             profile_dir=profile_dir, event_loop=loop)
         cluster = cm.__enter__()
     finally:
         os.chdir(saved_cwd)
@@ -242,14 +243,16 @@ def _cluster(checkout: str | None, profile_dir: str | None) -> Iterator[LocalClu
 
 
 def run(kinds: Sequence[str], n: int, rounds: int, records_per_batch: int, compare: str | None = None,
-        profile_dir: str | None = None) -> list[list]:
-    """Median broker CPU per request of each kind for this checkout (and `compare`'s); returns table rows."""
-    names = ["this"] + (["compare"] if compare else [])
-    results: dict[tuple[str, str], list[float]] = {}
+        profile_dir: str | None = None, loops: Sequence[str] = ("asyncio",)) -> list[list]:
+    """Median broker CPU per request of each kind for this checkout on each loop (then `compare`'s, on the
+    first loop); returns table rows, one column per cluster, then each column's ratio to the first."""
+    configs = [(f"this/{loop}", None, loop) for loop in loops] + ([("compare", compare, loops[0])] if compare else [])
+    names = [c[0] for c in configs]
+    results: dict[tuple[str, str], list[tuple[float, float]]] = {}
     with contextlib.ExitStack() as stack:
         setups = []
-        for name, checkout in zip(names, [None, compare]):
-            cluster = stack.enter_context(_cluster(checkout, profile_dir))
+        for name, checkout, loop in configs:
+            cluster = stack.enter_context(_cluster(checkout, profile_dir, loop))
             setup = Setup(name, cluster, records_per_batch)
             stack.callback(setup.close)
             setups.append(setup)
@@ -261,9 +264,10 @@ def run(kinds: Sequence[str], n: int, rounds: int, records_per_batch: int, compa
             h.log(f"round {r} done")
     rows = []
     for kind in kinds:
-        row = [kind] + [h.median(results[(kind, name)]) for name in names]
-        if compare:
-            row.append(f"{row[2] / row[1]:.2f}" if row[1] else "-")
+        totals = [h.median([x[0] for x in results[(kind, name)]]) for name in names]
+        systems = [h.median([x[1] for x in results[(kind, name)]]) for name in names]
+        row = [kind] + [f"{t:.0f} ({s:.0f})" for t, s in zip(totals, systems)]
+        row += [f"{t / totals[0]:.2f}" if totals[0] else "-" for t in totals[1:]]
         rows.append(row)
     return rows
 
@@ -277,6 +281,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--records", type=int, default=4, help="100 B records per produced batch (1-4 is 'small')")
     ap.add_argument("--kinds", default=",".join(KINDS), help="comma-separated subset of " + ", ".join(KINDS))
     ap.add_argument("--compare", metavar="DIR", help="also run a cluster from the checkout DIR (e.g. /work/main)")
+    ap.add_argument("--loops", default="asyncio", help="comma-separated event loops for this checkout's clusters "
+                    "(asyncio, uvloop): one cluster each")
     ap.add_argument("--profile", metavar="DIR", help="cProfile the brokers' event loops into DIR (slows them down)")
     args = ap.parse_args(argv)
     kinds = args.kinds.split(",")
@@ -288,10 +294,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         ap.error(f"--compare: {args.compare} is not a pylog checkout (no pylog/ in it)")
     print(f"<!-- {h.machine_notes()} -->")
     t0 = time.monotonic()
-    rows = run(kinds, args.requests, args.rounds, args.records, args.compare, args.profile)
-    header = ["request", "broker CPU µs/request (this checkout)"]
-    if args.compare:
-        header += [f"broker CPU µs/request ({args.compare})", "compare / this"]
+    loops = args.loops.split(",")
+    if any(lp not in ("asyncio", "uvloop") for lp in loops):
+        ap.error("--loops: each must be asyncio or uvloop")
+    rows = run(kinds, args.requests, args.rounds, args.records, args.compare, args.profile, loops)
+    columns = [f"this checkout, {lp}" for lp in loops] + ([f"{args.compare}, {loops[0]}"] if args.compare else [])
+    header = ["request"] + [f"broker CPU µs/request, user+sys (sys) ({c})" for c in columns]
+    header += [f"{c} / {columns[0]}" for c in columns[1:]]
     h.print_report(f"request cost: {args.requests:,} requests one at a time per kind and round, median of "
                    f"{args.rounds} rounds, {args.records} x 100 B records per batch, two brokers "
                    f"({time.monotonic() - t0:.0f} s)", header, rows)
