@@ -8,6 +8,7 @@ for sendfile. Only recovery reads whole batches, to check their CRCs.
 from __future__ import annotations
 
 import errno
+import itertools
 import logging
 import os
 import struct
@@ -274,9 +275,10 @@ class LogSegment:
         if tail is not None and start_offset >= tail[0] and tail[1] > index_pos:
             index_pos = tail[1]
         first = -1
-        for b in self.walk(index_pos):
-            if b.last_offset >= start_offset:
-                first = b.position
+        walker = self.walk(index_pos)
+        for found in walker:
+            if found.last_offset >= start_offset:
+                first = found.position
                 break
         if first < 0:
             return 0, 0, False
@@ -286,7 +288,10 @@ class LogSegment:
         jump = self.index.boundary_before(first + max_bytes, max_offset)
         if jump is not None and jump > first:
             total = jump - first
-        for b in self.walk(first + total):
+            batches = self.walk(jump)
+        else:  # go on from the batch found, with the headers already read (a small read: no second pread)
+            batches = itertools.chain((found,), walker)
+        for b in batches:
             if max_offset is not None and b.last_offset >= max_offset:
                 return first, total, True
             if total + b.size > max_bytes:
