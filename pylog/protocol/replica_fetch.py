@@ -1,10 +1,11 @@
-"""A follower's Fetch v11 request and its response, by hand (sans I/O).
+"""A follower's Fetch v11 request and its response, by hand, both ways (sans I/O).
 
 A follower sends one Fetch per replication round trip; at RF 3 with small requests that is two per
 produced batch per follower. kafka-python's message objects (one per topic and partition, built,
 encoded, then decoded into more objects) were a fifth of the follower's CPU in the profile
 (BENCHMARKS.md, "The request path's CPU"). Byte for byte what kafka-python's codec writes and
-reads at v11 (checked both ways by tests/unit/protocol/test_replica_fetch.py).
+reads at v11 (checked both ways by tests/unit/protocol/test_replica_fetch.py). The leader decodes
+v11 requests (its followers', and clients that stop at v11) with decode_request for the same reason.
 """
 
 from __future__ import annotations
@@ -46,6 +47,30 @@ class ReplicaFetch:
     min_bytes: int
     max_bytes: int
     topics: Sequence[tuple[str, Sequence[FetchPartitionRequest]]]
+
+
+@dataclass(slots=True)
+class FetchTopicRequest:
+    """One topic of a decoded Fetch v11 request (kafka-python's FetchTopic names)."""
+
+    topic: str
+    partitions: list[FetchPartitionRequest]
+
+
+@dataclass(slots=True)
+class FetchRequest:
+    """A decoded Fetch v11 request, with the attribute names of kafka-python's FetchRequest."""
+
+    replica_id: int
+    max_wait_ms: int
+    min_bytes: int
+    max_bytes: int
+    isolation_level: int
+    session_id: int
+    session_epoch: int
+    topics: list[FetchTopicRequest]
+    forgotten_topics_data: list[tuple[str, list[int]]]
+    rack_id: str
 
 
 @dataclass(slots=True)
@@ -127,6 +152,33 @@ class _Reader:
 
     def int32(self) -> int:
         return self.unpack(_I32)[0]
+
+
+def _string_at(r: "_Reader") -> str:
+    n = r.unpack(_I16)[0]
+    if n < 0:
+        raise ValueError("null string where a string is required")
+    return r.take(n).decode("utf-8")
+
+
+def decode_request(frame: bytes | bytearray | memoryview, pos: int) -> FetchRequest:
+    """The Fetch v11 request body starting at `pos` (after the header); ValueError when it is not one."""
+    r = _Reader(frame, pos)
+    replica, wait, min_bytes, max_bytes, isolation, session, epoch = r.unpack(_FIXED)
+    topics = []
+    for _ in range(r.int32()):
+        topic = FetchTopicRequest(_string_at(r), [])
+        for _ in range(r.int32()):
+            topic.partitions.append(FetchPartitionRequest(*r.unpack(_PART)))
+        topics.append(topic)
+    forgotten = []
+    for _ in range(r.int32()):
+        name = _string_at(r)
+        forgotten.append((name, [r.int32() for _ in range(r.int32())]))
+    rack = _string_at(r)
+    if r.pos != len(frame):
+        raise ValueError(f"{len(frame) - r.pos} bytes after the request")
+    return FetchRequest(replica, wait, min_bytes, max_bytes, isolation, session, epoch, topics, forgotten, rack)
 
 
 def decode_response(frame: bytes | bytearray | memoryview) -> tuple[int, FetchResponse]:

@@ -90,3 +90,32 @@ def test_a_truncated_response_is_an_error_not_a_short_answer():
     for cut in (3, 20, len(frame) // 2, len(frame) - 1):
         with pytest.raises(ValueError):
             replica_fetch.decode_response(frame[:cut])
+
+
+def test_the_leader_reads_a_v11_request_as_the_schema_codec_does():
+    from pylog.broker.handlers.fetch import decode_fetch_request
+    req = _schema_request(_request())
+    req.forgotten_topics_data = [api.request_class(ApiKey.Fetch)[V].ForgottenTopic(topic="gone", partitions=[3, 4])]
+    req.rack_id = "rack-a"
+    frame = bytearray(encode_request(req, V, 5, "rdkafka")[4:])
+    header = parse_request_header(frame)
+    ours, theirs = decode_fetch_request(header, frame), decode_request_body(header, frame)
+    for field in ("replica_id", "max_wait_ms", "min_bytes", "max_bytes", "isolation_level", "session_id",
+                  "session_epoch", "rack_id"):
+        assert getattr(ours, field) == getattr(theirs, field)
+    assert [(t.topic, [(p.partition, p.current_leader_epoch, p.fetch_offset, p.log_start_offset,
+                        p.partition_max_bytes) for p in t.partitions]) for t in ours.topics] == \
+        [(t.topic, [(p.partition, p.current_leader_epoch, p.fetch_offset, p.log_start_offset, p.partition_max_bytes)
+                    for p in t.partitions]) for t in theirs.topics]
+    assert ours.forgotten_topics_data == [("gone", [3, 4])]
+    assert getattr(ours.topics[0].partitions[0], "last_fetched_epoch", -1) == -1  # as the handler reads v11
+
+
+def test_the_leader_refuses_a_truncated_or_padded_v11_request():
+    from pylog.broker.handlers.fetch import decode_fetch_request
+    from pylog.protocol.codec import MalformedRequest
+    frame = bytearray(encode_request(_schema_request(_request()), V, 5, "f")[4:])
+    header = parse_request_header(frame)
+    for bad in (frame[:-1], frame[:header.size + 10], frame + b"\x00"):
+        with pytest.raises(MalformedRequest):
+            decode_fetch_request(header, bad)
