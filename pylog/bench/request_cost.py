@@ -3,9 +3,10 @@
 One cluster of two brokers. One client sends N requests of a kind, one at a time (each waits for
 its response, as a synchronous committer does), over one connection, with bytes encoded once
 before timing so that the client's own Python costs nothing on the broker's side. The brokers'
-CPU (user + system of both processes, from /proc) over those N requests, divided by N, is the
-figure: it includes the other broker's idle work (ZooKeeper pings, an idle follower's long poll),
-well under 1 us per request at these rates.
+CPU (both processes' threads' run time from /proc/PID/task/*/schedstat, in ns; the system share
+from /proc/PID/stat, in 10 ms ticks) over those N requests, divided by N, is the figure: it
+includes the other broker's idle work (ZooKeeper pings, an idle follower's long poll), 4-6 ms
+of CPU per second for both, i.e. a few us per request at these rates.
 
 kinds
   produce-acks1      one batch of --records 100 B records, acks=1, to a partition on broker 0 (RF 1)
@@ -172,6 +173,20 @@ class _Pipe:
         self.sock.close()
 
 
+def _runtime_ns(pids: Sequence[int]) -> int:
+    """Nanoseconds the processes' threads have run on a CPU (the scheduler's own count, user + system): /proc's
+    user and system times tick at 10 ms, too coarse for a few thousand requests of ~100 us."""
+    total = 0
+    for pid in pids:
+        for task in os.listdir(f"/proc/{pid}/task"):
+            try:
+                with open(f"/proc/{pid}/task/{task}/schedstat") as f:
+                    total += int(f.read().split()[0])
+            except FileNotFoundError:  # a thread that ended meanwhile (an executor's idle worker)
+                pass
+    return total
+
+
 class Setup:
     """One two-broker cluster with the topics, group and pre-encoded requests of every kind."""
 
@@ -208,11 +223,11 @@ class Setup:
         """Broker CPU microseconds per request over n requests of a kind: (user + system, system)."""
         node, frame = self.requests[kind]
         pipe = self.pipes[node]
-        c0 = self.target.cpu()
+        c0, ns0 = self.target.cpu(), _runtime_ns(self.target.pids)
         for _ in range(n):
             pipe.roundtrip(frame)
-        c1 = self.target.cpu()
-        return ((c1[0] - c0[0]) + (c1[1] - c0[1])) / n * 1e6, (c1[1] - c0[1]) / n * 1e6
+        c1, ns1 = self.target.cpu(), _runtime_ns(self.target.pids)
+        return (ns1 - ns0) / n / 1e3, (c1[1] - c0[1]) / n * 1e6
 
     def close(self) -> None:
         for p in self.pipes.values():
@@ -220,7 +235,8 @@ class Setup:
 
 
 @contextlib.contextmanager
-def _cluster(checkout: str | None, profile_dir: str | None, loop: str = "asyncio") -> Iterator[LocalCluster]:
+def _cluster(checkout: str | None, profile_dir: str | None, loop: str = "asyncio",
+             zk_connect: str | None = None) -> Iterator[LocalCluster]:
     """Two brokers whose code comes from `checkout` (None: this one): PYTHONPATH and cwd point there."""
     saved_path, saved_cwd = os.environ.get("PYTHONPATH"), os.getcwd()
     root = os.path.abspath(checkout or os.path.join(os.path.dirname(__file__), "..", ".."))
@@ -228,7 +244,7 @@ def _cluster(checkout: str | None, profile_dir: str | None, loop: str = "asyncio
     os.chdir(root)  # `python -m` puts the cwd first on sys.path
     try:
         cm = h.pylog_cluster(2, {"offsets.topic.replication.factor": "1", "offsets.topic.num.partitions": "4"},
-                             profile_dir=profile_dir, event_loop=loop)
+                             profile_dir=profile_dir, event_loop=loop, zk_connect=zk_connect)
         cluster = cm.__enter__()
     finally:
         os.chdir(saved_cwd)
@@ -243,7 +259,8 @@ def _cluster(checkout: str | None, profile_dir: str | None, loop: str = "asyncio
 
 
 def run(kinds: Sequence[str], n: int, rounds: int, records_per_batch: int, compare: str | None = None,
-        profile_dir: str | None = None, loops: Sequence[str] = ("asyncio",)) -> list[list]:
+        profile_dir: str | None = None, loops: Sequence[str] = ("asyncio",), zk_connect: str | None = None
+        ) -> list[list]:
     """Median broker CPU per request of each kind for this checkout on each loop (then `compare`'s, on the
     first loop); returns table rows, one column per cluster, then each column's ratio to the first."""
     configs = [(f"this/{loop}", None, loop) for loop in loops] + ([("compare", compare, loops[0])] if compare else [])
@@ -252,7 +269,7 @@ def run(kinds: Sequence[str], n: int, rounds: int, records_per_batch: int, compa
     with contextlib.ExitStack() as stack:
         setups = []
         for name, checkout, loop in configs:
-            cluster = stack.enter_context(_cluster(checkout, profile_dir, loop))
+            cluster = stack.enter_context(_cluster(checkout, profile_dir, loop, zk_connect))
             setup = Setup(name, cluster, records_per_batch)
             stack.callback(setup.close)
             setups.append(setup)
