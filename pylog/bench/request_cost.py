@@ -18,10 +18,12 @@ kinds
                      produce-acksall's is what the follower's fetches (one carries the batch, the
                      next acknowledges it) cost the two brokers
 
---compare DIR runs a second cluster from another checkout (e.g. /work/main) and alternates the two
-in every round, so that the shared machine's load hits both alike. --profile DIR runs the brokers
+--compare DIR runs a second cluster from another checkout (e.g. /work/main, on --compare-loop,
+default asyncio) and alternates the clusters in every round, so that the shared machine's load hits
+them alike; --loops asyncio,uvloop runs one cluster of this checkout per event loop. --profile DIR runs the brokers
 under cProfile (`python -m pstats DIR/broker-*.prof`).
-Run: `scripts/bench request-cost [--requests N] [--rounds R] [--records K] [--compare DIR] [--profile DIR]`.
+Run: `scripts/bench request-cost [--requests N] [--rounds R] [--records K] [--kinds K1,K2] [--loops L1,L2]
+[--compare DIR [--compare-loop L]] [--profile DIR]`.
 """
 
 from __future__ import annotations
@@ -259,11 +261,11 @@ def _cluster(checkout: str | None, profile_dir: str | None, loop: str = "asyncio
 
 
 def run(kinds: Sequence[str], n: int, rounds: int, records_per_batch: int, compare: str | None = None,
-        profile_dir: str | None = None, loops: Sequence[str] = ("asyncio",), zk_connect: str | None = None
-        ) -> list[list]:
-    """Median broker CPU per request of each kind for this checkout on each loop (then `compare`'s, on the
-    first loop); returns table rows, one column per cluster, then each column's ratio to the first."""
-    configs = [(f"this/{loop}", None, loop) for loop in loops] + ([("compare", compare, loops[0])] if compare else [])
+        profile_dir: str | None = None, loops: Sequence[str] = ("asyncio",), zk_connect: str | None = None,
+        compare_loop: str = "asyncio") -> list[list]:
+    """Median broker CPU per request of each kind for this checkout on each loop (then `compare`'s, on
+    `compare_loop`); returns table rows, one column per cluster, then each column's ratio to the first."""
+    configs = [(f"this/{loop}", None, loop) for loop in loops] + ([("compare", compare, compare_loop)] if compare else [])
     names = [c[0] for c in configs]
     results: dict[tuple[str, str], list[tuple[float, float]]] = {}
     with contextlib.ExitStack() as stack:
@@ -300,6 +302,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--compare", metavar="DIR", help="also run a cluster from the checkout DIR (e.g. /work/main)")
     ap.add_argument("--loops", default="asyncio", help="comma-separated event loops for this checkout's clusters "
                     "(asyncio, uvloop): one cluster each")
+    ap.add_argument("--compare-loop", default="asyncio", choices=("asyncio", "uvloop"),
+                    help="the event loop of the --compare cluster (default asyncio, the stock loop)")
     ap.add_argument("--profile", metavar="DIR", help="cProfile the brokers' event loops into DIR (slows them down)")
     args = ap.parse_args(argv)
     kinds = args.kinds.split(",")
@@ -314,8 +318,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     loops = args.loops.split(",")
     if any(lp not in ("asyncio", "uvloop") for lp in loops):
         ap.error("--loops: each must be asyncio or uvloop")
-    rows = run(kinds, args.requests, args.rounds, args.records, args.compare, args.profile, loops)
-    columns = [f"this checkout, {lp}" for lp in loops] + ([f"{args.compare}, {loops[0]}"] if args.compare else [])
+    rows = run(kinds, args.requests, args.rounds, args.records, args.compare, args.profile, loops,
+               compare_loop=args.compare_loop)
+    columns = [f"this checkout, {lp}" for lp in loops] + ([f"{args.compare}, {args.compare_loop}"] if args.compare else [])
     header = ["request"] + [f"broker CPU µs/request, user+sys (sys) ({c})" for c in columns]
     header += [f"{c} / {columns[0]}" for c in columns[1:]]
     h.print_report(f"request cost: {args.requests:,} requests one at a time per kind and round, median of "
