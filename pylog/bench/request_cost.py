@@ -265,7 +265,9 @@ def run(kinds: Sequence[str], n: int, rounds: int, records_per_batch: int, compa
         compare_loop: str = "asyncio") -> list[list]:
     """Median broker CPU per request of each kind for this checkout on each loop (then `compare`'s, on
     `compare_loop`); returns table rows, one column per cluster, then each column's ratio to the first."""
-    configs = [(f"this/{loop}", None, loop) for loop in loops] + ([("compare", compare, compare_loop)] if compare else [])
+    configs = [(f"this/{loop}", None, loop) for loop in loops]
+    if compare:
+        configs.append(("compare", compare, compare_loop))
     names = [c[0] for c in configs]
     results: dict[tuple[str, str], list[tuple[float, float]]] = {}
     with contextlib.ExitStack() as stack:
@@ -320,7 +322,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         ap.error("--loops: each must be asyncio or uvloop")
     rows = run(kinds, args.requests, args.rounds, args.records, args.compare, args.profile, loops,
                compare_loop=args.compare_loop)
-    columns = [f"this checkout, {lp}" for lp in loops] + ([f"{args.compare}, {args.compare_loop}"] if args.compare else [])
+    columns = [f"this checkout, {lp}" for lp in loops]
+    if args.compare:
+        columns.append(f"{args.compare}, {args.compare_loop}")
     header = ["request"] + [f"broker CPU µs/request, user+sys (sys) ({c})" for c in columns]
     header += [f"{c} / {columns[0]}" for c in columns[1:]]
     h.print_report(f"request cost: {args.requests:,} requests one at a time per kind and round, median of "
