@@ -220,9 +220,7 @@ def pylog_cluster(n_brokers: int = 1, overrides: dict[str, str] | None = None, e
     base = tempfile.mkdtemp(prefix="pylog-bench-")
     prime_page_cache(base, prime_mb)
     saved = {k: os.environ.get(k) for k in ("PYLOG_EVENT_LOOP", "PYLOG_PROFILE")}
-    if event_loop is None:  # the brokers' default (uvloop where installed, pylog/broker/main.py)
-        os.environ.pop("PYLOG_EVENT_LOOP", None)
-    else:
+    if event_loop is not None:  # else PYLOG_EVENT_LOOP as set, or the brokers' default (uvloop where installed)
         os.environ["PYLOG_EVENT_LOOP"] = event_loop  # inherited by the broker processes LocalCluster starts
     if profile_dir:
         os.makedirs(profile_dir, exist_ok=True)
