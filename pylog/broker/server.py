@@ -2,7 +2,8 @@
 
 Each connection decodes frames with the sans-I/O FrameDecoder straight into buffers the handlers
 may keep, handles requests one at a time in arrival order and writes the responses in request
-order, sending record bytes from segment files with sendfile where the event loop supports it.
+order, sending record bytes from segment files with sendfile (the loop's, or os.sendfile on the socket
+under uvloop, which has none).
 Garbage closes that one connection and nothing else.
 
 One exception to "one at a time": a handler may return a Later (Produce with acks=-1 once it has
