@@ -207,7 +207,7 @@ def prime_page_cache(directory: str, mb: int) -> None:
 
 
 @contextlib.contextmanager
-def pylog_cluster(n_brokers: int = 1, overrides: dict[str, str] | None = None, event_loop: str = "asyncio",
+def pylog_cluster(n_brokers: int = 1, overrides: dict[str, str] | None = None, event_loop: str | None = None,
                   keep: bool = False, prime_mb: int = 0, profile_dir: str | None = None,
                   zk_connect: str | None = None, extra_listeners: dict[str, str] | None = None
                   ) -> Iterator[LocalCluster]:
@@ -220,10 +220,12 @@ def pylog_cluster(n_brokers: int = 1, overrides: dict[str, str] | None = None, e
     base = tempfile.mkdtemp(prefix="pylog-bench-")
     prime_page_cache(base, prime_mb)
     saved = {k: os.environ.get(k) for k in ("PYLOG_EVENT_LOOP", "PYLOG_PROFILE")}
-    os.environ["PYLOG_EVENT_LOOP"] = event_loop  # inherited by the broker processes LocalCluster starts
+    if event_loop is not None:  # else PYLOG_EVENT_LOOP as set, or the brokers' default (uvloop where installed)
+        os.environ["PYLOG_EVENT_LOOP"] = event_loop  # inherited by the broker processes LocalCluster starts
     if profile_dir:
         os.makedirs(profile_dir, exist_ok=True)
-        os.environ["PYLOG_PROFILE"] = os.path.join(os.path.abspath(profile_dir), f"broker-{event_loop}-%p.prof")
+        os.environ["PYLOG_PROFILE"] = os.path.join(os.path.abspath(profile_dir),
+                                                   f"broker-{event_loop or 'default'}-%p.prof")
     cluster = LocalCluster(base, n_brokers, overrides=overrides, zk_connect=zk_connect, extra_listeners=extra_listeners)
     try:
         cluster.start()

@@ -40,6 +40,11 @@ class Append(NamedTuple):
     headers: list[records.BatchHeader] | None = None  # a coordinator's own batch: already parsed
 
 
+def _time_out(fut: asyncio.Future) -> None:
+    if not fut.done():
+        fut.set_result(ErrorCode.REQUEST_TIMED_OUT)
+
+
 class DelayedProduce:
     """The outcomes of a set of appends and, for acks=all, their wait for the ISR."""
 
@@ -72,9 +77,20 @@ class DelayedProduce:
         pending = [f for f in self._waits.values() if not f.done()]
         if not pending:
             return
-        remaining = self.deadline - asyncio.get_running_loop().time()
+        loop = asyncio.get_running_loop()
+        remaining = self.deadline - loop.time()
         try:
-            if remaining > 0:
+            if remaining <= 0:
+                return
+            if len(pending) == 1:
+                # One partition (every commit, most produces): await its waiter itself, a timer answering
+                # it REQUEST_TIMED_OUT at the deadline; asyncio.wait's waiter and callbacks cost a loop turn.
+                timer = loop.call_later(remaining, _time_out, pending[0])
+                try:
+                    await pending[0]
+                finally:
+                    timer.cancel()
+            else:
                 await asyncio.wait(pending, timeout=remaining)
         finally:  # also when the waiter itself is cancelled (its connection closed): nobody needs them now
             for f in pending:

@@ -8,6 +8,7 @@ local high watermark alone.
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Callable, Iterator
@@ -15,7 +16,7 @@ from typing import TYPE_CHECKING, Callable, Iterator
 from pylog.broker.metadata_cache import MetadataCache
 from pylog.client.aio import AsyncBrokerConnection, BrokerUnavailable
 from pylog.client.versions import INTER_BROKER
-from pylog.protocol import records
+from pylog.protocol import records, replica_fetch
 from pylog.protocol.api import ApiKey, request_class
 from pylog.common.config import BrokerConfig
 from pylog.protocol.errors import ErrorCode
@@ -25,7 +26,6 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("pylog.fetcher")
 
-FETCH_V = INTER_BROKER[ApiKey.Fetch]
 OFFSET_FOR_EPOCH_V = INTER_BROKER[ApiKey.OffsetForLeaderEpoch]
 UNDEFINED = -1
 
@@ -179,21 +179,18 @@ class ReplicaFetcher:
 
     async def _fetch(self, conn: AsyncBrokerConnection, states: dict[tuple[str, int], FetchState]) -> None:
         cfg = self.manager.config
-        cls = request_class(ApiKey.Fetch)[FETCH_V]
+        max_bytes = int(cfg.get("replica.fetch.max.bytes"))
         by_topic: dict[str, list] = {}
         for (topic, idx), st in states.items():
             plog = st.partition.log
-            by_topic.setdefault(topic, []).append(cls.FetchTopic.FetchPartition(
-                partition=idx, current_leader_epoch=st.leader_epoch, fetch_offset=plog.log_end_offset,
-                log_start_offset=plog.log_start_offset, partition_max_bytes=int(cfg.get("replica.fetch.max.bytes"))))
-        req = cls(replica_id=self.manager.broker_id, max_wait_ms=int(cfg.get("replica.fetch.wait.max.ms")),
-                  min_bytes=int(cfg.get("replica.fetch.min.bytes")),
-                  max_bytes=int(cfg.get("replica.fetch.response.max.bytes")), isolation_level=0,
-                  session_id=0, session_epoch=-1,
-                  topics=[cls.FetchTopic(topic=t, partitions=ps) for t, ps in by_topic.items()],
-                  forgotten_topics_data=[], rack_id="")
-        timeout = self.manager.socket_timeout + int(cfg.get("replica.fetch.wait.max.ms")) / 1000
-        resp = await conn.request(req, FETCH_V, timeout=timeout)
+            by_topic.setdefault(topic, []).append(replica_fetch.FetchPartitionRequest(
+                idx, st.leader_epoch, plog.log_end_offset, plog.log_start_offset, max_bytes))
+        wait_ms = int(cfg.get("replica.fetch.wait.max.ms"))
+        req = replica_fetch.ReplicaFetch(self.manager.broker_id, wait_ms, int(cfg.get("replica.fetch.min.bytes")),
+                                         int(cfg.get("replica.fetch.response.max.bytes")), list(by_topic.items()))
+        timeout = self.manager.socket_timeout + wait_ms / 1000
+        resp = await conn.request_encoded(functools.partial(replica_fetch.encode_request, req),
+                                          replica_fetch.decode_response, timeout=timeout)
         loop = asyncio.get_running_loop()
         for t in resp.responses:
             for pr in t.partitions:

@@ -1,9 +1,10 @@
 """`pylog-server CONFIG [--override key=value ...]`: run one broker in the foreground.
 
-The stock asyncio loop is used on purpose: uvloop has no sendfile, and sending segment bytes
-with os.sendfile matters more for fetch throughput than uvloop's faster callbacks do for our
-(large, batched) requests. PYLOG_EVENT_LOOP=uvloop switches loops for benchmarks only
-(`scripts/bench produce --loops asyncio,uvloop` measures the trade-off). PYLOG_PROFILE=<file>
+The event loop is uvloop where it is installed (a dependency on Linux): it costs 11-18 % less
+broker CPU per small request than the stock loop (`scripts/bench request-cost --loops
+asyncio,uvloop`, BENCHMARKS.md "The request path's CPU"). It has no loop.sendfile; the server then
+calls os.sendfile on the socket itself (pylog/broker/server.py), so segment bytes still go
+zero-copy. PYLOG_EVENT_LOOP=asyncio selects the stock loop (=uvloop insists on uvloop). PYLOG_PROFILE=<file>
 runs the event loop thread under cProfile and writes the stats there at exit, `%p` standing for the pid
 (`scripts/bench produce --profile DIR` sets it).
 
@@ -31,14 +32,19 @@ from pylog.common.properties import PropertiesError, load
 
 
 def _loop_factory() -> Callable[[], asyncio.AbstractEventLoop] | None:
-    """The event loop PYLOG_EVENT_LOOP asks for (benchmarks only); None = stock asyncio."""
-    choice = os.environ.get("PYLOG_EVENT_LOOP", "asyncio").strip().lower()
-    if choice in ("", "asyncio"):
+    """The event loop: uvloop unless PYLOG_EVENT_LOOP=asyncio or uvloop is not installed; None = stock asyncio."""
+    choice = os.environ.get("PYLOG_EVENT_LOOP", "").strip().lower()
+    if choice == "asyncio":
         return None
-    if choice == "uvloop":
+    if choice not in ("", "uvloop"):
+        raise click.ClickException(f"PYLOG_EVENT_LOOP={choice!r}: expected asyncio or uvloop")
+    try:
         import uvloop
-        return uvloop.new_event_loop
-    raise click.ClickException(f"PYLOG_EVENT_LOOP={choice!r}: expected asyncio or uvloop")
+    except ImportError:
+        if choice == "uvloop":
+            raise click.ClickException("PYLOG_EVENT_LOOP=uvloop: uvloop is not installed") from None
+        return None
+    return uvloop.new_event_loop
 
 
 @contextlib.contextmanager

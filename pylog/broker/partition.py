@@ -203,13 +203,21 @@ class Partition:
 
 async def wait_for_change(partitions: list[Partition], timeout: float) -> None:
     """Return on the next append, high watermark or follower change of any of them, or after `timeout` s."""
-    fut = asyncio.get_running_loop().create_future()
+    loop = asyncio.get_running_loop()
+    fut = loop.create_future()
     for p in partitions:
         p.add_fetch_waiter(fut)
+    # The timer resolves the same future the partitions do: awaiting it directly wakes this task one
+    # event-loop turn sooner than asyncio.wait_for (whose own waiter sits between) on every long-poll wake.
+    timer = loop.call_later(timeout, _wake, fut)
     try:
-        await asyncio.wait_for(fut, timeout)
-    except asyncio.TimeoutError:
-        pass
+        await fut
     finally:
+        timer.cancel()
         for p in partitions:
             p.remove_fetch_waiter(fut)
+
+
+def _wake(fut: asyncio.Future) -> None:
+    if not fut.done():
+        fut.set_result(None)

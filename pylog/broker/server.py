@@ -2,7 +2,8 @@
 
 Each connection decodes frames with the sans-I/O FrameDecoder straight into buffers the handlers
 may keep, handles requests one at a time in arrival order and writes the responses in request
-order, sending record bytes from segment files with sendfile where the event loop supports it.
+order, sending record bytes from segment files with sendfile (the loop's, or os.sendfile on the socket
+under uvloop, which has none).
 Garbage closes that one connection and nothing else.
 
 One exception to "one at a time": a handler may return a Later (Produce with acks=-1 once it has
@@ -447,16 +448,18 @@ class SocketServer:
                         return
                     except (NotImplementedError, asyncio.SendfileNotAvailableError, RuntimeError):
                         self._sendfile_ok = False  # e.g. uvloop: fall back for good
-                data = os.pread(f.fileno(), chunk.size, chunk.position)
+                done = _sendfile_direct(transport, f.fileno(), chunk.position, chunk.size)
+                data = os.pread(f.fileno(), chunk.size - done, chunk.position + done) if done < chunk.size else b""
         except FileNotFoundError as exc:
             raise ConnectionError(f"segment vanished while being sent: {exc}") from exc
         except OSError as exc:
             if exc.filename == chunk.path:  # opening the segment failed: the log dir is failing (KIP-112)
                 self.broker.storage_failed(chunk.path, exc)
             raise
-        if len(data) != chunk.size:
+        if done + len(data) != chunk.size:
             raise ConnectionError(f"{chunk.path} shrank while being sent")
-        transport.write(data)
+        if data:
+            transport.write(data)
 
     async def stop(self) -> None:
         """Stop accepting and close every connection."""
@@ -469,6 +472,31 @@ class SocketServer:
                 await asyncio.wait_for(self.server.wait_closed(), 5)
             except asyncio.TimeoutError:
                 pass
+
+
+def _sendfile_direct(transport: asyncio.Transport, fd: int, position: int, size: int) -> int:
+    """Bytes of the file range the kernel took straight from the page cache (os.sendfile on the socket).
+
+    For loops without loop.sendfile (uvloop): only when the transport holds nothing unsent, so these
+    bytes cannot overtake buffered ones, and never under TLS. Stops where the socket would block;
+    the caller writes the rest through the transport. 0 at the end of the file (it shrank): the
+    caller finds the range short.
+    """
+    if transport.get_write_buffer_size() or transport.get_extra_info("sslcontext") is not None:
+        return 0
+    sock = transport.get_extra_info("socket")
+    if sock is None:
+        return 0
+    out, sent = sock.fileno(), 0
+    while sent < size:
+        try:
+            n = os.sendfile(out, fd, position + sent, size - sent)
+        except BlockingIOError:
+            break
+        if n == 0:
+            break
+        sent += n
+    return sent
 
 
 def _fetch_replica(req, version: int) -> int:

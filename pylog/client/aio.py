@@ -8,6 +8,7 @@ once at start-up: every connection it opens is then an inter-broker one with tho
 from __future__ import annotations
 
 import asyncio
+import functools
 import itertools
 import logging
 import ssl
@@ -65,7 +66,7 @@ class AsyncBrokerConnection:
         self.connect_timeout = connect_timeout
         self._reader: asyncio.StreamReader | None = None
         self._writer: asyncio.StreamWriter | None = None
-        self._pending: dict[int, tuple[asyncio.Future, int, int]] = {}
+        self._pending: dict[int, tuple[asyncio.Future, Callable[[Any], Any]]] = {}  # id -> (future, decode)
         self._ids = itertools.count(1)
         self._read_task: asyncio.Task | None = None
         self._connecting: asyncio.Lock = asyncio.Lock()
@@ -113,13 +114,26 @@ class AsyncBrokerConnection:
             await self.connect()
         return await self._send(msg, version, timeout)
 
+    async def request_encoded(self, encode: Callable[[int, str], bytes], decode: Callable[[Any], tuple[int, Any]],
+                              timeout: float = 30.0) -> Any:
+        """Send a request a hand-written codec frames (`encode(correlation id, client id)`); the response
+        `decode(frame)` gives as (correlation id, message). For the hottest inter-broker request (a follower's Fetch)."""
+        if not self.connected:
+            await self.connect()
+        corr = next(self._ids) & 0x7FFFFFFF
+        return await self._exchange(corr, encode(corr, self.client_id), decode, timeout)
+
     async def _send(self, msg: ApiMessage, version: int, timeout: float) -> ApiMessage:
         corr = next(self._ids) & 0x7FFFFFFF
+        return await self._exchange(corr, encode_request(msg, version, corr, self.client_id),
+                                    functools.partial(decode_response, msg.API_KEY, version), timeout)
+
+    async def _exchange(self, corr: int, frame: bytes, decode: Callable[[Any], tuple[int, Any]], timeout: float) -> Any:
         fut: asyncio.Future = asyncio.get_running_loop().create_future()
-        self._pending[corr] = (fut, msg.API_KEY, version)
+        self._pending[corr] = (fut, decode)
         try:
             assert self._writer is not None
-            self._writer.write(encode_request(msg, version, corr, self.client_id))
+            self._writer.write(frame)
             return await _within(fut, timeout)
         except asyncio.TimeoutError:
             # A late response would desynchronise nothing (ids are unique) but the peer is slow
@@ -140,10 +154,10 @@ class AsyncBrokerConnection:
                 entry = self._pending.get(corr)
                 if entry is None:
                     continue
-                fut, api_key, version = entry
+                fut, decode = entry
                 if not fut.done():
                     try:
-                        fut.set_result(decode_response(api_key, version, frame)[1])
+                        fut.set_result(decode(frame)[1])
                     except Exception as exc:  # undecodable response: fail this request only
                         fut.set_exception(exc)
         except (asyncio.IncompleteReadError, ConnectionError, OSError) as exc:
@@ -156,7 +170,7 @@ class AsyncBrokerConnection:
                 self._writer.close()
 
     def _fail_pending(self, exc: Exception) -> None:
-        for fut, _, _ in list(self._pending.values()):
+        for fut, _ in list(self._pending.values()):
             if not fut.done():
                 fut.set_exception(exc)
 

@@ -14,11 +14,13 @@ buffer's reference count), so a handler that kept part of a frame never sees it 
 
 from __future__ import annotations
 
+import struct
 import sys
 
 _SCRATCH = 64 * 1024
 _ROUND = 64 * 1024  # large-frame buffers are rounded up to this, plus 1/8 headroom, to be reusable
 _MAX_SPARE = 8 * 1024 * 1024  # a rare huge request's buffer is not kept for the connection's lifetime
+_SIZE = struct.Struct(">i")
 
 
 class FrameTooLarge(Exception):
@@ -110,13 +112,13 @@ class FrameDecoder:
     def _parse(self, frames: list[bytearray | memoryview]) -> None:
         scratch = self._scratch
         while self._end - self._start >= 4:
-            size = int.from_bytes(scratch[self._start:self._start + 4], "big", signed=True)
+            size = _SIZE.unpack_from(scratch, self._start)[0]
             if size < 0 or size > self.max_frame_size:
                 raise FrameTooLarge(size, self.max_frame_size)
             have = self._end - self._start - 4
             body = self._start + 4
             if have >= size:
-                frames.append(bytearray(scratch[body:body + size]))
+                frames.append(scratch[body:body + size])  # a slice of a bytearray is a bytearray copy
                 self._start = body + size
                 continue
             if size > len(scratch) - 4:

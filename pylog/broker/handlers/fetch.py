@@ -34,7 +34,9 @@ from pylog.broker.quotas import FETCH as FETCH_QUOTA, principal_user, record_req
 from pylog.broker.services import HandlerContext
 from pylog.common.clock import now_ms
 from pylog.metrics.recorders import BROKER as BROKER_METRICS
+from pylog.protocol import replica_fetch
 from pylog.protocol.api import ApiKey
+from pylog.protocol.codec import MalformedRequest, decode_request_body
 from pylog.protocol.errors import ErrorCode
 from pylog.security.authorizer import allowed
 from pylog.protocol.fetch import (FLEXIBLE_FROM, READ_COMMITTED, TOPIC_IDS_FROM, FetchPartitionData,
@@ -176,7 +178,17 @@ def _current_leaders(ctx, wanted: list, topics: list) -> list[tuple[int, str, in
 _NOT_LEADER = (int(ErrorCode.NOT_LEADER_OR_FOLLOWER), int(ErrorCode.FENCED_LEADER_EPOCH))
 
 
-@handler(ApiKey.Fetch, 4, 17)
+def decode_fetch_request(header, frame):
+    """v11 (our followers' version) by hand, the others with the schema codec."""
+    if header.api_version != replica_fetch.VERSION:
+        return decode_request_body(header, frame)
+    try:
+        return replica_fetch.decode_request(frame, header.size)
+    except ValueError as exc:
+        raise MalformedRequest(f"cannot decode Fetch v{header.api_version}: {exc}") from exc
+
+
+@handler(ApiKey.Fetch, 4, 17, decode=decode_fetch_request)
 async def handle_fetch(ctx: HandlerContext, req):
     """Serve records from the leader's log, long-polling for min_bytes."""
     version = ctx.header.api_version

@@ -84,3 +84,11 @@ def test_partitions_scale_bench_restarts_the_broker_both_ways(zk_connect):
     assert r["loaded"]["rss"] > r["base"]["rss"] > 0
     assert all(r[k] > 0 for k in ("create_s", "metadata_s", "shutdown_s", "start_clean_s", "start_kill_s"))
     assert partitions_scale.row(r)[0] == 30
+
+
+def test_request_cost_bench_answers_every_kind_without_error(zk_connect):
+    # Setup fails on any error answer (it decodes each kind's first response), so rows mean real requests.
+    from pylog.bench import request_cost
+    rows = request_cost.run(list(request_cost.KINDS), n=20, rounds=1, records_per_batch=1, zk_connect=zk_connect)
+    assert [r[0] for r in rows] == list(request_cost.KINDS)
+    assert all(float(r[1].split()[0]) > 0 for r in rows)  # "total (sys)" cells: some broker CPU per request

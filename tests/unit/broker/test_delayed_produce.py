@@ -53,3 +53,23 @@ def test_acks_1_does_not_wait(make_log):
         await delayed.wait()
         assert delayed.result("t") == AppendOutcome(ErrorCode.NONE, 0, 0)
     asyncio.run(run())
+
+
+def test_one_partition_is_answered_when_its_follower_fetches_or_times_out_at_the_deadline(make_log):
+    # One pending partition takes the short path (its waiter awaited directly, a timer at the deadline).
+    async def run():
+        p, q = leader(make_log, "one"), leader(make_log, "late")
+        fast, slow = DelayedProduce(timeout_ms=5000), DelayedProduce(timeout_ms=50)
+        fast.add("one", p, appended(p), acks=-1)
+        slow.add("late", q, appended(q), acks=-1)
+        asyncio.get_running_loop().call_later(0.02, p.update_follower, 2, 1, 1)
+        t0 = asyncio.get_running_loop().time()
+        await fast.wait()
+        assert fast.result("one") == AppendOutcome(ErrorCode.NONE, 0, 0)
+        assert asyncio.get_running_loop().time() - t0 < 2  # answered by the fetch, not the 5 s deadline
+        await slow.wait()
+        assert slow.result("late").error == ErrorCode.REQUEST_TIMED_OUT
+        q.update_follower(2, 1, now_ms=2)  # committed after the deadline: the answer stays
+        assert slow.result("late").error == ErrorCode.REQUEST_TIMED_OUT
+        assert q.log.high_watermark == 1
+    asyncio.run(run())

@@ -100,3 +100,26 @@ def test_current_leader_epoch_is_fenced_in_one_place(make_log):
     table = {-1: ErrorCode.NONE, 5: ErrorCode.NONE, 4: ErrorCode.FENCED_LEADER_EPOCH,
              0: ErrorCode.FENCED_LEADER_EPOCH, 6: ErrorCode.UNKNOWN_LEADER_EPOCH}
     assert {epoch: p.check_leader_epoch(epoch) for epoch in table} == table
+
+
+def test_a_long_poll_returns_on_the_next_hw_change_or_at_its_timeout_and_can_be_cancelled(make_log):
+    from pylog.broker.partition import wait_for_change
+
+    async def run():
+        p = leader(make_log, isr=(1, 2))
+        append(p.log, [b"a"], 0)
+        loop = asyncio.get_running_loop()
+        loop.call_later(0.02, p.update_follower, 2, 1, 1)  # the HW moves to 1: the poll wakes
+        t0 = loop.time()
+        await wait_for_change([p], 5)
+        assert loop.time() - t0 < 2 and p.high_watermark == 1
+        t0 = loop.time()
+        await wait_for_change([p], 0.05)  # nothing changes: back at the timeout
+        assert 0.04 <= loop.time() - t0 < 2
+        poll = loop.create_task(wait_for_change([p], 5))
+        await asyncio.sleep(0.01)
+        poll.cancel()  # the fetch's connection closed
+        await asyncio.gather(poll, return_exceptions=True)
+        assert poll.cancelled()
+        p.maybe_increment_high_watermark()  # a later change finds no stale waiter to trip over
+    asyncio.run(run())

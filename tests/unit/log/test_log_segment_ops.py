@@ -157,3 +157,24 @@ def test_segment_list_keeps_its_bases_in_step(tmp_path):
         SegmentList([])
     for s in created:
         s.delete()
+
+
+def test_reads_at_and_inside_the_last_append_see_every_record_after_truncation_too(open_log):
+    # Reads at the log's end start from the last append's position (the segment's tail hint): every
+    # offset inside and after the last append must still be found, also once a truncation has moved
+    # the end back and later appends have other sizes.
+    plog = open_log(segment_bytes=10**6, index_interval_bytes=4096)
+    for _ in range(30):
+        append(plog, 4, value=b"x" * 100)  # small batches: many between index entries
+    end = plog.log_end_offset
+    for start in range(end - 8, end):
+        assert readable(plog, start) == list(range(start - start % 4, end))
+    plog.truncate_to(end - 6)  # inside the second-to-last batch: it goes too
+    assert plog.log_end_offset == end - 8
+    append(plog, 3, value=b"y" * 10)
+    append(plog, 1, value=b"z" * 500)
+    for start in range(end - 12, end - 4):
+        first = start if start >= end - 8 else start - start % 4
+        if end - 8 <= start < end - 5:
+            first = end - 8
+        assert readable(plog, start) == list(range(first, end - 4))
