@@ -21,7 +21,7 @@ import sys
 from typing import Sequence
 
 from pylog.bench import _harness as h
-from pylog.bench.request_cost import _runtime_ns
+from pylog.bench.request_cost import runtime_ns
 
 _I32 = struct.Struct(">i")
 SHAPES = ("direct", "tasked")
@@ -97,11 +97,11 @@ def _measure(shape: str, loop_name: str, n: int) -> float:
             for _ in range(200):  # warm up
                 s.sendall(frame)
                 s.recv(128)
-            c0 = _runtime_ns([proc.pid])
+            c0 = runtime_ns([proc.pid])
             for _ in range(n):
                 s.sendall(frame)
                 s.recv(128)
-            return (_runtime_ns([proc.pid]) - c0) / n / 1e3
+            return (runtime_ns([proc.pid]) - c0) / n / 1e3
     finally:
         proc.kill()
         proc.wait(10)

@@ -175,7 +175,7 @@ class _Pipe:
         self.sock.close()
 
 
-def _runtime_ns(pids: Sequence[int]) -> int:
+def runtime_ns(pids: Sequence[int]) -> int:
     """Nanoseconds the processes' threads have run on a CPU (the scheduler's own count, user + system): /proc's
     user and system times tick at 10 ms, too coarse for a few thousand requests of ~100 us."""
     total = 0
@@ -225,10 +225,10 @@ class Setup:
         """Broker CPU microseconds per request over n requests of a kind: (user + system, system)."""
         node, frame = self.requests[kind]
         pipe = self.pipes[node]
-        c0, ns0 = self.target.cpu(), _runtime_ns(self.target.pids)
+        c0, ns0 = self.target.cpu(), runtime_ns(self.target.pids)
         for _ in range(n):
             pipe.roundtrip(frame)
-        c1, ns1 = self.target.cpu(), _runtime_ns(self.target.pids)
+        c1, ns1 = self.target.cpu(), runtime_ns(self.target.pids)
         return (ns1 - ns0) / n / 1e3, (c1[1] - c0[1]) / n * 1e6
 
     def close(self) -> None:
