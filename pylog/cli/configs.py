@@ -137,9 +137,11 @@ def check_args(rules: OptionRules, types: list[str], names: list[str], via_zooke
     "(writes /config/<type>/<name> and a /config/changes notification, Kafka 2.8 texts)."))
 @target_options
 @click.option("--entity-type", multiple=True,
-              help="Type of entity: topics, brokers, users (SCRAM credentials and quotas) or clients (quotas).")
+              help="Type of entity: topics, brokers, users (SCRAM credentials and quotas) or clients (quotas); users "
+                   "and clients together for a <user, client-id> pair's quotas.")
 @click.option("--entity-name", multiple=True,
-              help="Name of the entity (a topic name, a broker id, a user name or a client id).")
+              help="Name of the entity (a topic name, a broker id, a user name or a client id); the n-th name "
+                   "or --entity-default goes with the n-th --entity-type.")
 @click.option("--entity-default", is_flag=True, help="The default entity (brokers: cluster-wide defaults; users, "
                                                      "clients: the default quotas).")
 @click.option("--topic", help="Shortcut for --entity-type topics --entity-name TOPIC.")
