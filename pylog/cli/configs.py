@@ -1,4 +1,5 @@
-"""pylog-configs: kafka-configs.sh for topic and broker configs and users' SCRAM credentials.
+"""pylog-configs: kafka-configs.sh for topic and broker configs, users' SCRAM credentials and client quotas
+(users, clients and <user, client-id> pairs: configs_quotas).
 
 Through --zookeeper it writes /config/<type>/<name> and then a /config/changes notification, like
 Kafka 2.8's AdminZkClient.changeEntityConfig, and prints 2.8's texts; through --bootstrap-server it
@@ -13,7 +14,8 @@ from typing import Any
 
 import click
 
-from pylog.cli.common import OperationError, OptionRules, PylogCommand, command, open_admin, open_zk, require_target, target_options
+from pylog.cli.common import (OperationError, OptionRules, PylogCommand, command, open_admin, open_zk, require_target,
+                              target_options)
 from pylog.common import properties
 
 ENTITY_TYPES = ("topics", "brokers", "users", "clients")
