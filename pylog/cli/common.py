@@ -150,10 +150,11 @@ def quiet_libraries(debug: bool) -> None:
         root.addHandler(logging.NullHandler())
 
 
-def command(name: str, help: str, error_prefix: str = "Error: ") -> Callable[[Callable[..., Any]], PylogCommand]:
-    """@command(...) makes a PylogCommand with --output and --debug."""
+def command(name: str, help: str, error_prefix: str = "Error: ", cls: type[PylogCommand] | None = None
+            ) -> Callable[[Callable[..., Any]], PylogCommand]:
+    """@command(...) makes a PylogCommand (or the subclass `cls`) with --output and --debug."""
     def decorate(func: Callable[..., Any]) -> PylogCommand:
-        cmd = click.command(name, cls=PylogCommand, help=help, error_prefix=error_prefix)(func)
+        cmd = click.command(name, cls=cls or PylogCommand, help=help, error_prefix=error_prefix)(func)
         # Appended, so the help lists them after the command's own (Kafka-named) options.
         cmd.params += [
             click.Option(["--output"], type=click.Choice(["text", "json", "table"]), default="text",

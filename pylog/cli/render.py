@@ -19,7 +19,7 @@ import click
 
 from pylog.cli.java_order import hashmap_order, map_hash, objects_hash, string_hash
 from pylog.cli.results import (ConfigsAltered, ConfigsDescribed, ElectionResult, EntityConfigs, GroupListing,
-                               QuotaEntity, QuotasDescribed,
+                               PairAltered, PairConfigs, QuotaEntity, QuotasDescribed,
                                GroupMemberRow, GroupsDeleted, GroupsDescribed, GroupStateRow, OffsetsDeleted,
                                OffsetsReset, PartitionLine, RecordsDeleted, TopicCreated, TopicLine, TopicList,
                                TopicsAltered, TopicsDeleted, TopicsDescribed, ZkAclsMigrated)
@@ -160,13 +160,19 @@ def zk_entity(entity_type: str, name: str) -> str:
     return f"default {type_name}" if name in ("", "<default>") else f"{type_name} '{name}'"
 
 
+def zk_config_entity(e: EntityConfigs | ConfigsAltered) -> str:
+    """ConfigCommand's ConfigEntity.toString: the entity, then a <user, client-id> pair's client."""
+    pair = isinstance(e, (PairConfigs, PairAltered))
+    return zk_entity(e.entity_type, e.name) + (f", {zk_entity('clients', e.client_id)}" if pair else "")
+
+
 @text.register
 def _(r: ConfigsDescribed) -> list[str]:
     lines: list[str] = []
     for e in r.entities:
         if r.via == ZK:
             values = ",".join(f"{c.name}={c.value}" for c in e.configs)
-            lines.append(f"Configs for {zk_entity(e.entity_type, e.name)} are {values}")
+            lines.append(f"Configs for {zk_config_entity(e)} are {values}")
             continue
         if e.entity_type == "users":  # ConfigCommand's SCRAM description (3.x)
             values = ", ".join(f"{c.name}={c.value}" for c in e.configs)
@@ -213,7 +219,7 @@ def _null(value: str | None) -> str:
 @text.register
 def _(r: ConfigsAltered) -> list[str]:
     if r.via == ZK:
-        done = f"Completed updating config for entity: {zk_entity(r.entity_type, r.name)}."
+        done = f"Completed updating config for entity: {zk_config_entity(r)}."
     elif r.name:
         done = f"Completed updating config for {r.entity_type[:-1]} {r.name}."
     else:

@@ -154,6 +154,20 @@ class ConfigsAltered:
 
 
 @dataclass
+class PairConfigs(EntityConfigs):
+    """The quota configs of a <user, client-id> pair through ZooKeeper: name is the user, '' the default one."""
+
+    client_id: str = ""  # '' is the default client-id
+
+
+@dataclass
+class PairAltered(ConfigsAltered):
+    """--alter of a <user, client-id> pair through ZooKeeper (name is the user, '' the default one)."""
+
+    client_id: str = ""  # '' is the default client-id
+
+
+@dataclass
 class QuotaEntity:
     """One client quota entity (--entity-type users|clients through a broker): names None are defaults."""
 

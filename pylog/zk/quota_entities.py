@@ -74,9 +74,10 @@ def write(zk: Any, entity: Mapping[str, str | None], ops: list[tuple[str, float 
     zk.create_config_change_notification(f"{entity_type}/{name}")
 
 
-def _children(zk: Any, path: str) -> list[str]:
+def user_clients(zk: Any, user: str) -> list[str]:
+    """The client znodes under one user znode (its <user, client-id> pairs), sorted."""
     try:
-        return sorted(zk.get_children(path))
+        return sorted(zk.get_children(f"/config/users/{user}/clients"))
     except errors.NoNodeError:
         return []
 
@@ -97,7 +98,7 @@ def read_all(zk: Any) -> list[tuple[dict[str, str | None], dict[str, float]]]:
 
     for user in zk.get_all_entities_with_config("users"):
         add({USER: _entity_name(user)}, "users", user)
-        for client in _children(zk, f"/config/users/{user}/clients"):
+        for client in user_clients(zk, user):
             add({USER: _entity_name(user), CLIENT_ID: _entity_name(client)}, "users", f"{user}/clients/{client}")
     for client in zk.get_all_entities_with_config("clients"):
         add({CLIENT_ID: _entity_name(client)}, "clients", client)

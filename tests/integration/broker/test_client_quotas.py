@@ -12,9 +12,11 @@ import json
 import time
 
 import pytest
+from click.testing import CliRunner
 from confluent_kafka import Consumer, Producer
 from confluent_kafka import TopicPartition as CkTopicPartition
 
+from pylog.cli.configs import configs_command
 from pylog.client.sync import KafkaClient
 from pylog.protocol.api import ApiKey
 from pylog.protocol.errors import ErrorCode
@@ -64,6 +66,24 @@ def _controller_mutation_rate(c) -> None:
         assert err == 0 and throttle > 0
 
 
+def _produce_flat_out(bootstrap: str, client_id: str, topic: str) -> tuple[list[tuple[float, int]], list[int]]:
+    """A librdkafka producer sending as fast as the broker lets it for RUN_S: (deliveries, throttle times)."""
+    throttles: list[int] = []
+    p = Producer({"bootstrap.servers": bootstrap, "client.id": client_id,
+                  "throttle_cb": lambda ev: throttles.append(ev.throttle_time)})
+    delivered: list[tuple[float, int]] = []
+    on_delivery = lambda err, msg: err is None and delivered.append((time.monotonic(), len(msg.value())))  # noqa
+    start = time.monotonic()
+    while time.monotonic() - start < RUN_S:
+        if len(p) < 5000:  # a backlog of a few full batches keeps it at its quota; more would only queue
+            p.produce(topic, VALUE, partition=0, on_delivery=on_delivery)
+            p.poll(0)
+        else:
+            p.poll(0.01)
+    assert p.flush(30) == 0
+    return delivered, throttles
+
+
 def test_quotas_are_stored_as_kafka_stores_them_and_throttle_clients(cluster_factory, zk):
     c = cluster_factory(1, overrides={"quota.window.num": "3"})
     with KafkaClient(c.bootstrap) as k:
@@ -88,19 +108,7 @@ def test_quotas_are_stored_as_kafka_stores_them_and_throttle_clients(cluster_fac
     create_topic(c.bootstrap, "quota")
     _controller_mutation_rate(c)
 
-    throttles: list[int] = []
-    p = Producer({"bootstrap.servers": c.bootstrap, "client.id": "qp",
-                  "throttle_cb": lambda ev: throttles.append(ev.throttle_time)})
-    delivered: list[tuple[float, int]] = []
-    on_delivery = lambda err, msg: err is None and delivered.append((time.monotonic(), len(msg.value())))  # noqa
-    start = time.monotonic()
-    while time.monotonic() - start < RUN_S:
-        if len(p) < 5000:  # a backlog of a few full batches keeps it at its quota; more would only queue
-            p.produce("quota", VALUE, partition=0, on_delivery=on_delivery)
-            p.poll(0)
-        else:
-            p.poll(0.01)
-    assert p.flush(30) == 0
+    delivered, throttles = _produce_flat_out(c.bootstrap, "qp", "quota")
     produced = rate_over_whole_periods(delivered, PRODUCE_QUOTA)
     assert throttles and max(throttles) > 0  # librdkafka's throttle_cb got the broker's throttle times
     assert abs(produced - PRODUCE_QUOTA) <= 0.1 * PRODUCE_QUOTA, (produced, PRODUCE_QUOTA)
@@ -127,3 +135,23 @@ def test_quotas_are_stored_as_kafka_stores_them_and_throttle_clients(cluster_fac
         cons.close()
     consumed = rate_over_whole_periods(received, FETCH_QUOTA)
     assert abs(consumed - FETCH_QUOTA) <= 0.1 * FETCH_QUOTA, (consumed, FETCH_QUOTA)
+
+
+def test_a_user_client_pair_quota_throttles_its_client_instead_of_the_users(cluster_factory, zk):
+    """Set with pylog-configs through the broker: user ANONYMOUS (every client without SASL) at a quarter of the
+    <ANONYMOUS, qpair> pair's rate; client qpair is measured at the pair's rate, the more specific entity winning."""
+    c = cluster_factory(1, overrides={"quota.window.num": "3"})
+    user = ("--entity-type", "users", "--entity-name", "ANONYMOUS")
+    for entity, rate in ((user, PRODUCE_QUOTA // 4), ((*user, "--entity-type", "clients", "--entity-name", "qpair"),
+                                                      PRODUCE_QUOTA)):
+        r = CliRunner().invoke(configs_command, ["--bootstrap-server", c.bootstrap, *entity, "--alter",
+                                                 "--add-config", f"producer_byte_rate={rate}"])
+        assert r.exit_code == 0, r.output
+    assert zk.get_entity_config("users", "ANONYMOUS/clients/qpair") == {"producer_byte_rate": str(PRODUCE_QUOTA)}
+    wait_for(lambda: "Updated quotas of users/ANONYMOUS/clients/qpair" in c.brokers[0].log_path.read_text(), 30,
+             "the broker applies the pair's quota")
+    create_topic(c.bootstrap, "pair")
+    delivered, throttles = _produce_flat_out(c.bootstrap, "qpair", "pair")
+    produced = rate_over_whole_periods(delivered, PRODUCE_QUOTA)
+    assert throttles and max(throttles) > 0
+    assert abs(produced - PRODUCE_QUOTA) <= 0.1 * PRODUCE_QUOTA, (produced, PRODUCE_QUOTA)
