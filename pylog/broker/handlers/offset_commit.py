@@ -1,7 +1,8 @@
 """OffsetCommit: v2-9.
 
-Behavior: the group validates the commit (member, generation, state; generation -1 without a
-member is a simple/admin commit while the group is Empty), the offsets are written to the
+Behavior: the group validates the commit (member, generation, state; generation -1 is a
+simple/admin commit while the group is Empty or missing, whatever member id it carries: librdkafka
+under group.protocol=consumer sends its own), the offsets are written to the
 group's `__consumer_offsets` partition with acks=all, and only then acknowledged. Partitions of
 unknown topics get UNKNOWN_TOPIC_OR_PARTITION. Needs READ on the group (else every partition gets
 GROUP_AUTHORIZATION_FAILED) and READ on each topic (else TOPIC_AUTHORIZATION_FAILED), as in Kafka.

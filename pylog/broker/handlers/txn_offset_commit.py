@@ -12,7 +12,8 @@ TRANSACTIONAL_ID_AUTHORIZATION_FAILED), READ on the group (else GROUP_AUTHORIZAT
 READ on each topic (else TOPIC_AUTHORIZATION_FAILED on its partitions).
 Version notes: v2 adds the committed leader epoch; v3 (flexible) the generation, member id and
 group instance id. What clients send: librdkafka 2.x and kafka-python 3.x up to v3 (with the
-consumer's group metadata, so KIP-447 fencing applies), aiokafka v0. v4 (KIP-890) may answer
+consumer's group metadata, so KIP-447 fencing applies; a KIP-848 member's generation is its member
+epoch, checked against the consumer group), aiokafka v0. v4 (KIP-890) may answer
 TRANSACTION_ABORTABLE, which older versions get as INVALID_TXN_STATE. v5 (Kafka 4.0, transaction
 version 2): the client sends no AddOffsetsToTxn, so the group's `__consumer_offsets` partition is first
 added to the transaction (through the transaction coordinator, as a partition leader adds a Produce v12's

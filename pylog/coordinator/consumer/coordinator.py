@@ -62,9 +62,14 @@ class ConsumerCoordinator:
                                    member_epoch=req.member_epoch)
         return out.reply
 
-    def check_member(self, group_id: str, member_id: str, epoch: int) -> ErrorCode:
-        """OffsetCommit/OffsetFetch v9 member and epoch checks."""
-        return rules.check_member(self.groups.get(group_id), member_id, epoch)
+    def check_commit(self, group_id: str, member_id: str, epoch: int, instance_id: str | None,
+                     transactional: bool) -> ErrorCode:
+        """OffsetCommit v9's or TxnOffsetCommit's member and epoch check."""
+        return rules.check_commit(self.groups.get(group_id), member_id, epoch, instance_id, transactional)
+
+    def check_fetch(self, group_id: str, member_id: str, epoch: int) -> ErrorCode:
+        """OffsetFetch v9's member and epoch check."""
+        return rules.check_fetch(self.groups.get(group_id), member_id, epoch)
 
     async def _carry(self, gid: str, out: Outcome) -> ErrorCode:
         """Install the rule's group, then carry out its effects in order; the write's error, if any."""

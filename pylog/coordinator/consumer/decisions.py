@@ -240,11 +240,29 @@ def timer_fired(group: ConsumerGroup, key: TimerKey) -> Outcome | None:
     return None
 
 
-def check_member(group: ConsumerGroup | None, member_id: str, epoch: int) -> ErrorCode:
-    """OffsetCommit/OffsetFetch v9 against a consumer group (Kafka's ConsumerGroup.validateOffsetCommit/Fetch)."""
+def check_commit(group: ConsumerGroup | None, member_id: str, epoch: int, instance_id: str | None = None,
+                 transactional: bool = False) -> ErrorCode:
+    """OffsetCommit v9 or TxnOffsetCommit against a consumer group (Kafka 4.0's ConsumerGroup.validateOffsetCommit)."""
+    # A commit that is not a member's (assign() consumers, admin tools) is taken while nobody consumes, whatever
+    # member id it carries: librdkafka 2.16 under group.protocol=consumer always sends the id it made (KIP-1082).
+    if epoch < 0 and (group is None or not group.members):
+        return E.NONE
+    # TxnOffsetCommit before v3 has no member fields: nothing to fence (KIP-447).
+    if transactional and epoch == -1 and not member_id and instance_id is None:
+        return E.NONE
+    member = group.members.get(member_id) if group is not None else None
+    if member is None:
+        return E.UNKNOWN_MEMBER_ID
+    if epoch != member.member_epoch:  # TxnOffsetCommit's generation field carries the member epoch
+        return E.ILLEGAL_GENERATION if transactional else E.STALE_MEMBER_EPOCH
+    return E.NONE
+
+
+def check_fetch(group: ConsumerGroup | None, member_id: str, epoch: int) -> ErrorCode:
+    """OffsetFetch v9's member id and epoch against a consumer group."""
     if group is None:
         return E.NONE if epoch < 0 and not member_id else E.UNKNOWN_MEMBER_ID
-    if epoch < 0 and not member_id:  # an admin or assign() commit: only when nobody consumes
+    if epoch < 0 and not member_id:  # an admin fetch: only when nobody consumes
         return E.NONE if not group.members else E.UNKNOWN_MEMBER_ID
     member = group.members.get(member_id)
     if member is None:

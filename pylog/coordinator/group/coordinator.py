@@ -58,7 +58,7 @@ class GroupCoordinator:
                                                         self._install, self._drop)
         # KIP-848 groups: same partitions, load and offsets; their own rules and timers.
         self.consumer = ConsumerCoordinator(store, consumer_config, self.partition_of, topics)
-        self.offset_ops = OffsetOps(self.table, store, config, self.check, now_ms, self._apply, self._member_check)
+        self.offset_ops = OffsetOps(self.table, store, config, self.check, now_ms, self._apply, self._commit_check)
         self._timers: dict[TimerKey, asyncio.TimerHandle] = {}
         self._joins: dict[tuple[str, str], asyncio.Future] = {}  # (group, member) -> parked JoinGroup
         self._syncs: dict[tuple[str, str], asyncio.Future] = {}  # (group, member) -> parked SyncGroup
@@ -257,10 +257,17 @@ class GroupCoordinator:
         return sorted((gid, g.state()) for gid, g in self.consumer.groups.items() if self.partition_of(gid) in owned)
 
     def _member_check(self, group_id: str, member_id: str, epoch: int) -> ErrorCode | None:
-        """None for groups that are not KIP-848 consumer groups, else the member and epoch check's error."""
+        """None for groups that are not KIP-848 consumer groups, else OffsetFetch's member and epoch check."""
         if group_id not in self.consumer.groups:
             return None
-        return self.consumer.check_member(group_id, member_id, epoch)
+        return self.consumer.check_fetch(group_id, member_id, epoch)
+
+    def _commit_check(self, group_id: str, member_id: str, epoch: int, instance_id: str | None,
+                      transactional: bool) -> ErrorCode | None:
+        """None for groups that are not KIP-848 consumer groups, else a commit's member and epoch check."""
+        if group_id not in self.consumer.groups:
+            return None
+        return self.consumer.check_commit(group_id, member_id, epoch, instance_id, transactional)
 
     # -- offsets and administration (offsets.py) ------------------------------------------------
 

@@ -417,10 +417,12 @@ def commit(group: Group | None, req: CommitRequest, cfg: CoordinatorConfig, now:
     the partitions refused alone); the others are to be written."""
     d = Decision()
     if group is None:
-        if req.generation >= 0 or req.member_id:
-            d.reply = (E.ILLEGAL_GENERATION if req.generation >= 0 else E.UNKNOWN_MEMBER_ID, {})
+        if req.generation >= 0:
+            d.reply = (E.ILLEGAL_GENERATION, {})
             return d
-        group = d.created = Group(req.group_id, state_timestamp_ms=now)  # a simple group: assign() and admin tools
+        # A simple group (assign() consumers, admin tools), whatever member id came with generation -1 (Kafka's
+        # handleCommitOffsets): librdkafka under group.protocol=consumer sends the id it made for itself.
+        group = d.created = Group(req.group_id, state_timestamp_ms=now)
     err = _validate_commit(d.effects, group, req)
     if err != E.NONE:
         d.reply = (err, {})
@@ -429,7 +431,7 @@ def commit(group: Group | None, req: CommitRequest, cfg: CoordinatorConfig, now:
     return d
 
 
-def too_large(req: CommitRequest, cfg: CoordinatorConfig) -> dict[TopicPartition, ErrorCode]:
+def too_large(req: CommitRequest | TxnCommitRequest, cfg: CoordinatorConfig) -> dict[TopicPartition, ErrorCode]:
     """The partitions whose commit metadata is over offset.metadata.max.bytes."""
     limit = cfg.metadata_max_bytes
     # (UTF-8 takes at most 4 bytes a character: most metadata needs no encoding to be found short enough)

@@ -32,13 +32,18 @@ S = GroupState
 E = ErrorCode
 
 
+# (group id, member id, generation or member epoch, group instance id, transactional) -> the KIP-848 group's
+# verdict, None when the group is not a KIP-848 consumer group
+MemberCheck = Callable[[str, str, int, str | None, bool], ErrorCode | None]
+
+
 class OffsetOps:
     """Committed offsets and group administration over the coordinator's table."""
 
     def __init__(self, table: GroupTable, store: OffsetsLog, config: CoordinatorConfig,
                  check: Callable[[str], ErrorCode], now_ms: Callable[[], int],
                  apply: Callable[[Group, list[Effect]], object],
-                 member_check: Callable[[str, str, int], ErrorCode | None] = lambda g, m, e: None) -> None:
+                 member_check: MemberCheck = lambda g, m, e, i, t: None) -> None:
         self.table, self.store, self.config = table, store, config
         self.check, self.now_ms, self.apply = check, now_ms, apply
         self.member_check = member_check  # KIP-848 groups: the member epoch check (None: not such a group)
@@ -56,7 +61,7 @@ class OffsetOps:
         err = self.check(group_id)
         if err != E.NONE:
             return {tp: err for tp in req.offsets}
-        verdict = self.member_check(group_id, req.member_id, req.generation)
+        verdict = self.member_check(group_id, req.member_id, req.generation, req.instance_id, False)
         if verdict is None:
             d = rules.commit(self.table.groups.get(group_id), req, self.config, self.now_ms())
             self._decided(d, group_id)
@@ -91,9 +96,13 @@ class OffsetOps:
         err = self.check(req.group_id)
         if err != E.NONE:
             return {tp: err for tp in req.offsets}
-        d = rules.txn_commit(self.table.groups.get(req.group_id), req, self.config, self.now_ms())
-        self._decided(d, req.group_id)
-        err, out = d.reply
+        verdict = self.member_check(req.group_id, req.member_id, req.generation, req.instance_id, True)
+        if verdict is None:
+            d = rules.txn_commit(self.table.groups.get(req.group_id), req, self.config, self.now_ms())
+            self._decided(d, req.group_id)
+            err, out = d.reply
+        else:  # a consumer group (send_offsets_to_transaction of a group.protocol=consumer member)
+            err, out = verdict, rules.too_large(req, self.config)
         if err != E.NONE:
             return {tp: err for tp in req.offsets}
         pending = self.table.pending

@@ -302,3 +302,58 @@ def _metadata_by_topic_id(bootstrap: str, topic: str) -> None:
         assert got == {(tid, topic, 0, 6), (stranger, None, ErrorCode.UNKNOWN_TOPIC_ID, 0)}
     finally:
         admin.close()
+
+
+def test_commits_of_a_non_member_and_of_a_transactional_member(cluster_factory):
+    """Issue 27: librdkafka under group.protocol=consumer sends its own member id even before (or without) joining,
+    with member epoch -1; and send_offsets_to_transaction sends the member's id and epoch in TxnOffsetCommit."""
+    from confluent_kafka import Producer, TopicPartition
+
+    from support.txn import TXN, read_all
+
+    c = cluster_factory(1, overrides={**KIP848, **TXN})
+    create_topic(c.bootstrap, "eos-in", partitions=2)
+    create_topic(c.bootstrap, "eos-out", partitions=1)
+    produce(c.bootstrap, "eos-in", [f"r{i}" for i in range(10)], 2)
+
+    # assign() and commit, never subscribing: a simple group
+    simple = _consumer(c.bootstrap, "simple-g")
+    try:
+        simple.assign([TopicPartition("eos-in", 0, 0)])
+        assert [m.offset() for m in _poll_n(simple, 5)] == [0, 1, 2, 3, 4]
+        simple.commit(offsets=[TopicPartition("eos-in", 0, 3, "meta")], asynchronous=False)
+        back = simple.committed([TopicPartition("eos-in", 0)], timeout=30)
+        assert (back[0].offset, back[0].metadata) == (3, "meta")
+    finally:
+        simple.close()  # auto commit (the default) stores the position, 5, on close
+    assert committed(c.bootstrap, "simple-g") == {("eos-in", 0): 5}
+
+    # consume-transform-produce: offsets committed inside the transaction, so auto commit is off (as Kafka's EOS
+    # pattern and confluent's own example do: an automatic commit would not be part of the transaction)
+    member = _consumer(c.bootstrap, "eos-g", **{"enable.auto.commit": False})
+    producer = Producer({"bootstrap.servers": c.bootstrap, "transactional.id": "eos-app"})
+    try:
+        member.subscribe(["eos-in"])
+        values = [m.value().decode() for m in _poll_n(member, 10)]
+        producer.init_transactions(60)
+        producer.begin_transaction()
+        for v in values:
+            producer.produce("eos-out", value=v.upper().encode())
+        producer.send_offsets_to_transaction(member.position(member.assignment()),
+                                             member.consumer_group_metadata(), 30)
+        producer.commit_transaction(60)
+    finally:
+        member.close()
+    assert committed(c.bootstrap, "eos-g") == {("eos-in", 0): 5, ("eos-in", 1): 5}
+    assert sorted(read_all(c.bootstrap, {"eos-out": 1}, None, 10)) == sorted(v.upper().encode() for v in values)
+
+
+def _poll_n(consumer, n: int, timeout: float = 60) -> list:
+    out: list = []
+    deadline = time.monotonic() + timeout
+    while len(out) < n and time.monotonic() < deadline:
+        m = consumer.poll(0.2)
+        if m is not None and m.error() is None:
+            out.append(m)
+    assert len(out) == n, f"got {len(out)} of {n} records"
+    return out

@@ -11,7 +11,7 @@ from pylog.common.errors import ErrorCode as E
 from pylog.coordinator.consumer import records as rec
 from pylog.coordinator.consumer.assignors import range_, uniform
 from pylog.coordinator.consumer.decisions import (
-    CancelTimer, ConsumerConfig, HeartbeatRequest, SetTimer, Write, check_member, expired_offsets, heartbeat, leave,
+    CancelTimer, ConsumerConfig, HeartbeatRequest, SetTimer, Write, check_commit, check_fetch, expired_offsets, heartbeat, leave,
     timer_fired,
 )
 from pylog.coordinator.consumer.model import ConsumerGroup, Member, MemberState as S
@@ -192,12 +192,44 @@ def test_regex_subscription_follows_topics_created_later():
     assert later.reply.member_epoch == 2 and later.reply.assignment == a(t1=[0, 1, 2, 3], t2=[0, 1])
 
 
-@pytest.mark.parametrize("member, epoch, error", [
-    ("m1", 1, E.NONE), ("m1", 0, E.STALE_MEMBER_EPOCH), ("zz", 1, E.UNKNOWN_MEMBER_ID), ("", -1, E.UNKNOWN_MEMBER_ID),
+@pytest.mark.parametrize("members, member, epoch, instance, txn, error", [
+    # OffsetCommit v9 (Kafka 4.0's ConsumerGroup.validateOffsetCommit)
+    (["m1"], "m1", 1, None, False, E.NONE),
+    (["m1"], "m1", 0, None, False, E.STALE_MEMBER_EPOCH),
+    (["m1"], "zz", 1, None, False, E.UNKNOWN_MEMBER_ID),
+    (["m1"], "", -1, None, False, E.UNKNOWN_MEMBER_ID),  # not a member while others consume
+    (["m1"], "lib-own-id", -1, None, False, E.UNKNOWN_MEMBER_ID),
+    ([], "", -1, None, False, E.NONE),  # an admin tool on an empty group
+    ([], "lib-own-id", -1, None, False, E.NONE),  # librdkafka's assign() consumer: its own id, epoch -1
+    ([], "lib-own-id", 3, None, False, E.UNKNOWN_MEMBER_ID),
+    (None, "lib-own-id", -1, None, False, E.NONE),
+    (None, "m1", 1, None, False, E.UNKNOWN_MEMBER_ID),
+    # TxnOffsetCommit: the generation field carries the member epoch; a stale one is ILLEGAL_GENERATION
+    (["m1"], "m1", 1, None, True, E.NONE),
+    (["m1"], "m1", 0, None, True, E.ILLEGAL_GENERATION),
+    (["m1"], "zz", 1, None, True, E.UNKNOWN_MEMBER_ID),
+    (["m1"], "", -1, None, True, E.NONE),  # v0-2 carry no member: nothing to fence
+    (["m1"], "", -1, "i", True, E.UNKNOWN_MEMBER_ID),
+    (["m1"], "zz", -1, None, True, E.UNKNOWN_MEMBER_ID),
+    ([], "zz", -1, None, True, E.NONE),
 ])
-def test_offset_commit_member_checks(member, epoch, error):
-    g = join(None, "m1").group
-    assert check_member(g, member, epoch) == error
+def test_offset_commit_member_checks(members, member, epoch, instance, txn, error):
+    g = None if members is None else _with_members(members)
+    assert check_commit(g, member, epoch, instance, txn) == error
+
+
+@pytest.mark.parametrize("members, member, epoch, error", [
+    (["m1"], "m1", 1, E.NONE), (["m1"], "m1", 0, E.STALE_MEMBER_EPOCH), (["m1"], "zz", 1, E.UNKNOWN_MEMBER_ID),
+    (["m1"], "", -1, E.UNKNOWN_MEMBER_ID), ([], "", -1, E.NONE), (None, "", -1, E.NONE),
+])
+def test_offset_fetch_member_checks(members, member, epoch, error):
+    g = None if members is None else _with_members(members)
+    assert check_fetch(g, member, epoch) == error
+
+
+def _with_members(mids: list[str]) -> ConsumerGroup:
+    """A group whose members are at epoch 1 (none: a group every member left)."""
+    return ConsumerGroup("g", group_epoch=2, members={mid: Member(mid, member_epoch=1) for mid in mids})
 
 
 def test_records_replay_to_the_same_group():

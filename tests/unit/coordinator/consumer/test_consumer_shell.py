@@ -7,7 +7,7 @@ import asyncio
 import uuid
 
 from pylog.coordinator.consumer.decisions import ConsumerConfig, HeartbeatRequest
-from pylog.coordinator.group.api import CommitRequest, CoordinatorConfig, JoinRequest
+from pylog.coordinator.group.api import CommitRequest, CoordinatorConfig, JoinRequest, TxnCommitRequest
 from pylog.coordinator.group.coordinator import GroupCoordinator
 from pylog.coordinator.group.records import OffsetValue
 from pylog.protocol.errors import ErrorCode as E
@@ -73,4 +73,34 @@ def test_offsets_of_unsubscribed_topics_expire_with_a_tombstone():
         assert await c.expire_offsets() == 1
         assert set(c.fetch("g", None).offsets) == {("t", 0)}
         assert set((await coordinator(store)).fetch("g", None).offsets) == {("t", 0)}  # the tombstone replays
+    asyncio.run(asyncio.wait_for(go(), 10))
+
+
+def test_a_members_transactional_commit_and_a_non_members_commit_once_the_group_is_empty():
+    async def go():
+        store = MemoryLog()
+        c = await coordinator(store)
+        await c.consumer_heartbeat(HeartbeatRequest("g", "m1", 0, rebalance_timeout_ms=1000, subscribed_names=("t",)))
+        tp = ("t", 0)
+
+        def txn(offset: int, epoch: int, member: str) -> TxnCommitRequest:
+            return TxnCommitRequest("g", 4000, 0, epoch, member, None, {tp: OffsetValue(offset, -1, "")})
+        # send_offsets_to_transaction: TxnOffsetCommit v3 with the member's id and epoch as the generation
+        assert await c.txn_commit(txn(7, 1, "m1")) == {tp: E.NONE}
+        assert await c.txn_commit(txn(8, 0, "m1")) == {tp: E.ILLEGAL_GENERATION}
+        assert await c.txn_commit(txn(8, 1, "zz")) == {tp: E.UNKNOWN_MEMBER_ID}
+        assert "g" not in c.groups  # no classic group appeared beside the consumer group
+        p = c.partition_of("g")
+        c.on_txn_marker(p, 4000, True, store.marker(p, 4000, True))
+        assert c.fetch("g", [tp], member=("m1", 1)).offsets[tp].offset == 7
+        # librdkafka's assign() consumer: its own member id, epoch -1; refused while m1 consumes, taken after
+        own = CommitRequest("g", -1, "lib-own-id", None, {tp: OffsetValue(9, -1, "")})
+        assert await c.commit(own) == {tp: E.UNKNOWN_MEMBER_ID}
+        await c.consumer_heartbeat(HeartbeatRequest("g", "m1", -1))
+        assert await c.commit(own) == {tp: E.NONE}
+        assert c.fetch("g", [tp]).offsets[tp].offset == 9
+        # and on a group nobody ever joined (a simple group), as Kafka's handleCommitOffsets
+        assert await c.commit(CommitRequest("new", -1, "lib-own-id", None, {tp: OffsetValue(3, -1, "")})) == {
+            tp: E.NONE}
+        assert c.fetch("new", [tp]).offsets[tp].offset == 3
     asyncio.run(asyncio.wait_for(go(), 10))
