@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import logging
 import random
-import subprocess
 import sys
 import tempfile
 import time
@@ -31,7 +30,6 @@ from pylog.localcluster import LocalCluster
 from pylog.zk.client import ZkClient
 
 TOPIC = "chaos"
-ROOT = Path(__file__).resolve().parents[3]
 OVERRIDES = {"offsets.topic.replication.factor": "3", "offsets.topic.num.partitions": "5",
              "transaction.state.log.replication.factor": "3", "transaction.state.log.num.partitions": "5"}
 
@@ -104,16 +102,6 @@ class QueueReport:
         return "\n".join(lines)
 
 
-def find_hanging(bootstrap: str, topic: str) -> list[str]:
-    """The rows `pylog-transactions.sh find-hanging` prints for `topic` (any transaction still open)."""
-    done = subprocess.run([str(ROOT / "bin" / "pylog-transactions.sh"), "--bootstrap-server", bootstrap,
-                           "find-hanging", "--topic", topic, "--max-transaction-timeout", "0"],
-                          capture_output=True, text=True, timeout=120)
-    if done.returncode != 0:
-        return [f"find-hanging failed ({done.returncode}): {done.stderr.strip()[:300]}"]
-    return [ln for ln in done.stdout.splitlines()[1:] if ln.strip()]
-
-
 def run_queue_chaos(cfg: QueueChaosConfig, base_dir: str | Path, zk_connect: str | None = None,
                     folder: str | Path | None = None, log: Callable[[str], None] | None = None) -> QueueReport:
     """One queue run under faults; every process it starts is stopped by pid before it returns."""
@@ -156,7 +144,7 @@ def run_queue_chaos(cfg: QueueChaosConfig, base_dir: str | Path, zk_connect: str
         checks = verify.replica_checks(bootstrap, cluster, zk, TOPIC, cfg.partitions)
         extras = Extras(divergences=verify.divergences(TOPIC, checks),
                         high_watermarks={(TOPIC, p): c.high_watermark for p, c in checks.items()},
-                        hanging=find_hanging(bootstrap, TOPIC))
+                        hanging=verify.find_hanging(bootstrap, TOPIC))
         report.result = check(w.history.path, extras)
     except fl.Hang as exc:
         report.findings.append(f"hang: {exc}")
