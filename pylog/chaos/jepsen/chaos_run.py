@@ -105,7 +105,7 @@ class QueueReport:
 def run_queue_chaos(cfg: QueueChaosConfig, base_dir: str | Path, zk_connect: str | None = None,
                     folder: str | Path | None = None, log: Callable[[str], None] | None = None) -> QueueReport:
     """One queue run under faults; every process it starts is stopped by pid before it returns."""
-    from pylog.chaos.run import broker_overrides, check_brokers, create_topic, stop_cluster
+    from pylog.chaos.run import broker_overrides, create_topic, record_failure, wind_down
 
     say = log or (lambda m: print(f"[{time.strftime('%H:%M:%S')}] {m}", file=sys.stderr, flush=True))
     say(f"chaos --workload queue seed={cfg.seed}; replay with: {cfg.replay()}")
@@ -146,21 +146,10 @@ def run_queue_chaos(cfg: QueueChaosConfig, base_dir: str | Path, zk_connect: str
                         high_watermarks={(TOPIC, p): c.high_watermark for p, c in checks.items()},
                         hanging=verify.find_hanging(bootstrap, TOPIC))
         report.result = check(w.history.path, extras)
-    except fl.Hang as exc:
-        report.findings.append(f"hang: {exc}")
     except Exception as exc:
-        report.findings.append(f"run failed: {type(exc).__name__}: {exc}")
+        record_failure(report, exc)
     finally:
-        report.faults = driver.faults if driver else []
-        if driver is not None:
-            driver.resume_all()
-        if workload is not None:
-            try:
-                report.workload = workload.stop(drain=False)
-            except Exception:
-                pass
-        check_brokers(cluster, report.findings, report.broker_errors)
-        stop_cluster(cluster, zk, own_zk)
+        wind_down(report, driver, cluster, zk, own_zk, lambda: _stop_quietly(workload, report))
         CLIENT_LOG.removeHandler(client_log)
         client_log.close()
         report.seconds = time.monotonic() - t0
@@ -200,3 +189,12 @@ def main_queue(ap: Any, args: Any) -> int:
         seed=seed, faults=args.faults, expiries=args.expiries, duration=args.duration, partitions=args.partitions,
         rate=args.rate, session_timeout_ms=args.session_timeout_ms),
         tempfile.mkdtemp(prefix=f"pylog-chaos-queue-{seed}-")), first, "segments")
+
+
+def _stop_quietly(workload, report) -> None:
+    """A workload the run left running (it failed midway) stops without draining; its failure is already noted."""
+    if workload is not None:
+        try:
+            report.workload = workload.stop(drain=False)
+        except Exception:
+            pass
