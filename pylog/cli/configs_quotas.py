@@ -59,14 +59,20 @@ class QuotasZkService:
 
     def alter(self, entity_type: str, name: str, to_set: dict[str, str], to_delete: list[str]) -> ConfigsAltered:
         """Write the quota keys (SCRAM keys go to the users service) and notify the brokers."""
-        ops, others, other_deletes = split_keys(to_set, to_delete)
-        if others or other_deletes:
-            if self.users is None or entity_type != "users":
-                raise OperationError(f"Invalid config(s): {','.join([*others, *other_deletes])}")
-            self.users.alter(entity_type, name, others, other_deletes)
+        ops = _quota_ops(self.users, entity_type, name, to_set, to_delete)
         if ops:
             write(self.zk, _entity(entity_type, name), list(ops.items()))
         return ConfigsAltered(entity_type, name or DEFAULT, to_set, to_delete, self.via)
+
+
+def _quota_ops(users: Any, entity_type: str, name: str, to_set: dict[str, str], to_delete: list[str]) -> dict:
+    """The quota keys to write; a user's SCRAM keys in the same command go to the users service now."""
+    ops, others, other_deletes = split_keys(to_set, to_delete)
+    if others or other_deletes:
+        if users is None or entity_type != "users":
+            raise OperationError(f"Invalid config(s): {','.join([*others, *other_deletes])}")
+        users.alter(entity_type, name, others, other_deletes)
+    return ops
 
 
 class QuotasBrokerService:
@@ -95,11 +101,7 @@ class QuotasBrokerService:
 
     def alter(self, entity_type: str, name: str, to_set: dict[str, str], to_delete: list[str]) -> ConfigsAltered:
         """AlterClientQuotas for the quota keys; SCRAM keys go to the users service."""
-        ops, others, other_deletes = split_keys(to_set, to_delete)
-        if others or other_deletes:
-            if self.users is None or entity_type != "users":
-                raise OperationError(f"Invalid config(s): {','.join([*others, *other_deletes])}")
-            self.users.alter(entity_type, name, others, other_deletes)
+        ops = _quota_ops(self.users, entity_type, name, to_set, to_delete)
         if ops:
             entity = _entity(entity_type, name)
             resp = self.admin.client.call(ApiKey.AlterClientQuotas, lambda cls, v: cls(entries=[cls.EntryData(
