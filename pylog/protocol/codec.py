@@ -46,8 +46,10 @@ _SMALL_UVARINTS = [bytes((i,)) for i in range(0x80)]
 
 def uvarint_bytes(n: int) -> bytes:
     """An unsigned varint, as the compact lengths and tags of flexible versions are written."""
-    if n < 0x80:
+    if 0 <= n < 0x80:
         return _SMALL_UVARINTS[n]
+    if n < 0:  # a negative index would pick a wrong byte from the table instead of failing
+        raise ValueError(f"an unsigned varint cannot hold {n}")
     out = bytearray()
     while n >= 0x80:
         out.append((n & 0x7F) | 0x80)
