@@ -13,16 +13,14 @@ the in-sync replicas of both topics are compared batch for batch up to their hig
 
 from __future__ import annotations
 
-import subprocess
 from collections import Counter
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any, Iterable
 
 from pylog.chaos import txn as txn_chaos
 from pylog.chaos.ctp_worker import transactional_id
 from pylog.chaos.run import TOPIC
-from pylog.chaos.verify import divergences, read_back, replica_checks
+from pylog.chaos.verify import divergences, find_hanging, read_back, replica_checks
 from pylog.coordinator.ownership import partition_for
 
 OUT_TOPIC = "chaos-out"
@@ -30,7 +28,6 @@ TXN_STATE_PARTITIONS = 5
 KINDS = ("kill-txn-coordinator", "kill-coordinator", "kill-leader", "kill-controller", "kill-random", "pause")
 TXN_OVERRIDES = {"transaction.state.log.num.partitions": str(TXN_STATE_PARTITIONS),
                  "transaction.state.log.replication.factor": "3"}
-ROOT = Path(__file__).resolve().parents[2]
 
 
 @dataclass
@@ -114,16 +111,6 @@ def txn_coordinator(zk, client_id: str) -> int:
     return st.leader if st is not None and st.leader >= 0 else -1
 
 
-def find_hanging(bootstrap: str) -> list[str]:
-    """The rows `pylog-transactions.sh find-hanging` prints for the output topic (any open transaction)."""
-    done = subprocess.run([str(ROOT / "bin" / "pylog-transactions.sh"), "--bootstrap-server", bootstrap,
-                           "find-hanging", "--topic", OUT_TOPIC, "--max-transaction-timeout", "0"],
-                          capture_output=True, text=True, timeout=120)
-    if done.returncode != 0:
-        return [f"find-hanging failed ({done.returncode}): {done.stderr.strip()[:300]}"]
-    return [ln for ln in done.stdout.splitlines()[1:] if ln.strip()]
-
-
 def verify(bootstrap: str, partitions: int, worker_logs: Iterable[str], final: dict[int, int]) -> CtpVerdict:
     """Read the input in full and the output as read_committed, then run every check."""
     v = CtpVerdict()
@@ -138,7 +125,7 @@ def verify(bootstrap: str, partitions: int, worker_logs: Iterable[str], final: d
         return v
     v.outputs = sum(len(o) for o in output.values())
     v.findings += check_ctp(inputs, output, final, aborted)
-    v.findings += [f"hanging: find-hanging reports {row}" for row in find_hanging(bootstrap)]
+    v.findings += [f"hanging: find-hanging reports {row}" for row in find_hanging(bootstrap, OUT_TOPIC)]
     return v
 
 

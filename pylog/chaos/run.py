@@ -223,18 +223,29 @@ def run(cfg: ChaosConfig, base_dir: str | os.PathLike[str], zk_connect: str | No
         else:
             run_acks(bootstrap, cfg.partitions, cfg.rate, inject, report, say)
             verify_acked(cfg.partitions, cluster, driver, bootstrap, report, say)
-    except fl.Hang as exc:
-        report.findings.append(f"hang: {exc}")
     except Exception as exc:
-        report.findings.append(f"run failed: {type(exc).__name__}: {exc}")
+        record_failure(report, exc)
     finally:
-        report.faults = driver.faults if driver else []
-        if driver is not None:
-            driver.resume_all()
-        check_brokers(cluster, report.findings, report.broker_errors)
-        stop_cluster(cluster, zk, own_zk)
+        wind_down(report, driver, cluster, zk, own_zk)
         report.seconds = time.monotonic() - t0
     return report
+
+
+def record_failure(report: Report, exc: Exception) -> None:
+    """A run that failed is a finding (a hang named as one), never an exception out of the run."""
+    report.findings.append(f"hang: {exc}" if isinstance(exc, fl.Hang) else f"run failed: {type(exc).__name__}: {exc}")
+
+
+def wind_down(report: Report, driver: fl.FaultDriver | None, cluster: LocalCluster, zk: ZkClient | None, own_zk,
+              stop_clients: Callable[[], None] | None = None) -> None:
+    """The end of every run: note its faults, resume what is paused, stop the clients, check and stop the brokers."""
+    report.faults = driver.faults if driver else []
+    if driver is not None:
+        driver.resume_all()
+    if stop_clients is not None:
+        stop_clients()
+    check_brokers(cluster, report.findings, report.broker_errors)
+    stop_cluster(cluster, zk, own_zk)
 
 
 def _cluster(cfg: ChaosConfig, base: Path, zk_connect: str) -> tuple[LocalCluster, SecureSetup | None]:

@@ -219,3 +219,13 @@ def _fmt(row: tuple | None) -> str:
     if row is None:
         return "(none)"
     return f"offsets {row[0]}-{row[1]} epoch {row[2]} crc {row[3]}"
+
+
+def find_hanging(bootstrap: str, topic: str) -> list[str]:
+    """The rows `pylog-transactions.sh find-hanging` prints for `topic` (any transaction still open)."""
+    tool = Path(__file__).resolve().parents[2] / "bin" / "pylog-transactions.sh"
+    done = subprocess.run([str(tool), "--bootstrap-server", bootstrap, "find-hanging", "--topic", topic,
+                           "--max-transaction-timeout", "0"], capture_output=True, text=True, timeout=120)
+    if done.returncode != 0:
+        return [f"find-hanging failed ({done.returncode}): {done.stderr.strip()[:300]}"]
+    return [ln for ln in done.stdout.splitlines()[1:] if ln.strip()]

@@ -304,3 +304,21 @@ def progress(description: str, total: float | None = None) -> Iterator[Callable[
     with Progress(*columns, console=Console(stderr=True), transient=True) as bar:
         task = bar.add_task(description, total=total)
         yield lambda completed: bar.update(task, completed=completed)
+
+
+def run_or_fail(run: Callable[[dict], None], options: dict) -> None:
+    """A tool's body: click's own errors pass through, any other failure becomes one error line and exit 1."""
+    try:
+        run(options)
+    except click.ClickException:
+        raise
+    except Exception as exc:
+        raise click.ClickException(str(exc)) from exc
+
+
+def require_one_bootstrap(options: dict) -> None:
+    """Kafka's Verifiable* tools: exactly one of --bootstrap-server and the older --broker-list."""
+    if options["bootstrap_server"] and options["broker_list"]:
+        raise click.UsageError("argument --broker-list: not allowed with argument --bootstrap-server")
+    if not (options["bootstrap_server"] or options["broker_list"]):
+        raise click.UsageError("one of the arguments --bootstrap-server --broker-list is required")

@@ -115,17 +115,24 @@ class QuotasZkService:
     def alter(self, types: list[str], names: list[str], to_set: dict[str, str], to_delete: list[str]
               ) -> ConfigsAltered:
         """Write the quota keys (SCRAM keys go to the users service) and notify the brokers."""
-        ops, others, other_deletes = split_keys(to_set, to_delete)
-        if others or other_deletes:
-            if self.users is None:
-                raise OperationError(f"Invalid config(s): {','.join([*others, *other_deletes])}")
-            self.users.alter("users", names[0], others, other_deletes)
+        ops = _quota_ops(self.users, names, to_set, to_delete)
         if ops:
             write(self.zk, _entity(types, names), list(ops.items()))
         if len(types) == 2:
             (_, user), (_, client) = zip(*_user_first(types, names))
             return PairAltered("users", user, to_set, to_delete, self.via, client_id=client)
         return ConfigsAltered(types[0], names[0] or DEFAULT, to_set, to_delete, self.via)
+
+
+def _quota_ops(users: Any, names: list[str], to_set: dict[str, str], to_delete: list[str],
+               via_broker: bool = False) -> dict:
+    """The quota keys to write; a single user's SCRAM keys in the same command go to the users service now."""
+    ops, others, other_deletes = split_keys(to_set, to_delete, via_broker=via_broker)
+    if others or other_deletes:
+        if users is None:
+            raise OperationError(f"Invalid config(s): {','.join([*others, *other_deletes])}")
+        users.alter("users", names[0], others, other_deletes)
+    return ops
 
 
 class QuotasBrokerService:
@@ -152,11 +159,7 @@ class QuotasBrokerService:
     def alter(self, types: list[str], names: list[str], to_set: dict[str, str], to_delete: list[str]
               ) -> ConfigsAltered:
         """AlterClientQuotas for the quota keys; SCRAM keys go to the users service."""
-        ops, others, other_deletes = split_keys(to_set, to_delete, via_broker=True)
-        if others or other_deletes:
-            if self.users is None:
-                raise OperationError(f"Invalid config(s): {','.join([*others, *other_deletes])}")
-            self.users.alter("users", names[0], others, other_deletes)
+        ops = _quota_ops(self.users, names, to_set, to_delete, via_broker=True)
         if ops:
             self._check_deletes(types, names, [k for k, v in ops.items() if v is None])
             entity = _entity(types, names)

@@ -14,7 +14,7 @@ from typing import Any
 
 import click
 
-from pylog.cli.common import CONTEXT_SETTINGS
+from pylog.cli.common import CONTEXT_SETTINGS, run_or_fail
 from pylog.cli.java_client_props import librdkafka_config, make_client
 from pylog.cli.perf_common import JavaDateFormat, jfloat, now_ms
 from pylog.common import properties
@@ -172,12 +172,7 @@ def consumer_perf_command(**o: Any) -> None:
             raise click.UsageError(f'Missing required argument "[{name}]"')
     if o["reporting_interval"] <= 0:
         raise click.ClickException("Reporting interval must be greater than 0.")
-    try:
-        run(o)
-    except click.ClickException:
-        raise
-    except Exception as exc:
-        raise click.ClickException(str(exc)) from exc
+    run_or_fail(run, o)
 
 
 def main() -> None:

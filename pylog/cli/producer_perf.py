@@ -16,7 +16,7 @@ from typing import Any
 
 import click
 
-from pylog.cli.common import CONTEXT_SETTINGS
+from pylog.cli.common import CONTEXT_SETTINGS, run_or_fail
 from pylog.cli.java_client_props import librdkafka_config, make_client
 from pylog.cli.perf_common import ThroughputThrottler, jfloat, now_ms
 from pylog.common import properties
@@ -207,12 +207,7 @@ def producer_perf_command(**o: Any) -> None:
     if not o["producer_props"] and not o["producer_config"]:
         raise click.UsageError("Either --producer-props or --producer.config must be specified.")
     o["producer_props"] = tuple(p for arg in o["producer_props"] for p in arg.split())
-    try:
-        run(o)
-    except click.ClickException:
-        raise
-    except Exception as exc:
-        raise click.ClickException(str(exc)) from exc
+    run_or_fail(run, o)
 
 
 def expand_multi_value(args: list[str], option: str) -> list[str]:

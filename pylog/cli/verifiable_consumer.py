@@ -14,7 +14,7 @@ from typing import Any
 
 import click
 
-from pylog.cli.common import CONTEXT_SETTINGS
+from pylog.cli.common import CONTEXT_SETTINGS, require_one_bootstrap, run_or_fail
 from pylog.cli.java_client_props import librdkafka_config, make_client
 from pylog.cli.verifiable_events import StopSignal, emit
 from pylog.common import properties
@@ -133,17 +133,11 @@ def run(o: dict[str, Any]) -> None:
               "parameters will be overridden).")
 def verifiable_consumer_command(**o: Any) -> None:
     """The pylog-verifiable-consumer command."""
-    if o["bootstrap_server"] and o["broker_list"]:
-        raise click.UsageError("argument --broker-list: not allowed with argument --bootstrap-server")
-    if not (o["bootstrap_server"] or o["broker_list"]):
-        raise click.UsageError("one of the arguments --bootstrap-server --broker-list is required")
+    require_one_bootstrap(o)
     if o["group_protocol"].upper() != "CLASSIC":
         raise click.UsageError(f"--group-protocol {o['group_protocol']}: pylog brokers implement the CLASSIC group "
                                "protocol only (no KIP-848 ConsumerGroupHeartbeat)")
-    try:
-        run(o)
-    except Exception as exc:
-        raise click.ClickException(str(exc)) from exc
+    run_or_fail(run, o)
 
 
 def main() -> None:

@@ -14,7 +14,7 @@ from typing import Any
 
 import click
 
-from pylog.cli.common import CONTEXT_SETTINGS
+from pylog.cli.common import CONTEXT_SETTINGS, require_one_bootstrap, run_or_fail
 from pylog.cli.java_client_props import librdkafka_config, make_client
 from pylog.cli.perf_common import ThroughputThrottler, now_ms
 from pylog.cli.verifiable_events import StopSignal, emit, exception_class
@@ -116,14 +116,8 @@ def run(o: dict[str, Any]) -> None:
                    "specified (exclusive), then the key is set to 0 again")
 def verifiable_producer_command(**o: Any) -> None:
     """The pylog-verifiable-producer command."""
-    if o["bootstrap_server"] and o["broker_list"]:
-        raise click.UsageError("argument --broker-list: not allowed with argument --bootstrap-server")
-    if not (o["bootstrap_server"] or o["broker_list"]):
-        raise click.UsageError("one of the arguments --bootstrap-server --broker-list is required")
-    try:
-        run(o)
-    except Exception as exc:
-        raise click.ClickException(str(exc)) from exc
+    require_one_bootstrap(o)
+    run_or_fail(run, o)
 
 
 def main() -> None:

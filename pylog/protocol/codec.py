@@ -41,6 +41,23 @@ class RequestHeader:
     size: int  # bytes the header occupies at the start of the frame
 
 
+_SMALL_UVARINTS = [bytes((i,)) for i in range(0x80)]
+
+
+def uvarint_bytes(n: int) -> bytes:
+    """An unsigned varint, as the compact lengths and tags of flexible versions are written."""
+    if 0 <= n < 0x80:
+        return _SMALL_UVARINTS[n]
+    if n < 0:  # a negative index would pick a wrong byte from the table instead of failing
+        raise ValueError(f"an unsigned varint cannot hold {n}")
+    out = bytearray()
+    while n >= 0x80:
+        out.append((n & 0x7F) | 0x80)
+        n >>= 7
+    out.append(n)
+    return bytes(out)
+
+
 def read_uvarint(buf: bytes | bytearray | memoryview, pos: int) -> tuple[int, int]:
     """An unsigned varint at `pos`: (value, position after it); MalformedRequest if truncated or too long."""
     value = shift = 0

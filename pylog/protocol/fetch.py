@@ -13,7 +13,7 @@ import uuid
 from dataclasses import dataclass, field
 from typing import Any
 
-from pylog.protocol.codec import RequestHeader
+from pylog.protocol.codec import RequestHeader, uvarint_bytes
 
 MIN_VERSION = 4
 READ_COMMITTED = 1  # the isolation_level of Fetch v4+ and ListOffsets v2+ (0 = read_uncommitted)
@@ -51,32 +51,23 @@ class FetchPartitionData:
         return sum(len(c) if isinstance(c, (bytes, bytearray, memoryview)) else c.size for c in self.records)
 
 
-def _uvarint(n: int) -> bytes:
-    out = bytearray()
-    while n >= 0x80:
-        out.append((n & 0x7F) | 0x80)
-        n >>= 7
-    out.append(n)
-    return bytes(out)
-
-
 def _count(n: int, flexible: bool) -> bytes:
     """An array length: compact (n + 1 as a varint) when flexible, else int32."""
-    return _uvarint(n + 1) if flexible else _I32.pack(n)
+    return uvarint_bytes(n + 1) if flexible else _I32.pack(n)
 
 
 def _string(value: str | None, flexible: bool) -> bytes:
     if value is None:
         return b"\x00" if flexible else b"\xff\xff"
     raw = value.encode()
-    return (_uvarint(len(raw) + 1) if flexible else _I16.pack(len(raw))) + raw
+    return (uvarint_bytes(len(raw) + 1) if flexible else _I16.pack(len(raw))) + raw
 
 
 def _tagged(fields: list[tuple[int, bytes]]) -> bytes:
     """A tagged-fields section: count, then tag, size and value of each (in tag order)."""
-    out = bytearray(_uvarint(len(fields)))
+    out = bytearray(uvarint_bytes(len(fields)))
     for tag, value in fields:
-        out += _uvarint(tag) + _uvarint(len(value)) + value
+        out += uvarint_bytes(tag) + uvarint_bytes(len(value)) + value
     return bytes(out)
 
 
@@ -150,7 +141,7 @@ def encode_fetch_response(
             if version >= 11:
                 buf += _I32.pack(p.preferred_read_replica)
             size = p.records_size
-            buf += _uvarint(size + 1) if flexible else _I32.pack(size)
+            buf += uvarint_bytes(size + 1) if flexible else _I32.pack(size)
             for chunk in p.records:
                 if isinstance(chunk, (bytes, bytearray, memoryview)):
                     buf += chunk

@@ -13,8 +13,8 @@ import struct
 from dataclasses import dataclass
 from typing import Mapping, Sequence
 
-from pylog.protocol.codec import MalformedRequest, RequestHeader, response_header
-from pylog.protocol.produce import read_length, skip_tags, uvarint_bytes
+from pylog.protocol.codec import MalformedRequest, RequestHeader, response_header, uvarint_bytes
+from pylog.protocol.produce import read_length, skip_tags
 
 MIN_VERSION, MAX_VERSION = 2, 9
 FLEXIBLE_FROM = 8

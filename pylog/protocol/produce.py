@@ -15,7 +15,8 @@ import struct
 from dataclasses import dataclass
 from typing import Sequence
 
-from pylog.protocol.codec import MalformedRequest, RequestHeader, read_uvarint, response_header, skip_tagged_fields
+from pylog.protocol.codec import (MalformedRequest, RequestHeader, read_uvarint, response_header,
+                                  skip_tagged_fields, uvarint_bytes)
 
 MAX_VERSION = 12  # v12 (transaction version 2) is v11 on the wire
 FLEXIBLE_FROM = 9
@@ -142,21 +143,6 @@ def _decode(mv: memoryview, pos: int, end: int, version: int, flexible: bool) ->
     if pos > end:
         raise MalformedRequest("tagged fields run past the end of the frame")
     return ProduceRequest(transactional_id, acks, timeout_ms, topics)
-
-
-_SMALL_UVARINTS = [bytes((i,)) for i in range(0x80)]
-
-
-def uvarint_bytes(n: int) -> bytes:
-    """An unsigned varint, as the compact lengths of flexible versions are written."""
-    if n < 0x80:
-        return _SMALL_UVARINTS[n]
-    out = bytearray()
-    while n >= 0x80:
-        out.append((n & 0x7F) | 0x80)
-        n >>= 7
-    out.append(n)
-    return bytes(out)
 
 
 def _nullable_string(value: str | None, flexible: bool) -> bytes:

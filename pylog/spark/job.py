@@ -41,6 +41,8 @@ def spark_session(master: str | None = "local[*]", app_name: str = "pylog-planne
                .config("spark.ui.showConsoleProgress", "false")
                .config("spark.sql.shuffle.partitions", "8" if (master or "").startswith("local") else "200")
                .config("spark.sql.execution.arrow.pyspark.enabled", "true")
+               # Workers fork from a daemon that imported the data source and kafka-python once (daemon.py).
+               .config("spark.python.daemon.module", "pylog.spark.daemon")
                .config("spark.driver.memory", os.environ.get("PYLOG_SPARK_DRIVER_MEMORY", "4g")))
     for key, value in (conf or {}).items():
         builder = builder.config(key, value)

@@ -58,3 +58,19 @@ def run_group_chaos(cfg, base_dir, zk_connect: str, fault_kinds: list[str]):
     assert report.ok, report.text()
     assert sorted(f.split()[1] for f in report.faults) == fault_kinds, report.faults
     return report
+
+
+def committed_group(bootstrap: str, topic: str, group: str, n: int):
+    """A confluent-kafka group member that read `n` records of `topic` and committed them synchronously; the
+    caller closes it (keep it open while the group must have a member)."""
+    import confluent_kafka as ck
+    consumer = ck.Consumer({"bootstrap.servers": bootstrap, "group.id": group, "auto.offset.reset": "earliest",
+                            "enable.auto.commit": False})
+    try:
+        consumer.subscribe([topic])
+        poll_values(consumer, n)
+        consumer.commit(asynchronous=False)
+    except BaseException:
+        consumer.close()
+        raise
+    return consumer

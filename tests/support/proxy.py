@@ -11,9 +11,12 @@ the proxy so clients use it for everything after bootstrap.
 
 from __future__ import annotations
 
+import contextlib
 import socket
 import struct
 import threading
+from pathlib import Path
+from typing import Iterator
 
 PRODUCE = 0
 
@@ -115,3 +118,24 @@ def _close(*socks: socket.socket) -> None:
         except OSError:
             pass
         s.close()
+
+
+@contextlib.contextmanager
+def proxied_cluster(zk_connect: str, base: Path, drop: int = 0) -> Iterator[tuple]:
+    """A started one-broker cluster that clients reach only through a DroppingProxy: (cluster, proxy, bootstrap).
+
+    The broker advertises the proxy's port, so every client connection after bootstrap goes through it too; the
+    proxy and the broker are stopped on the way out, whatever happened."""
+    from pylog.localcluster import LocalCluster
+    from pylog.zk.testing import free_port
+    proxy = DroppingProxy(drop=drop)
+    port = free_port()
+    c = LocalCluster(base / "proxied", 1, zk_connect=zk_connect, broker_ports={0: port},
+                     overrides={"advertised.listeners": f"PLAINTEXT://127.0.0.1:{proxy.port}"})
+    proxy.target_port = port
+    try:
+        c.start()
+        yield c, proxy, f"127.0.0.1:{proxy.port}"
+    finally:
+        proxy.close()
+        c.stop()

@@ -29,6 +29,7 @@ def _args(argv: list[str]) -> argparse.Namespace:
     return p.parse_args(argv)
 
 
+SESSION_UP = "pylog copy driver: session up"
 QUERY_STARTED = "pylog copy driver: query started"
 
 
@@ -45,6 +46,7 @@ def main(argv: list[str]) -> int:
             "spark.sql.execution.arrow.maxRecordsPerBatch": "10",
             **dict(item.split("=", 1) for item in args.conf)}
     spark = spark_session(args.master, app_name="pylog-exactly-once-kills", conf=conf)
+    print(SESSION_UP, file=sys.stderr, flush=True)  # the JVM is up and the application registered
     try:
         pylog.spark.register(spark)
         pids, row_s = args.pids, args.row_ms / 1000

@@ -22,7 +22,8 @@ from pathlib import Path
 from support.clients import wait_for
 
 _TESTS_DIR = Path(__file__).resolve().parent.parent
-_WORKER = "-m pyspark.daemon pyspark.worker"  # the daemon's command line, which its forked workers keep
+# The daemon's command line, which its forked workers keep (pylog's spark_session names pylog.spark.daemon).
+_WORKER = ("-m pylog.spark.daemon pyspark.worker", "-m pyspark.daemon pyspark.worker")
 
 
 def _stat(pid: int) -> list[str] | None:

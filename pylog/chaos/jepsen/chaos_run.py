@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import logging
 import random
-import subprocess
 import sys
 import tempfile
 import time
@@ -31,7 +30,6 @@ from pylog.localcluster import LocalCluster
 from pylog.zk.client import ZkClient
 
 TOPIC = "chaos"
-ROOT = Path(__file__).resolve().parents[3]
 OVERRIDES = {"offsets.topic.replication.factor": "3", "offsets.topic.num.partitions": "5",
              "transaction.state.log.replication.factor": "3", "transaction.state.log.num.partitions": "5"}
 
@@ -104,20 +102,10 @@ class QueueReport:
         return "\n".join(lines)
 
 
-def find_hanging(bootstrap: str, topic: str) -> list[str]:
-    """The rows `pylog-transactions.sh find-hanging` prints for `topic` (any transaction still open)."""
-    done = subprocess.run([str(ROOT / "bin" / "pylog-transactions.sh"), "--bootstrap-server", bootstrap,
-                           "find-hanging", "--topic", topic, "--max-transaction-timeout", "0"],
-                          capture_output=True, text=True, timeout=120)
-    if done.returncode != 0:
-        return [f"find-hanging failed ({done.returncode}): {done.stderr.strip()[:300]}"]
-    return [ln for ln in done.stdout.splitlines()[1:] if ln.strip()]
-
-
 def run_queue_chaos(cfg: QueueChaosConfig, base_dir: str | Path, zk_connect: str | None = None,
                     folder: str | Path | None = None, log: Callable[[str], None] | None = None) -> QueueReport:
     """One queue run under faults; every process it starts is stopped by pid before it returns."""
-    from pylog.chaos.run import broker_overrides, check_brokers, create_topic, stop_cluster
+    from pylog.chaos.run import broker_overrides, create_topic, record_failure, wind_down
 
     say = log or (lambda m: print(f"[{time.strftime('%H:%M:%S')}] {m}", file=sys.stderr, flush=True))
     say(f"chaos --workload queue seed={cfg.seed}; replay with: {cfg.replay()}")
@@ -156,23 +144,12 @@ def run_queue_chaos(cfg: QueueChaosConfig, base_dir: str | Path, zk_connect: str
         checks = verify.replica_checks(bootstrap, cluster, zk, TOPIC, cfg.partitions)
         extras = Extras(divergences=verify.divergences(TOPIC, checks),
                         high_watermarks={(TOPIC, p): c.high_watermark for p, c in checks.items()},
-                        hanging=find_hanging(bootstrap, TOPIC))
+                        hanging=verify.find_hanging(bootstrap, TOPIC))
         report.result = check(w.history.path, extras)
-    except fl.Hang as exc:
-        report.findings.append(f"hang: {exc}")
     except Exception as exc:
-        report.findings.append(f"run failed: {type(exc).__name__}: {exc}")
+        record_failure(report, exc)
     finally:
-        report.faults = driver.faults if driver else []
-        if driver is not None:
-            driver.resume_all()
-        if workload is not None:
-            try:
-                report.workload = workload.stop(drain=False)
-            except Exception:
-                pass
-        check_brokers(cluster, report.findings, report.broker_errors)
-        stop_cluster(cluster, zk, own_zk)
+        wind_down(report, driver, cluster, zk, own_zk, lambda: _stop_quietly(workload, report))
         CLIENT_LOG.removeHandler(client_log)
         client_log.close()
         report.seconds = time.monotonic() - t0
@@ -212,3 +189,12 @@ def main_queue(ap: Any, args: Any) -> int:
         seed=seed, faults=args.faults, expiries=args.expiries, duration=args.duration, partitions=args.partitions,
         rate=args.rate, session_timeout_ms=args.session_timeout_ms),
         tempfile.mkdtemp(prefix=f"pylog-chaos-queue-{seed}-")), first, "segments")
+
+
+def _stop_quietly(workload, report) -> None:
+    """A workload the run left running (it failed midway) stops without draining; its failure is already noted."""
+    if workload is not None:
+        try:
+            report.workload = workload.stop(drain=False)
+        except Exception:
+            pass

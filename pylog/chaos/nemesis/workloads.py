@@ -59,7 +59,7 @@ def queue(cfg: Any, ctx: Context, inject: Callable[[], None], say: Callable[[str
     """Jepsen's queue workload under the nemeses, drained after the last heal, then checked."""
     from pylog.chaos import verify
     from pylog.chaos.jepsen import Extras, QueueConfig, QueueWorkload, check, write_run_folder
-    from pylog.chaos.jepsen.chaos_run import find_hanging
+    from pylog.chaos.verify import find_hanging
 
     base = ctx.cluster.base.parent
     bootstrap = ",".join(b.address for b in ctx.cluster.brokers.values())

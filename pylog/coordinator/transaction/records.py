@@ -14,7 +14,7 @@ from __future__ import annotations
 import struct
 from dataclasses import dataclass
 
-from pylog.protocol.codec import MalformedRequest, read_uvarint
+from pylog.protocol.codec import MalformedRequest, read_uvarint, uvarint_bytes
 
 _I8, _I16, _I32, _I64 = (struct.Struct(f) for f in (">b", ">h", ">i", ">q"))
 KEY_VERSION = 0
@@ -55,7 +55,7 @@ def encode_value(v: TxnLogValue, version: int = VALUE_VERSION) -> bytes:
     """TransactionLogValue v0, or v1 (flexible; what Kafka writes once transaction.version >= 1) with its
     tagged fields where they differ from their defaults."""
     flexible = version >= 1
-    count = (lambda n: _uvarint(n + 1)) if flexible else _I32.pack
+    count = (lambda n: uvarint_bytes(n + 1)) if flexible else _I32.pack
     out = bytearray(_I16.pack(version))
     out += _I64.pack(v.producer_id) + _I16.pack(v.producer_epoch) + _I32.pack(v.timeout_ms) + _I8.pack(v.status)
     if v.partitions is None:
@@ -65,7 +65,7 @@ def encode_value(v: TxnLogValue, version: int = VALUE_VERSION) -> bytes:
         for topic in sorted(v.partitions):
             ids = v.partitions[topic]
             raw = topic.encode()
-            out += (_uvarint(len(raw) + 1) + raw) if flexible else _string(topic)
+            out += (uvarint_bytes(len(raw) + 1) + raw) if flexible else _string(topic)
             out += count(len(ids)) + b"".join(_I32.pack(p) for p in ids)
             if flexible:
                 out.append(0)
@@ -75,18 +75,9 @@ def encode_value(v: TxnLogValue, version: int = VALUE_VERSION) -> bytes:
             (0, _I64.pack(v.previous_producer_id), v.previous_producer_id == -1),
             (1, _I64.pack(v.next_producer_id), v.next_producer_id == -1),
             (2, _I16.pack(v.client_transaction_version), v.client_transaction_version == 0)) if not default]
-        out += _uvarint(len(tags))
+        out += uvarint_bytes(len(tags))
         for tag, value in tags:
-            out += _uvarint(tag) + _uvarint(len(value)) + value
-    return bytes(out)
-
-
-def _uvarint(n: int) -> bytes:
-    out = bytearray()
-    while n >= 0x80:
-        out.append((n & 0x7F) | 0x80)
-        n >>= 7
-    out.append(n)
+            out += uvarint_bytes(tag) + uvarint_bytes(len(value)) + value
     return bytes(out)
 
 

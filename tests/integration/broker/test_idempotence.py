@@ -11,13 +11,12 @@ import time
 import pytest
 
 from pylog.client.sync import KafkaClient
-from pylog.localcluster import LocalCluster, free_port
 from pylog.protocol.api import ApiKey
 from pylog.protocol.errors import ErrorCode
 from pylog.protocol.records import build_batch, iter_batches
 from support.clients import create_topic, wait_for
 from support.inspect import partitions
-from support.proxy import DroppingProxy
+from support.proxy import proxied_cluster
 
 pytestmark = pytest.mark.integration
 
@@ -150,13 +149,7 @@ def test_duplicate_batch_gets_its_original_offset_and_sequence_errors(cluster):
 
 def test_lost_produce_responses_are_retried_without_duplicates(zk_connect, tmp_path):
     kafka = pytest.importorskip("kafka")
-    proxy = DroppingProxy(drop=3)
-    port = free_port()
-    c = LocalCluster(tmp_path / "proxied", 1, zk_connect=zk_connect, broker_ports={0: port},
-                     overrides={"advertised.listeners": f"PLAINTEXT://127.0.0.1:{proxy.port}"})
-    proxy.target_port = port
-    try:
-        c.start()
+    with proxied_cluster(zk_connect, tmp_path, drop=3) as (c, proxy, _):
         create_topic(c.bootstrap, "lost")
         prod = kafka.KafkaProducer(bootstrap_servers=f"127.0.0.1:{proxy.port}", linger_ms=20)
         futures = [prod.send("lost", value=f"v{i}".encode(), partition=0) for i in range(200)]
@@ -166,9 +159,6 @@ def test_lost_produce_responses_are_retried_without_duplicates(zk_connect, tmp_p
         assert proxy.dropped == 3  # the broker appended, the client never heard, and retried
         assert offsets == list(range(200))
         assert consume_all(c.bootstrap, "lost", 1, 200)[0] == [f"v{i}".encode() for i in range(200)]
-    finally:
-        proxy.close()
-        c.stop()
 
 
 @pytest.mark.parametrize("how", ["clean", "kill"])

@@ -12,14 +12,12 @@ import time
 
 import pytest
 from confluent_kafka import Consumer, Producer
-from confluent_kafka import TopicPartition as CkTopicPartition
 from confluent_kafka.admin import AdminClient
 from kafka import KafkaConsumer, KafkaProducer, TopicPartition
 from kafka.admin import KafkaAdminClient, OffsetSpec
 
-from pylog.localcluster import LocalCluster, free_port
 from support.clients import create_topic, wait_for
-from support.proxy import DroppingProxy
+from support.proxy import proxied_cluster
 
 pytestmark = pytest.mark.integration
 
@@ -29,17 +27,8 @@ FETCH, LIST_OFFSETS, FIND_COORDINATOR, LIST_GROUPS, API_VERSIONS, LIST_TRANSACTI
 @pytest.fixture
 def proxied(zk_connect, tmp_path):
     """A one-broker cluster that clients reach only through a recording proxy: (cluster, proxy, bootstrap)."""
-    proxy = DroppingProxy(drop=0)
-    port = free_port()
-    c = LocalCluster(tmp_path / "proxied", 1, zk_connect=zk_connect, broker_ports={0: port},
-                     overrides={"advertised.listeners": f"PLAINTEXT://127.0.0.1:{proxy.port}"})
-    proxy.target_port = port
-    try:
-        c.start()
-        yield c, proxy, f"127.0.0.1:{proxy.port}"
-    finally:
-        proxy.close()
-        c.stop()
+    with proxied_cluster(zk_connect, tmp_path) as got:
+        yield got
 
 
 def _confluent_group_read(bootstrap: str, topic: str, n: int) -> list[bytes]:

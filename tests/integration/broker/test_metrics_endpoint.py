@@ -14,10 +14,10 @@ import pytest
 
 from pylog.zk.testing import free_port
 from support.clients import create_topic, wait_for
-from support.groups import GROUPS, poll_values, produce
+from support.groups import GROUPS, committed_group, produce
 from support.metrics import documented, scrape, scrape_text, value
 
-ck = pytest.importorskip("confluent_kafka")
+pytest.importorskip("confluent_kafka")
 
 # Families the test gives data to: each must have at least one series with exactly its documented labels.
 EXERCISED = {"kafka_server_brokertopicmetrics_bytesin", "kafka_server_brokertopicmetrics_messagesin",
@@ -32,12 +32,8 @@ def test_every_documented_family_is_served_with_its_type_and_labels(cluster_fact
     b = c.brokers[0]
     create_topic(c.bootstrap, "orders", partitions=2)
     produce(c.bootstrap, "orders", [f"v{i}" for i in range(10)], partitions=2)
-    consumer = ck.Consumer({"bootstrap.servers": c.bootstrap, "group.id": "billing", "auto.offset.reset": "earliest",
-                            "enable.auto.commit": False})
+    consumer = committed_group(c.bootstrap, "orders", "billing", 10)
     try:
-        consumer.subscribe(["orders"])
-        poll_values(consumer, 10)
-        consumer.commit(asynchronous=False)
         produce(c.bootstrap, "orders", [f"w{i}" for i in range(6)], partitions=2)  # 3 more per partition
         fams = wait_for(lambda: (f := scrape(b.metrics_port)) and value(
             f, "kafka_consumergroup_lag", consumergroup="billing", topic="orders", partition="0") == 3 and f,

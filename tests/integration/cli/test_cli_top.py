@@ -9,24 +9,17 @@ import pytest
 
 from cli_helpers import script
 from support.clients import create_topic, wait_for
-from support.groups import GROUPS, poll_values, produce
+from support.groups import GROUPS, committed_group, produce
 
 pytestmark = pytest.mark.integration
 
 
 def test_top_once_json(cluster_factory):
-    ck = pytest.importorskip("confluent_kafka")
+    pytest.importorskip("confluent_kafka")
     c = cluster_factory(2, overrides=GROUPS, prometheus=True)
     create_topic(c.bootstrap, "clicks", partitions=2, rf=2)
     produce(c.bootstrap, "clicks", [f"c{i}" for i in range(20)], partitions=2)
-    consumer = ck.Consumer({"bootstrap.servers": c.bootstrap, "group.id": "web", "auto.offset.reset": "earliest",
-                            "enable.auto.commit": False})
-    try:
-        consumer.subscribe(["clicks"])
-        poll_values(consumer, 20)
-        consumer.commit(asynchronous=False)
-    finally:
-        consumer.close()
+    committed_group(c.bootstrap, "clicks", "web", 20).close()
     produce(c.bootstrap, "clicks", [f"d{i}" for i in range(8)], partitions=2)
 
     def view() -> dict | None:

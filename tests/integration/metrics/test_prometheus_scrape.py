@@ -16,11 +16,11 @@ import pytest
 
 from pylog.zk.testing import free_port
 from support.clients import create_topic, wait_for
-from support.groups import GROUPS, poll_values, produce
+from support.groups import GROUPS, committed_group, produce
 
 PROMETHEUS = shutil.which("prometheus")
 pytestmark = pytest.mark.skipif(PROMETHEUS is None, reason="prometheus missing: ./scripts/setup installs it")
-ck = pytest.importorskip("confluent_kafka")
+pytest.importorskip("confluent_kafka")
 
 
 class Prometheus:
@@ -74,14 +74,7 @@ def test_prometheus_sees_controller_traffic_lag_and_under_replication(cluster_fa
         wait_for(lambda: prom.scalar('sum(kafka_server_brokertopicmetrics_messagesin_total{topic="events"})') == 30,
                  timeout=30, what="30 records in")
 
-        consumer = ck.Consumer({"bootstrap.servers": c.bootstrap, "group.id": "ops", "auto.offset.reset": "earliest",
-                                "enable.auto.commit": False})
-        try:
-            consumer.subscribe(["events"])
-            poll_values(consumer, 30)
-            consumer.commit(asynchronous=False)
-        finally:
-            consumer.close()
+        committed_group(c.bootstrap, "events", "ops", 30).close()
         produce(c.bootstrap, "events", [f"f{i}" for i in range(12)], partitions=3)
         wait_for(lambda: prom.scalar('sum(kafka_consumergroup_lag{consumergroup="ops",topic="events"})') == 12,
                  timeout=30, what="group ops lagging 12 records")

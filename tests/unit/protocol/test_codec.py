@@ -14,6 +14,8 @@ from pylog.protocol.codec import (
     encode_request,
     encode_response,
     parse_request_header,
+    read_uvarint,
+    uvarint_bytes,
 )
 
 
@@ -74,3 +76,14 @@ def test_garbage_is_malformed_not_a_crash():
     hdr = parse_request_header(struct.pack(">hhih", 999, 0, 1, -1))
     with pytest.raises(UnsupportedApi):
         decode_request_body(hdr, struct.pack(">hhih", 999, 0, 1, -1))
+
+
+@pytest.mark.parametrize("n", [0, 1, 0x7F, 0x80, 300, 16383, 16384, 2**31 - 1])
+def test_uvarint_bytes_round_trips_through_read_uvarint(n):
+    raw = uvarint_bytes(n)
+    assert read_uvarint(raw, 0) == (n, len(raw))
+
+
+def test_a_negative_uvarint_is_refused_not_encoded_as_a_wrong_byte():
+    with pytest.raises(ValueError):
+        uvarint_bytes(-1)
