@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import json
 import os
+import queue
 import signal
 import subprocess
+import threading
 import time
 
 import pytest
@@ -86,14 +88,26 @@ def test_verifiable_tools_stop_on_sigterm(vcluster, produced):
     proc = subprocess.Popen([os.path.join(REPO, "bin", "pylog-verifiable-producer.sh"), "--topic", "vt",
                              "--bootstrap-server", vcluster.bootstrap, "--throughput", "200"],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    lines: queue.Queue = queue.Queue()
+    reader = threading.Thread(target=lambda: [lines.put(line) for line in proc.stdout], daemon=True)
+    reader.start()
+    seen: list[str] = []
     try:
-        time.sleep(2)
+        # A fixed sleep raced the tool's start under load: SIGTERM came before its handler was installed.
+        # Stop it once it has acknowledged a record, as a system test stops it mid-run.
+        deadline = time.monotonic() + 60
+        while not any('"producer_send_success"' in line for line in seen):
+            seen.append(lines.get(timeout=max(0.1, deadline - time.monotonic())))
         proc.send_signal(signal.SIGTERM)
-        out, err = proc.communicate(timeout=30)
+        proc.wait(timeout=30)
+        reader.join(timeout=30)
+        err = proc.stderr.read()
     finally:
         if proc.poll() is None:
             proc.kill()
-    events = [json.loads(line) for line in out.splitlines()]
+    while not lines.empty():
+        seen.append(lines.get_nowait())
+    events = [json.loads(line) for line in seen]
     assert proc.returncode == 0, err
     assert [e["name"] for e in events[-2:]] == ["shutdown_complete", "tool_data"]
     tool = events[-1]
