@@ -15,8 +15,8 @@ and member kills instead (pylog/chaos/groups.py); --expiries and --settle do not
 checks exactly-once end to end (pylog/chaos/ctp.py).
 --workload acks|txn|groups|ctp names the same runs (txn = --transactions).
 
-    scripts/chaos --nemesis partition,pause,kill,link,clock,disk,zk [--workload acks|txn|queue] [--faults N]
-                  [--seed N] [--runs N] [--partitions N] [--rate R] [--zookeepers N] [--keep]
+    scripts/chaos --nemesis partition,pause,kill,link,clock,disk,zk [--workload acks|txn|queue|groups|ctp]
+                  [--faults N] [--seed N] [--runs N] [--partitions N] [--rate R] [--zookeepers N] [--members N] [--keep]
 
 --nemesis (as root) runs each seed in a private network of namespaces, one per ZooKeeper, broker and the
 clients, under the named nemeses (pylog/chaos/nemesis/); zk implies a 3-node ZooKeeper ensemble. A name
@@ -375,7 +375,7 @@ def parser() -> argparse.ArgumentParser:
     ap.add_argument("--workload", choices=["acks", "queue", "txn", "groups", "ctp"], default=None,
                     help="acks (the default run), txn (= --transactions), groups (= --groups), ctp (= --ctp), or "
                          "queue: Jepsen's queue workload and checker (pylog/chaos/jepsen; --rate is operations/s); "
-                         "acks, txn and queue run under --nemesis")
+                         "every one runs under --nemesis")
     ap.add_argument("--zookeepers", type=int, default=1, help="with --nemesis: ZooKeeper servers (3 = an ensemble)")
     return ap
 
