@@ -29,6 +29,8 @@ def operations(run: dict) -> tuple[str, int]:
 def anomalies(run: dict) -> tuple[Counter, Counter]:
     """(every anomaly by name, the bad ones) of one run; the acks/txn/groups/ctp checks' findings count as bad."""
     every, bad = Counter(run.get("anomalies") or {}), Counter(run.get("bad") or {})
+    if run.get("inversions"):  # the acks producer is not idempotent: allowed (pylog/chaos/verify.py)
+        every["ack-order-inversion"] += run["inversions"]
     for name in ("lost", "phantoms"):
         if run.get(name):
             every[name] += run[name]

@@ -45,9 +45,10 @@ def acks(cfg: Any, ctx: Context, inject: Callable[[], None], say: Callable[[str]
         chaos.verify_acked(cfg.partitions, ctx.cluster, ctx.driver, bootstrap, report, say)
     finally:
         figures = {"acked": report.acked.count if report.acked else 0, "sent": report.acked.sent if report.acked else 0,
-                   "lost": report.lost, "phantoms": report.phantoms, "duplicates": report.duplicates}
+                   "lost": report.lost, "phantoms": report.phantoms, "duplicates": report.duplicates,
+                   "inversions": sum(c.inversions for c in report.checks.values())}
     lines = [ln for ln in report.text().splitlines()
-             if ln.startswith(("records:", "read along:", "  partition", "    lost", "    served"))]
+             if ln.startswith(("records:", "read along:", "  partition", "    lost", "    served", "    acknowledged"))]
     return report.ok, "\n".join(lines + [f"FINDING: {f}" for f in report.findings]), figures
 
 
