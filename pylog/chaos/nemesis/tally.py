@@ -50,9 +50,12 @@ def table(runs: list[dict]) -> str:
     lines = ["| command (`scripts/chaos ...`) | faults | operations | anomalies (bad in bold) | result |",
              "|---|---|---|---|---|"]
     by_nemesis, by_variant, ops, every, bad = Counter(), Counter(), Counter(), Counter(), Counter()
+    heal: dict[str, list[float]] = {}  # nemesis -> seconds until healthy again after each of its faults
     passed = 0
     for run in runs:
         kinds = [e["kind"] for e in run.get("timeline", [])]
+        for e in run.get("timeline", []):
+            heal.setdefault(e["kind"].split(":")[0], []).append(e.get("heal_s", 0.0))
         by_variant.update(kinds)
         by_nemesis.update(k.split(":")[0] for k in kinds)
         unit, n = operations(run)
@@ -68,6 +71,8 @@ def table(runs: list[dict]) -> str:
     lines += ["", f"Runs: {len(runs)}, passed {passed}. Faults: {total}."]
     lines.append("Faults by nemesis: " + ", ".join(f"{k} {v}" for k, v in by_nemesis.most_common()) + ".")
     lines.append("Faults by variant: " + ", ".join(f"{k} {v}" for k, v in sorted(by_variant.items())) + ".")
+    lines.append("Healthy again after (median / max seconds): " + ", ".join(
+        f"{k} {sorted(v)[len(v) // 2]:.1f} / {max(v):.1f}" for k, v in sorted(heal.items())) + ".")
     lines.append("Operations: " + ", ".join(f"{v:,} {k}" for k, v in ops.items()) + ".")
     lines.append("Anomalies by name: " + (", ".join(f"{k} {v}" + (" (bad)" if k in bad else " (allowed)")
                                                    for k, v in sorted(every.items())) or "none") + ".")
