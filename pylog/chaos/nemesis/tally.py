@@ -65,10 +65,13 @@ def table(runs: list[dict]) -> str:
         bad.update(b)
         passed += bool(run.get("ok"))
         shown = ", ".join(f"**{k} {v}**" if k in b else f"{k} {v}" for k, v in sorted(e.items())) or "none"
-        lines.append(f"| `{run.get('args', '')}` | {len(kinds)} | {n:,} {unit} | {shown} | "
+        members = f" (+{run['member_kills']} member kills)" if run.get("member_kills") else ""
+        lines.append(f"| `{run.get('args', '')}` | {len(kinds)}{members} | {n:,} {unit} | {shown} | "
                      f"{'PASS' if run.get('ok') else 'FAIL'} ({run.get('seconds', 0):.0f} s) |")
     total = sum(by_nemesis.values())
-    lines += ["", f"Runs: {len(runs)}, passed {passed}. Faults: {total}."]
+    kills = sum(run.get("member_kills", 0) for run in runs)
+    lines += ["", f"Runs: {len(runs)}, passed {passed}. Faults: {total}"
+              + (f" (and {kills} kill -9s of group members)." if kills else ".")]
     lines.append("Faults by nemesis: " + ", ".join(f"{k} {v}" for k, v in by_nemesis.most_common()) + ".")
     lines.append("Faults by variant: " + ", ".join(f"{k} {v}" for k, v in sorted(by_variant.items())) + ".")
     lines.append("Healthy again after (median / max seconds): " + ", ".join(
