@@ -35,7 +35,7 @@ def anomalies(run: dict) -> tuple[Counter, Counter]:
         if run.get(name):
             every[name] += run[name]
             bad[name] += run[name]
-    for finding in run.get("findings", []):
+    for finding in run.get("findings", []) + run.get("checks", []):
         name = finding.split(":", 1)[0]
         every[name] += 1
         bad[name] += 1

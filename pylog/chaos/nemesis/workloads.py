@@ -116,17 +116,20 @@ def groups(cfg: Any, ctx: Context, inject: Callable[[], None], say: Callable[[st
     report = GroupReport(gcfg, base_dir=str(ctx.cluster.base.parent))
     drive(gcfg, ctx.cluster, ctx.driver.zk, ctx.cluster.base.parent, lambda members: _with_member_kills(
         members, random.Random(cfg.seed ^ 0x6D656D), inject, report, say), report, say)
-    lines = [ln for ln in report.text().splitlines()
-             if ln.startswith(("records:", "processed", "consume-transform-produce", "in-sync", "  ")) and
-             "kill-member" not in ln]
-    lines.append(f"member kills: {len(report.faults)}")
+    text = report.text().splitlines()
+    # the checks' FINDING lines (groups.py renders them) and the run's, after the figures
+    lines = [ln for ln in text if ln.startswith(("records:", "processed", "consume-transform-produce", "in-sync", "  "))
+             and "kill-member" not in ln] + [f"member kills: {len(report.faults)}"] + \
+        [ln for ln in text if ln.startswith("FINDING")]
     figures = {"acked": report.acked.count if report.acked else 0, "member_kills": len(report.faults)}
     if report.verdict is not None:
         figures.update(processed=report.verdict.processed, commits=report.verdict.commits)
     if report.ctp is not None:
         figures.update(inputs=report.ctp.inputs, outputs=report.ctp.outputs,
                        committed_txns=report.ctp.committed_txns, aborted_txns=report.ctp.aborted_txns)
-    return report.ok, "\n".join(lines + [f"FINDING: {f}" for f in report.findings]), figures
+    verdict = report.ctp if gcfg.ctp else report.verdict
+    figures["checks"] = list(verdict.findings) if verdict is not None else []  # the anomalies, by name first
+    return report.ok, "\n".join(lines), figures
 
 
 def _with_member_kills(members: Any, rng: random.Random, inject: Callable[[], None], report: Any,
