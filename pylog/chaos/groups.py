@@ -278,8 +278,7 @@ def run_groups(cfg: GroupChaosConfig, base_dir: str | Path, zk_connect: str | No
     overrides = {**broker_overrides(cfg.session_timeout_ms), "offsets.topic.replication.factor": "3",
                  "offsets.topic.num.partitions": str(cfg.offsets_partitions), **(ctp.TXN_OVERRIDES if cfg.ctp else {})}
     cluster = LocalCluster(base / "cluster", 3, zk_connect=zk_connect, overrides=overrides)
-    zk = driver = workload = sampler = None
-    members: Members | None = None
+    zk = driver = None
     try:
         cluster.start()
         zk = ZkClient(zk_connect, session_timeout_ms=30000).start()
@@ -289,8 +288,31 @@ def run_groups(cfg: GroupChaosConfig, base_dir: str | Path, zk_connect: str | No
         driver = fl.FaultDriver(cluster, zk, TOPIC, cfg.partitions, rng, cfg.session_timeout_ms,
                                 heal_timeout=cfg.heal_timeout, log=say, t0=t0)
         driver.wait_healthy("topic creation")
-        bootstrap = ",".join(b.address for b in cluster.brokers.values())
-        members = Members(bootstrap, base / "members", cfg.member_session_ms, ctp.OUT_TOPIC if cfg.ctp else None)
+        faults = driver  # bound for the closure (`driver` is None until here)
+        drive(cfg, cluster, zk, base, lambda members: _inject(cfg, rng, faults, members, report, say), report, say)
+    except fl.Hang as exc:
+        report.findings.append(f"hang: {exc}")
+    except Exception as exc:
+        report.findings.append(f"run failed: {type(exc).__name__}: {exc}")
+    finally:
+        if driver is not None:
+            driver.resume_all()
+        check_brokers(cluster, report.findings, report.broker_errors)
+        stop_cluster(cluster, zk, own_zk)
+        report.seconds = time.monotonic() - t0
+    return report
+
+
+def drive(cfg: GroupChaosConfig, cluster: LocalCluster, zk: ZkClient, base: Path,
+          inject: Callable[[Members], None], report: GroupReport, say: Callable[[str], None]) -> None:
+    """The members, the producer and the commit sampler through `inject`'s faults, then the drain and the checks.
+
+    The cluster is up with its topics; every member process is stopped by pid before this returns, pass or fail.
+    Shared by the kill-fault runs above and the nemesis runs (pylog/chaos/nemesis/workloads.py)."""
+    bootstrap = ",".join(b.address for b in cluster.brokers.values())
+    members = Members(bootstrap, base / "members", cfg.member_session_ms, ctp.OUT_TOPIC if cfg.ctp else None)
+    workload = sampler = None
+    try:
         for i in range(cfg.members):
             members.start(f"m{i}")
         if wait_settled(bootstrap, cfg.members, cfg.partitions, 90)[0] != "STABLE":
@@ -299,7 +321,7 @@ def run_groups(cfg: GroupChaosConfig, base_dir: str | Path, zk_connect: str | No
             members.keep_alive()
         workload = Workload(bootstrap, TOPIC, cfg.partitions, cfg.rate).start()
         sampler = CommitSampler(bootstrap, cfg.partitions).start()
-        _inject(cfg, rng, driver, members, report, say)
+        inject(members)
         report.acked = workload.stop()
         workload = None
         say(f"faults done; producer stopped ({report.acked.count} acked); waiting for the members to drain")
@@ -308,26 +330,25 @@ def run_groups(cfg: GroupChaosConfig, base_dir: str | Path, zk_connect: str | No
         if report.ctp is not None:
             say("comparing the in-sync replicas of the input and output topics up to their high watermarks")
             ctp.check_replicas(report.ctp, bootstrap, cluster, zk, cfg.partitions)
-    except fl.Hang as exc:
-        report.findings.append(f"hang: {exc}")
-    except Exception as exc:
-        report.findings.append(f"run failed: {type(exc).__name__}: {exc}")
     finally:
-        if driver is not None:
-            driver.resume_all()
         for stoppable in (workload, sampler):
             try:
                 if stoppable is not None:
                     stoppable.stop()
             except Exception:
                 pass
-        if members is not None:
-            members.stop_all()
-            report.restarts = members.restarts
-        check_brokers(cluster, report.findings, report.broker_errors)
-        stop_cluster(cluster, zk, own_zk)
-        report.seconds = time.monotonic() - t0
-    return report
+        members.stop_all()
+        report.restarts = members.restarts
+
+
+def kill_member(members: Members, rng: random.Random, at: float) -> str:
+    """kill -9 a random member, start it again after 0-2 s; the report line."""
+    name = rng.choice(sorted(members.procs))
+    members.kill(name)
+    down = rng.uniform(0.0, 2.0)
+    time.sleep(down)
+    members.start(name)
+    return f"{at:7.1f}s  kill-member      {name}  down {down:4.1f}s"
 
 
 def _inject(cfg: GroupChaosConfig, rng: random.Random, driver: fl.FaultDriver, members: Members,
@@ -340,13 +361,8 @@ def _inject(cfg: GroupChaosConfig, rng: random.Random, driver: fl.FaultDriver, m
         time.sleep(max(rng.uniform(0.5, 2.0), target - time.monotonic()))
         at = time.monotonic() - driver.t0
         if kind == "kill-member":
-            name = rng.choice(sorted(members.procs))
-            say(f"fault {i + 1}: kill -9 of member {name}")
-            members.kill(name)
-            down = rng.uniform(0.0, 2.0)
-            time.sleep(down)
-            members.start(name)
-            report.faults.append(f"{at:7.1f}s  kill-member      {name}  down {down:4.1f}s")
+            say(f"fault {i + 1}: kill -9 of a member")
+            report.faults.append(kill_member(members, rng, at))
             continue
         bid = coordinator(members.bootstrap) if kind == "kill-coordinator" else None
         if kind == "kill-txn-coordinator":

@@ -35,7 +35,11 @@ class PartitionCheck:
     acked: int = 0
     lost: list[tuple[int, int]] = field(default_factory=list)  # (seq, acknowledged offset) not found there
     duplicates: int = 0  # extra copies of a record (retried batches)
-    inversions: int = 0  # acknowledged offsets that went backwards in acknowledgement order
+    # Acknowledged offsets that went backwards in acknowledgement order: allowed for the non-idempotent producer
+    # (an old leader's late answer for a record it had committed comes after the new leader's), and kept as
+    # (seq, offset, highest offset acknowledged before it) for the report.
+    inversions: int = 0
+    inversion_cases: list[tuple[int, int, int]] = field(default_factory=list)
     replicas: list[int] = field(default_factory=list)  # ISR members whose logs were compared
     batches: int = 0
     divergence: str = ""
@@ -104,6 +108,7 @@ def check_records(acked: Acked, logs: dict[int, tuple[int, dict[int, int]]],
                 chk.lost.append((seq, offset))
             if offset <= last:
                 chk.inversions += 1
+                chk.inversion_cases += [(seq, offset, last)][:5 - len(chk.inversion_cases)]
             last = max(last, offset)
         copies = Counter(records.values())
         chk.duplicates = sum(n - 1 for n in copies.values() if n > 1)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -10,6 +11,7 @@ import time
 
 import pytest
 
+from pylog.chaos.nemesis import link
 from pylog.chaos.nemesis import net as netmod
 from pylog.chaos.nemesis.net import PrivateNet, capability
 
@@ -68,3 +70,38 @@ def test_teardown_kills_a_paused_process_and_a_dead_runs_namespaces_are_reaped()
     netmod.reap_stale()
     assert f"pl{orphan.run_id}-" not in _namespaces()
     assert not (netmod.REGISTRY / orphan.run_id).exists()
+
+
+CONNECT_MS = """
+import socket, sys, time
+took = []
+for _ in range(5):
+    s = socket.socket(); s.settimeout(5); t = time.monotonic()
+    try:
+        s.connect((sys.argv[1], 9))  # nothing listens: the SYN goes out, the RST comes back
+    except OSError:
+        pass
+    took.append((time.monotonic() - t) * 1000)
+print(min(took))
+"""
+
+
+@pytest.mark.skipif(shutil.which("iptables-legacy") is None, reason="the delayer queues packets with iptables "
+                                                                     "(scripts/setup installs it)")
+def test_the_user_space_delayer_holds_what_a_node_sends_and_lets_it_all_go_when_stopped():
+    net = PrivateNet(["a", "b"]).up()
+    try:
+        a, b = net.node("a"), net.node("b")
+
+        def round_trip() -> float:
+            return float(a.run(sys.executable, "-c", CONNECT_MS, b.address).stdout)
+
+        assert round_trip() < 30
+        detail = link.delayer(a, "delay")
+        assert detail == {"delayer": "nfqueue", "delay_ms": 50, "jitter_ms": 10, "reorder_percent": 0}
+        assert round_trip() >= 38  # every SYN held 50 +- 10 ms
+        counted = link.stop_delayer(a)
+        assert counted["packets"] >= 5 and counted["sent_ahead"] == 0
+        assert round_trip() < 30 and "NFQUEUE" not in a.run("iptables-legacy", "-S", "OUTPUT").stdout
+    finally:
+        net.down()

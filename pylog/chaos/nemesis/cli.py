@@ -1,4 +1,4 @@
-"""`scripts/chaos --nemesis LIST [--workload acks|queue]`: runs in a private network, one per seed."""
+"""`scripts/chaos --nemesis LIST [--workload acks|txn|queue|groups|ctp]`: runs in a private network, one per seed."""
 
 from __future__ import annotations
 
@@ -26,13 +26,14 @@ def config(ap: argparse.ArgumentParser, args: argparse.Namespace, seed: int) -> 
     workload = args.workload or "acks"
     if workload not in WORKLOADS:
         ap.error(f"--workload {workload} does not run under --nemesis yet; choose from {', '.join(WORKLOADS)}")
-    if args.faults < 1 or args.partitions < 1 or args.rate <= 0 or args.runs < 1 or args.zookeepers < 1:
-        ap.error("--faults, --partitions, --runs and --zookeepers must be >= 1 and --rate > 0")
+    if args.faults < 1 or args.partitions < 1 or args.rate <= 0 or args.runs < 1 or args.zookeepers < 1 \
+            or args.members < 1:
+        ap.error("--faults, --partitions, --runs, --zookeepers and --members must be >= 1 and --rate > 0")
     if any(n.partition(":")[0] == "zk" for n in names) and args.zookeepers == 1:
         args.zookeepers = 3  # one ZooKeeper partitioned needs an ensemble
     return NemesisConfig(seed=seed, nemeses=names, workload=workload, faults=args.faults, partitions=args.partitions,
                          rate=args.rate, session_timeout_ms=args.session_timeout_ms, duration=args.duration,
-                         zookeepers=args.zookeepers)
+                         zookeepers=args.zookeepers, members=args.members)
 
 
 def main_nemesis(ap: argparse.ArgumentParser, args: argparse.Namespace) -> int:

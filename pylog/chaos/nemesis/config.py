@@ -7,7 +7,7 @@ from dataclasses import asdict, dataclass, field
 
 from pylog.chaos.nemesis import module
 
-WORKLOADS = ("acks", "txn", "queue")
+WORKLOADS = ("acks", "txn", "queue", "groups", "ctp")
 
 
 @dataclass
@@ -25,13 +25,15 @@ class NemesisConfig:
     heal_timeout: float = 90.0
     duration: float = 0.0
     zookeepers: int = 1
+    members: int = 3  # the groups and ctp workloads' member processes
 
     def replay(self) -> str:
         """The command that repeats this run's fault schedule."""
         return (f"scripts/chaos --nemesis {','.join(self.nemeses)} --workload {self.workload} --faults {self.faults} "
                 f"--seed {self.seed} --partitions {self.partitions} --rate {self.rate:g} "
                 f"--session-timeout-ms {self.session_timeout_ms}"
-                + (f" --duration {self.duration:g}" if self.duration else ""))
+                + (f" --duration {self.duration:g}" if self.duration else "")
+                + (f" --members {self.members}" if self.workload in ("groups", "ctp") else ""))
 
     def uses(self, name: str) -> bool:
         """True if nemesis `name` is among the chosen ones (with or without a variant)."""

@@ -39,7 +39,7 @@ def start_zookeepers(cfg: NemesisConfig, net: PrivateNet, base: Path) -> dict:
 
 def make_cluster(cfg: NemesisConfig, net: PrivateNet, base: Path, zk_connect: str) -> LocalCluster:
     """The brokers, each in its own node, listening on its node's address."""
-    extra = workloads.QUEUE_OVERRIDES if cfg.workload in ("queue", "txn") else {}
+    extra = workloads.QUEUE_OVERRIDES if cfg.workload != "acks" else {}
 
     def placement(bid: int) -> tuple[str, list[str]]:
         node = net.node(f"b{bid}")
@@ -91,7 +91,8 @@ def run(cfg: NemesisConfig, net: PrivateNet, base: Path, say: Callable[[str], No
                                 cfg.session_timeout_ms, heal_timeout=cfg.heal_timeout, log=say, t0=t0)
         ctx = Context(net, cluster, driver, zookeepers, cfg.session_timeout_ms, t0, say, timeline=timeline)
         driver.wait_healthy("topic creation")
-        workload = {"acks": workloads.acks, "txn": workloads.txn, "queue": workloads.queue}[cfg.workload]
+        workload = {"acks": workloads.acks, "txn": workloads.txn, "queue": workloads.queue,
+                    "groups": workloads.groups, "ctp": workloads.groups}[cfg.workload]
         ok, text, figures = workload(cfg, ctx, lambda: inject_all(cfg, ctx), say)
     except fl.Hang as exc:
         findings.append(f"hang: {exc}")

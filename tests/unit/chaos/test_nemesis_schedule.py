@@ -42,8 +42,12 @@ def test_the_command_line_builds_the_config_and_refuses_bad_input_with_one_line(
     cfg = config(ap, args, 4)
     assert (cfg.nemeses, cfg.workload, cfg.faults, cfg.zookeepers) == (["partition", "zk"], "queue", 9, 3)
     assert cfg.replay().startswith("scripts/chaos --nemesis partition,zk --workload queue --faults 9 --seed 4")
+    ap, args = _args("--nemesis", "pause", "--workload", "ctp", "--members", "2", "--seed", "5")
+    cfg = config(ap, args, 5)
+    assert (cfg.workload, cfg.members) == ("ctp", 2) and cfg.replay().endswith("--members 2")
     for argv, message in ((["--nemesis", "partition,flood"], "unknown flood"),
-                          (["--nemesis", "kill", "--workload", "groups"], "--workload groups does not run")):
+                          (["--nemesis", "kill", "--workload", "groups", "--members", "0"],
+                           "--members must be >= 1")):
         ap, args = _args(*argv)
         with pytest.raises(SystemExit):
             config(ap, args, 1)
