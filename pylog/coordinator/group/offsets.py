@@ -138,9 +138,9 @@ class OffsetOps:
             return FetchResult(E.NONE, dict(sorted(committed.items())))
         unstable = {tp for tp in partitions if (group_id, tp) in self.table.inflight
                     or self.table.pending.has(group_id, tp)} if require_stable else set()
-        # Kafka answers an unstable partition with offset -1, but librdkafka (2.16, see test_txn_offsets) starts a partition whose
-        # UNSTABLE_OFFSET_COMMIT answer came after its assignment changed at the offset that answer carried:
-        # -1 meant auto.offset.reset, and a ctp worker re-read a whole partition (bug 7). Every client
+        # Kafka answers an unstable partition with offset -1, but librdkafka (2.16, see test_txn_offsets) starts a
+        # partition whose UNSTABLE_OFFSET_COMMIT answer came after its assignment changed at the offset that answer
+        # carried: -1 meant auto.offset.reset, and a ctp worker re-read a whole partition (bug 7). Every client
         # retries on the error, so the committed offset only matters in that race, where it is the right one.
         return FetchResult(E.NONE, {tp: committed[tp] for tp in partitions if tp in committed}, unstable)
 
