@@ -2,11 +2,14 @@
 
 Behavior: a group's committed offsets for the asked partitions (offset -1 where none is
 committed), or every committed offset when the topics are null (v2+). A coordinator error is
-reported for the group (v2+) or on every partition (v1).
+reported for the group alone, with no partitions (v2+, as Kafka: no client can take a partition's -1
+for "nothing committed" while the coordinator loads or moves), or on every partition (v1).
 Version notes: v5 adds the leader epoch; v6+ flexible; v7 require_stable: an asked partition with an
 offset commit still pending (a transaction's not yet settled by its marker, or a plain one being
-written) gets UNSTABLE_OFFSET_COMMIT and offset -1, and the client retries (librdkafka asks for it
-when isolation.level=read_committed, its default); v8+ batch groups (librdkafka sends one); v9's member
+written) gets UNSTABLE_OFFSET_COMMIT, and the client retries (librdkafka asks for it when
+isolation.level=read_committed, its default); unlike Kafka (offset -1) the partition keeps its last
+committed offset, which librdkafka starts from when that answer lands after its assignment changed
+(bug 7 in docs/reliability.md); v8+ batch groups (librdkafka sends one); v9's member
 id/epoch are checked against a KIP-848 group's member (UNKNOWN_MEMBER_ID, STALE_MEMBER_EPOCH), ignored for
 classic groups. v10 (topic ids) is not served.
 Authorization (as Kafka): DESCRIBE on the group (else GROUP_AUTHORIZATION_FAILED), then DESCRIBE on each
@@ -61,6 +64,8 @@ def _one(ctx: HandlerContext, coord, group_id: str, req_topics, topic_cls, versi
             res = FetchResult(res.error, {tp: v for tp, v in res.offsets.items()
                                           if allowed(ctx, "DESCRIBE", "TOPIC", tp[0])})
     part_cls = getattr(topic_cls, "OffsetFetchResponsePartitions", None) or topic_cls.OffsetFetchResponsePartition
+    if version >= 2 and res.error != ErrorCode.NONE:
+        return res.error, []
     per_partition_error = res.error if version < 2 else ErrorCode.NONE
     keys = asked if asked is not None else list(res.offsets)
     topics: dict[str, list] = {}

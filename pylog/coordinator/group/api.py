@@ -109,7 +109,8 @@ class FetchResult:
 
     error: ErrorCode
     offsets: dict[TopicPartition, OffsetValue] = field(default_factory=dict)
-    unstable: set[TopicPartition] = field(default_factory=set)  # UNSTABLE_OFFSET_COMMIT (require_stable)
+    # UNSTABLE_OFFSET_COMMIT (require_stable): a commit is pending; `offsets` still holds the last committed one
+    unstable: set[TopicPartition] = field(default_factory=set)
 
 
 @dataclass(frozen=True, slots=True)

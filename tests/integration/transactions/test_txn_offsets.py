@@ -7,6 +7,8 @@ open transaction and starts from the offset it commits."""
 
 from __future__ import annotations
 
+import time
+
 import pytest
 
 from pylog.client.sync import KafkaClient
@@ -63,7 +65,7 @@ def test_txn_offsets_pending_commit_abort_and_replay_after_restart(cluster_facto
         pid, epoch = _init_producer_id(client)
 
         assert _txn_commit(client, pid, epoch, 5) == E.NONE
-        assert _fetch(client, True) == (E.UNSTABLE_OFFSET_COMMIT, -1)
+        assert _fetch(client, True) == (E.UNSTABLE_OFFSET_COMMIT, -1)  # nothing committed before it
         assert _fetch(client, False) == (E.NONE, -1)  # not committed yet
         assert _marker(client, pid, epoch, True) == E.NONE
         assert _fetch(client, True) == (E.NONE, 5)
@@ -80,7 +82,9 @@ def test_txn_offsets_pending_commit_abort_and_replay_after_restart(cluster_facto
     ck = pytest.importorskip("confluent_kafka")
     with KafkaClient(c.bootstrap) as client:
         wait_for(lambda: _ready(client), 60, "the offsets partition loaded")
-        assert _fetch(client, True) == (E.UNSTABLE_OFFSET_COMMIT, -1)  # replayed as still pending
+        # replayed as still pending; the answer carries the committed offset, not -1 (bug 7: librdkafka may start
+        # from it, and -1 was auto.offset.reset)
+        assert _fetch(client, True) == (E.UNSTABLE_OFFSET_COMMIT, 5)
         assert _fetch(client, False) == (E.NONE, 5)
         consumer = ck.Consumer({"bootstrap.servers": c.bootstrap, "group.id": GROUP, "auto.offset.reset": "earliest",
                                 "enable.auto.commit": False})
@@ -188,3 +192,51 @@ def test_kafka_python_and_aiokafka_send_offsets_to_transaction(cluster_factory):
         wait_for(lambda: all(_fetch(client, True, g, "src") == (E.NONE, o) for g, o in (("kp-g", 7), ("ak-g", 8))), 30,
                  "the ABORT markers")
 
+
+
+def test_a_rebalance_while_a_transaction_holds_the_offset_never_restarts_the_partition_from_earliest(cluster_factory):
+    """Bug 7 (docs/reliability.md): a killed worker's open transaction kept partition 0's offset pending; the member
+    that got partition 0 kept asking (UNSTABLE_OFFSET_COMMIT) until a rebalance changed its assignment, and
+    librdkafka then started partition 0 at the offset that answer carried: -1 meant auto.offset.reset=earliest.
+    The broker answers the committed offset with the error, so whichever answer librdkafka applies, partition 0
+    starts at or after the committed offset 5."""
+    ck = pytest.importorskip("confluent_kafka")
+    c = cluster_factory(1, overrides={**GROUPS, "group.initial.rebalance.delay.ms": "0"})
+    create_topic(c.bootstrap, TOPIC, partitions=2)
+    produce(c.bootstrap, TOPIC, [f"v{i}" for i in range(20)], partitions=2)
+    with KafkaClient(c.bootstrap) as client:
+        client.call(ApiKey.FindCoordinator, lambda cls, v: cls(key=GROUP, key_type=0), max_version=3)
+        wait_for(lambda: _ready(client), 60, "the group coordinator")
+        pid, epoch = _init_producer_id(client)
+        assert _txn_commit(client, pid, epoch, 5) == E.NONE and _marker(client, pid, epoch, True) == E.NONE
+        assert _txn_commit(client, pid, epoch, 8) == E.NONE  # a worker's transaction left open (killed)
+
+        def member(name: str):
+            m = ck.Consumer({"bootstrap.servers": c.bootstrap, "group.id": GROUP, "client.id": name,
+                             "auto.offset.reset": "earliest", "enable.auto.commit": False})
+            m.subscribe([TOPIC])
+            return m
+
+        first_of_p0: list[int] = []
+
+        def poll(m, seconds: float) -> None:
+            deadline = time.monotonic() + seconds
+            while time.monotonic() < deadline:
+                msg = m.poll(0.2)
+                if msg is not None and msg.error() is None and msg.partition() == 0 and not first_of_p0:
+                    first_of_p0.append(msg.offset())
+
+        a = member("a")  # sorts first: the range assignor keeps partition 0 on it when b joins
+        b = None
+        try:
+            poll(a, 4)  # joined alone, asking for partition 0's offset over and over
+            b = member("b")
+            poll(a, 8)  # the rebalance: a's assignment changes while its OffsetFetch is answered UNSTABLE
+            b.poll(0)
+            assert _marker(client, pid, epoch, False) == E.NONE  # the coordinator aborts the dead transaction
+            wait_for(lambda: poll(a, 0.5) or first_of_p0, 30, "partition 0 consumed after the abort")
+        finally:
+            a.close()
+            if b is not None:
+                b.close()
+    assert first_of_p0 == [5]

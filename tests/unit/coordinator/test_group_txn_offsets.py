@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import asyncio
 
+import pytest
+
 from pylog.coordinator.group.api import CommitRequest, TxnCommitRequest
 from pylog.coordinator.group.coordinator import GroupCoordinator
 from pylog.coordinator.group.records import OffsetValue
@@ -189,4 +191,55 @@ def test_deleting_the_group_or_its_offsets_drops_pending_transactional_offsets_l
         marker(c, True, pid=PID + 1)
         other = await _reloaded(store, c)
         assert other.fetch("g", None).offsets == {} and not other.pending.by_producer  # the same after a reload
+    run(go())
+
+
+def _answer(c: GroupCoordinator, require_stable: bool = True) -> tuple[bool, int | None]:
+    """(unstable, offset carried) of OffsetFetch for TP, as the handler writes it (None: -1, nothing committed)."""
+    res = c.fetch("g", [TP], require_stable=require_stable)
+    v = res.offsets.get(TP)
+    return TP in res.unstable, None if v is None else v.offset
+
+
+# Bug 7 (docs/reliability.md): a killed ctp worker's transaction kept its offsets pending for a minute; librdkafka,
+# whose UNSTABLE_OFFSET_COMMIT answer arrived after a rebalance had changed its assignment, started the partition at
+# the offset that answer carried. With -1 that was auto.offset.reset=earliest and 16,401 records were read twice.
+# Each row: the commits before the fetch -> (unstable, offset the answer carries).
+STEPS = {
+    "plain 5": lambda c: c.commit(plain(5)),
+    "txn 9": lambda c: c.txn_commit(txn(9)),
+    "txn 11 by another producer": lambda c: c.txn_commit(txn(11, pid=PID + 1)),
+}
+
+
+@pytest.mark.parametrize("steps, marker_commit, require_stable, expected", [
+    (["txn 9"], None, True, (True, None)),  # nothing committed yet: -1 with the error, the client retries
+    (["plain 5", "txn 9"], None, True, (True, 5)),  # the bug-7 case: the last committed offset, never -1
+    (["plain 5", "txn 9", "txn 11 by another producer"], None, True, (True, 5)),
+    (["plain 5", "txn 9"], None, False, (False, 5)),  # no require_stable: the committed offset, no error
+    (["plain 5", "txn 9"], False, True, (False, 5)),  # aborted: stable again at the committed offset
+    (["plain 5", "txn 9"], True, True, (False, 9)),  # committed: the transaction's offset
+])
+def test_an_unstable_partition_is_answered_with_its_last_committed_offset(steps, marker_commit, require_stable,
+                                                                         expected):
+    async def go():
+        c = await loaded()
+        for step in steps:
+            assert set((await STEPS[step](c)).values()) == {E.NONE}
+        if marker_commit is not None:
+            marker(c, marker_commit)
+        assert _answer(c, require_stable) == expected
+    run(go())
+
+
+def test_an_unstable_partition_keeps_its_committed_offset_after_a_reload():
+    async def go():
+        store = MemoryLog()
+        c = await loaded(store)
+        await c.commit(plain(5))
+        await c.txn_commit(txn(9))  # open when the coordinator moves (bug 7: through several moves)
+        other = await _reloaded(store, c)
+        assert _answer(other) == (True, 5)
+        marker(other, False)
+        assert _answer(other) == (False, 5)
     run(go())
