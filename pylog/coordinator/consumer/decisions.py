@@ -21,6 +21,8 @@ from pylog.coordinator.consumer.model import (
     LEAVE_EPOCH, STATIC_LEAVE_EPOCH, Assignment, ConsumerGroup, Member, MemberState, TopicsView,
 )
 from pylog.coordinator.consumer.reconcile import next_state
+# The classic coordinator's timer effects: both shells set and cancel timers the same way.
+from pylog.coordinator.group.effects import CancelTimer, SetTimer  # noqa: F401 (re-exported to the shell)
 from pylog.common.errors import ErrorCode
 
 E = ErrorCode
@@ -78,21 +80,6 @@ class HeartbeatResult:
     member_epoch: int = -1
     heartbeat_interval_ms: int = 0
     assignment: Assignment | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class SetTimer:
-    """(Re)start a timer."""
-
-    key: TimerKey
-    delay_ms: int
-
-
-@dataclass(frozen=True, slots=True)
-class CancelTimer:
-    """Stop a timer if it runs."""
-
-    key: TimerKey
 
 
 @dataclass(frozen=True, slots=True)
