@@ -153,15 +153,16 @@ class AclAuthorizer:
                 except NoNodeError:
                     pass  # another broker purged it first
 
-    def _apply(self, updates: dict[ResourcePattern, set[AclEntry]]) -> None:
+    def _apply(self, updates: dict[ResourcePattern, set[AclEntry]], notified: bool = True) -> None:
         acls = dict(self.acls)
         for pattern, entries in updates.items():
             if entries:
                 acls[pattern] = entries
             else:
                 acls.pop(pattern, None)
-            log.info("Processing ACL change notification for %s, versionedAcls : %s", pattern,
-                     ", ".join(str(e) for e in sorted(entries)) or "none")
+            if notified:
+                    log.info("Processing ACL change notification for %s, versionedAcls : %s", pattern,
+                         ", ".join(str(e) for e in sorted(entries)) or "none")
         self._set(acls)
 
     @property
@@ -184,6 +185,14 @@ class AclAuthorizer:
         """Store bindings, in order: one conditional write per binding's resource."""
         for binding in created:
             await self._zk(update_resource, self.zk, binding.pattern, lambda s, e=binding.entry: s | {e})
+        await self._refresh({b.pattern for b in created})
+
+    async def _refresh(self, patterns: set[ResourcePattern]) -> None:
+        """Re-read changed resources into this broker's cache now, as Kafka's AclAuthorizer does after its
+        write: a client told "created" must not be refused by the same broker while the notification is
+        still on its way."""
+        if patterns:
+            self._apply({p: (await self._zk(read_resource, self.zk, p))[0] for p in patterns}, notified=False)
 
     async def matching_acls(self, f: BindingFilter) -> list[AclBinding]:
         """The bindings matching `f` in what ZooKeeper holds now (not the cache), sorted."""
@@ -200,4 +209,5 @@ class AclAuthorizer:
                 gone = {b.entry for b in doomed if b.pattern == pattern}
                 await self._zk(update_resource, self.zk, pattern, lambda s, g=gone: s - g)
             removed.append(doomed)
+        await self._refresh({b.pattern for doomed in removed for b in doomed})
         return removed
