@@ -97,6 +97,8 @@ class KafkaConnection(asyncio.BufferedProtocol):
         self.can_write.set()
         self.peer = "?"
         self.task: asyncio.Task | None = None
+        self.handling = False  # the task is inside a handler: a lost connection must not cancel it (see connection_lost)
+        self.lost = False
         self.reading_paused = False
         self.muted_until = 0.0  # monotonic time until which a quota throttle mutes this connection
         self.sock: Any = None
@@ -168,7 +170,9 @@ class KafkaConnection(asyncio.BufferedProtocol):
 
     def connection_lost(self, exc: Exception | None) -> None:
         self.can_write.set()
+        self.lost = True
         self.owed.clear()  # nobody to send them to; their records stay appended
+        self.queue.clear()
         tasks = [t for t in (self.task, self.writer) if t is not None and not t.done()]
         if not tasks:
             self.server.connections.discard(self)
@@ -182,7 +186,12 @@ class KafkaConnection(asyncio.BufferedProtocol):
         # (else one may be collected mid-cancel: "Task was destroyed but it is pending").
         for t in tasks:
             t.add_done_callback(unwound)
-            t.cancel()
+            # A handler runs to its end, as Kafka's request handlers do when the client goes away: cancelled
+            # between two awaits it would leave half-made state behind (a transaction marked pending Prepare*
+            # whose record was written, which answered CONCURRENT_TRANSACTIONS for ever: the stalled ctp runs).
+            # Its answer goes nowhere; _process stops after it. Waiting for a frame or an answer is cancelled.
+            if not (t is self.task and self.handling):
+                t.cancel()
 
     def close(self) -> None:
         """Drop the connection (protocol violation or shutdown), after the responses already made."""
@@ -224,7 +233,13 @@ class KafkaConnection(asyncio.BufferedProtocol):
             if self.muted_until:
                 await self._wait_unmuted()
             frame = await self._next_frame()
-            out = await self._handle(frame)
+            self.handling = True
+            try:
+                out = await self._handle(frame)
+            finally:
+                self.handling = False
+            if self.lost:
+                return
             self.decoder.recycle(frame)  # nothing of the request is needed any more
             if out is None:
                 continue

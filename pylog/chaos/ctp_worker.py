@@ -60,9 +60,13 @@ def _exit(c: ck.Consumer, code: int) -> None:
 def main(argv: list[str]) -> None:
     """Consume, transform, produce and commit in transactions until killed or an error ends the process."""
     bootstrap, group, topic, path, client_id, session_ms, out_topic = argv[:7]
-    c = ck.Consumer(member_config(bootstrap, group, client_id, int(session_ms)))
+    # PYLOG_CHAOS_CLIENT_DEBUG (e.g. "cgrp,eos,protocol") turns on librdkafka's debug contexts in both clients,
+    # to its stderr file: how a stalled run's workers were diagnosed.
+    debug = {"debug": os.environ["PYLOG_CHAOS_CLIENT_DEBUG"], "log_level": 7} \
+        if os.environ.get("PYLOG_CHAOS_CLIENT_DEBUG") else {}
+    c = ck.Consumer({**member_config(bootstrap, group, client_id, int(session_ms)), **debug})
     p = ck.Producer({"bootstrap.servers": bootstrap, "transactional.id": transactional_id(client_id),
-                     "log_level": 3})
+                     "log_level": 3, **debug})
     p.init_transactions(120)
     tag, n = f"{client_id}.{os.getpid()}", 0
     with open(path, "a", buffering=1) as log:
