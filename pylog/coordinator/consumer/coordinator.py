@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import uuid
-from typing import Callable
+from typing import Any, Callable, Coroutine
 
 from pylog.common.errors import ErrorCode
 from pylog.coordinator.consumer import classic as classic_rules, decisions as rules, migration
@@ -137,30 +137,27 @@ class ConsumerCoordinator:
         """OffsetFetch v9's member and epoch check."""
         return rules.check_fetch(self.groups.get(group_id), member_id, epoch)
 
-    async def _carry(self, gid: str, out: Outcome) -> ErrorCode:
-        """Install the rule's group, then carry out its effects in order; the write's error, if any."""
+    def _carry(self, gid: str, out: Outcome) -> Coroutine[Any, Any, ErrorCode]:
+        """Install the rule's group (or hand a downgraded one over) and set its timers now, so no later request
+        sees the group as it was; the coroutine returned writes the rule's records in order (its error, if any)."""
         if out.group is not None:
             self.groups[gid] = out.group
         elif out.classic is not None:  # a downgrade: the classic coordinator takes the group over
             self.groups.pop(gid, None)
             self._cancel_all(gid)
+            self.downgraded(out.classic)
         if out.note:
             log.info("%s", out.note)
             GROUP_METRICS.rebalances += 1
+        self._timers_of(out)
+        return self._write(gid, [fx.records for fx in out.effects if isinstance(fx, Write)])
+
+    async def _write(self, gid: str, batches: list[list]) -> ErrorCode:
         err = E.NONE
-        for fx in out.effects:
-            if isinstance(fx, SetTimer):
-                self._set_timer(fx.key, fx.delay_ms)
-            elif isinstance(fx, CancelTimer):
-                handle = self._timers.pop(fx.key, None)
-                if handle is not None:
-                    handle.cancel()
-            elif isinstance(fx, Write):
-                err = client_error(await self.store.append(self.partition_of(gid), fx.records))
-                if err != E.NONE:
-                    log.warning("Could not store %d records of consumer group %s: %s", len(fx.records), gid, err.name)
-        if out.classic is not None:
-            self.downgraded(out.classic)
+        for records in batches:
+            err = client_error(await self.store.append(self.partition_of(gid), records))
+            if err != E.NONE:
+                log.warning("Could not store %d records of consumer group %s: %s", len(records), gid, err.name)
         return err
 
     def _timers_of(self, out: Outcome) -> None:
