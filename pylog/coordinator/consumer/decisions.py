@@ -277,8 +277,10 @@ def timer_fired(group: ConsumerGroup, key: TimerKey, cfg: ConsumerConfig | None 
 def _may_downgrade(group: ConsumerGroup, leaving: str, cfg: ConsumerConfig) -> bool:
     """Kafka's validateOnlineDowngradeWithFencedMember: others remain, all classic, policy and size allow it."""
     others = [m for mid, m in group.members.items() if mid != leaving]
-    return (bool(others) and all(m.classic is not None for m in others) and cfg.downgrade_enabled()
-            and len(others) <= cfg.classic_max_size)
+    if not others or any(m.classic is None for m in others):
+        return False
+    shared = set.intersection(*({name for name, _ in m.classic.protocols} for m in others if m.classic))
+    return bool(shared) and cfg.downgrade_enabled() and len(others) <= cfg.classic_max_size
 
 
 def check_commit(group: ConsumerGroup | None, member_id: str, epoch: int, instance_id: str | None = None,

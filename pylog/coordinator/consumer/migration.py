@@ -35,7 +35,8 @@ def from_classic(group: Group, topics: TopicsView) -> ConsumerGroup:
     """The consumer group a classic group becomes (raises EmbeddedProtocolError for unreadable subscriptions)."""
     cg = ConsumerGroup(group.group_id, group_epoch=group.generation, assignment_epoch=group.generation)
     for m in group.members.values():
-        sub = read_subscription(m.metadata_for(group.protocol_name or ""))
+        # a member that joined a rebalance in progress may not list the last generation's protocol
+        sub = read_subscription(dict(m.protocols).get(group.protocol_name or "") or m.protocols[0][1])
         assigned = by_id(read_assignment(m.assignment), topics)
         cg.members[m.member_id] = Member(
             m.member_id, instance_id=m.instance_id, rack_id=sub.rack_id, client_id=m.client_id,

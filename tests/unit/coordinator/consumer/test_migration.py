@@ -161,3 +161,46 @@ def test_a_classic_join_gives_an_empty_consumer_group_way_and_leave_removes_clas
         again = await c.join(join())  # an empty consumer group gives way to a classic group
         assert again.error == E.NONE and "g" not in c.consumer.groups and "g" in c.groups
     asyncio.run(asyncio.wait_for(go(), 10))
+
+
+def _member(mid: str, epoch: int, state=None, assigned=None, protocols=(("range", b""),)):
+    from pylog.coordinator.consumer.model import ClassicMeta, Member, MemberState
+    return Member(mid, member_epoch=epoch, state=state or MemberState.STABLE, assigned=assigned or {},
+                  classic=ClassicMeta(10000, tuple(protocols)) if protocols is not None else None)
+
+
+@pytest.mark.parametrize("member_epoch, state, target, others, want", [
+    (5, "STABLE", {0}, {}, E.NONE),  # reconciled at the group epoch
+    (4, "STABLE", {0}, {}, E.REBALANCE_IN_PROGRESS),  # the group moved on
+    (5, "UNREVOKED_PARTITIONS", {0}, {}, E.REBALANCE_IN_PROGRESS),  # must give partitions up and rejoin
+    (5, "UNRELEASED_PARTITIONS", {0, 1}, {1}, E.NONE),  # still waiting: partition 1 is someone else's
+    (5, "UNRELEASED_PARTITIONS", {0, 1}, set(), E.REBALANCE_IN_PROGRESS),  # partition 1 is free: rejoin for it
+])
+def test_a_classic_members_heartbeat_says_when_to_rejoin(member_epoch, state, target, others, want):
+    from pylog.coordinator.consumer import classic
+    from pylog.coordinator.consumer.model import ConsumerGroup, MemberState
+
+    g = ConsumerGroup("g", group_epoch=5, assignment_epoch=5)
+    g.members["m"] = _member("m", member_epoch, MemberState[state], {T: frozenset({0})})
+    g.members["o"] = _member("o", 5, assigned={T: frozenset(others)} if others else {}, protocols=None)
+    g.target["m"] = {T: frozenset(target)}
+    assert classic.heartbeat(g, member_epoch, "m", None).reply == want
+    assert classic.heartbeat(g, member_epoch, "o", None).reply == E.UNKNOWN_MEMBER_ID  # not a classic member
+
+
+@pytest.mark.parametrize("protocols, policy, want", [
+    ((("range", b""),), "bidirectional", True),
+    ((("roundrobin", b""),), "bidirectional", False),  # no protocol all the classic members share
+    ((("range", b""),), "upgrade", False),
+])
+def test_a_downgrade_needs_a_shared_protocol_and_the_policy(protocols, policy, want):
+    from pylog.coordinator.consumer.decisions import remove
+    from pylog.coordinator.consumer.model import ConsumerGroup
+
+    g = ConsumerGroup("g", group_epoch=3, assignment_epoch=3)
+    g.members = {"a": _member("a", 3), "b": _member("b", 3, protocols=protocols), "c": _member("c", 3, protocols=None)}
+    out = remove(g, "c", cfg=ConsumerConfig(migration_policy=policy))
+    assert (out.classic is not None) == want and (out.group is None) == want
+    if want:
+        assert (out.classic.generation, sorted(out.classic.members), out.classic.protocol_name) == (3, ["a", "b"],
+                                                                                                  "range")
