@@ -282,7 +282,8 @@ class GroupCoordinator:
             migration.from_classic(classic, self.consumer.topics())
         except EmbeddedProtocolError:
             return E.GROUP_ID_NOT_FOUND
-        for parked, answer in ((self._joins, E.REBALANCE_IN_PROGRESS), (self._syncs, SyncResult(E.REBALANCE_IN_PROGRESS))):
+        rebalancing = SyncResult(E.REBALANCE_IN_PROGRESS)
+        for parked, answer in ((self._joins, E.REBALANCE_IN_PROGRESS), (self._syncs, rebalancing)):
             for key in [k for k in parked if k[0] == gid]:
                 _resolve(parked.pop(key), answer)
         for key in [k for k in self._timers if k[1] == gid]:
