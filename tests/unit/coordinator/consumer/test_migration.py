@@ -204,3 +204,24 @@ def test_a_downgrade_needs_a_shared_protocol_and_the_policy(protocols, policy, w
     if want:
         assert (out.classic.generation, sorted(out.classic.members), out.classic.protocol_name) == (3, ["a", "b"],
                                                                                                   "range")
+
+
+def test_a_static_classic_member_restarts_in_a_consumer_group_under_a_new_id():
+    async def go():
+        c = await coordinator(MemoryLog())
+        await consumer_join(c)
+        static = JoinRequest("g", "", "inst-1", "consumer", [("range", subscription(["t"]))], 10000, 5000, "cl",
+                             "/h", True)  # v4+: a static member needs no MEMBER_ID_REQUIRED round trip
+        first = await c.join(static)
+        assert first.error == E.NONE
+        impostor = await c.join(JoinRequest(**{**_fields(static), "member_id": "someone-else"}))
+        assert impostor.error == E.FENCED_INSTANCE_ID
+        restarted = await c.join(static)  # a restart: no member id, same group.instance.id
+        members = c.consumer.groups["g"].members
+        assert restarted.error == E.NONE and restarted.member_id != first.member_id
+        assert first.member_id not in members and members[restarted.member_id].instance_id == "inst-1"
+    asyncio.run(asyncio.wait_for(go(), 10))
+
+
+def _fields(req: JoinRequest) -> dict:
+    return {f: getattr(req, f) for f in JoinRequest.__dataclass_fields__}
