@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from pylog.common.configdef import (
-    LONG_MAX, ConfigKey, Importance, Type, ValidList, ValidString, at_least, between, define,
+    LONG_MAX, CaseInsensitiveValidString, ConfigKey, Importance, Type, ValidList, ValidString, at_least, between, define,
 )
 from pylog.common.listeners import DEFAULT_PROTOCOL_MAP, SECURITY_PROTOCOLS, HttpListener
 from pylog.common.versions import METADATA_VERSION_VALIDATOR
@@ -322,6 +322,12 @@ _k("group.consumer.assignors", Type.LIST, ["uniform", "range"], "KIP-848 groups:
               "org.apache.kafka.coordinator.group.assignor.RangeAssignor")))
 _k("group.consumer.max.size", Type.INT, 2147483647, "The most members a KIP-848 group may have "
    "(GROUP_MAX_SIZE_REACHED beyond it).", at_least(1))
+_k("group.consumer.migration.policy", Type.STRING, "bidirectional", "Online migration between the classic and the "
+   "consumer protocol (Kafka 4.0's default): upgrade turns a non-empty classic group into a consumer group when a "
+   "consumer-protocol member joins it; downgrade turns a consumer group back into a classic group when its last "
+   "consumer-protocol member leaves; bidirectional both; disabled neither. Classic members may join a non-empty "
+   "consumer group under any policy, as in Kafka.",
+   CaseInsensitiveValidString(("disabled", "upgrade", "downgrade", "bidirectional")))
 
 _group("Security", "TLS and SASL listeners, SCRAM credentials and ACLs, with Kafka's keys. Any of them may be given "
        "for one listener as listener.name.<listener>.<key> (lower-case listener name), and a listener's SASL "

@@ -4,7 +4,8 @@ Behavior: for each group id, the consumer group's state, group and assignment ep
 member's epoch, subscription, current and target partitions (topic ids with their names). A group this
 broker does not coordinate gets NOT_COORDINATOR (or COORDINATOR_LOAD_IN_PROGRESS); an unknown one, or a
 classic group, GROUP_ID_NOT_FOUND as Kafka answers. Needs DESCRIBE on each group.
-Version notes: flexible; v1 adds each member's type (1: consumer protocol; KIP-1099).
+Version notes: flexible; v1 adds each member's type (1: consumer protocol, 0: a classic member served in the
+consumer group during a migration; KIP-1099).
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from pylog.protocol.api import ApiKey, response_class
 from pylog.protocol.errors import ErrorCode
 from pylog.security.authorizer import allowed, authorized_operations
 
-CONSUMER_MEMBER = 1  # KIP-1099's MemberType of a member on the consumer protocol
+CLASSIC_MEMBER, CONSUMER_MEMBER = 0, 1  # KIP-1099's MemberType: a classic member (online migration) or not
 _NOT_REQUESTED = -(1 << 31)  # Kafka's "authorized operations not asked for"
 
 
@@ -55,7 +56,7 @@ async def handle_consumer_group_describe(ctx: HandlerContext, req):
                             member_epoch=m.member_epoch, client_id=m.client_id, client_host=m.client_host,
                             subscribed_topic_names=list(m.subscribed_names), subscribed_topic_regex=m.subscribed_regex,
                             assignment=parts(m.assigned), target_assignment=parts(group.target.get(m.member_id, {})),
-                            member_type=CONSUMER_MEMBER)
+                            member_type=CONSUMER_MEMBER if m.classic is None else CLASSIC_MEMBER)
                    for m in group.members.values()]
         out.append(G(error_code=0, group_id=gid, group_state=group.state(), group_epoch=group.group_epoch,
                      assignment_epoch=group.assignment_epoch, assignor_name=group.assignor, members=members,

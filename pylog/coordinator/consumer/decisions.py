@@ -14,8 +14,10 @@ from __future__ import annotations
 import re
 import uuid
 from dataclasses import dataclass, field, replace
+from typing import Any
 
 from pylog.coordinator.consumer import records as rec
+from pylog.coordinator.consumer import migration
 from pylog.coordinator.consumer.assignors import ASSIGNORS
 from pylog.coordinator.consumer.model import (
     LEAVE_EPOCH, STATIC_LEAVE_EPOCH, Assignment, ConsumerGroup, Member, MemberState, TopicsView,
@@ -24,9 +26,12 @@ from pylog.coordinator.consumer.reconcile import next_state
 # The classic coordinator's timer effects: both shells set and cancel timers the same way.
 from pylog.coordinator.group.effects import CancelTimer, SetTimer  # noqa: F401 (re-exported to the shell)
 from pylog.common.errors import ErrorCode
+from pylog.coordinator.group.group import Group
 
 E = ErrorCode
-TimerKey = tuple[str, str, str]  # ("session" | "revoke", group id, member id)
+# ("session" | "revoke", group id, member id); classic members also "join" (told to rejoin, must within their
+# rebalance timeout) and "sync" (joined, must send SyncGroup within it)
+TimerKey = tuple[str, str, str]
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,13 +42,24 @@ class ConsumerConfig:
     heartbeat_interval_ms: int = 5000
     assignors: tuple[str, ...] = ("uniform", "range")
     max_size: int = 2**31 - 1
+    migration_policy: str = "bidirectional"  # group.consumer.migration.policy (Kafka 4.0's default)
+    classic_max_size: int = 2**31 - 1  # group.max.size: a downgrade may not make a classic group larger
 
     @classmethod
     def from_broker(cls, get) -> "ConsumerConfig":
         """The settings from a broker config's `get(key)`."""
         return cls(int(get("group.consumer.session.timeout.ms")), int(get("group.consumer.heartbeat.interval.ms")),
                    tuple(assignor_name(a) for a in get("group.consumer.assignors")),
-                   int(get("group.consumer.max.size")))
+                   int(get("group.consumer.max.size")), str(get("group.consumer.migration.policy")).lower(),
+                   int(get("group.max.size")))
+
+    def upgrade_enabled(self) -> bool:
+        """Whether a classic group converts to a consumer group when a consumer-protocol member joins it."""
+        return self.migration_policy in ("upgrade", "bidirectional")
+
+    def downgrade_enabled(self) -> bool:
+        """Whether a consumer group converts back when its last consumer-protocol member leaves."""
+        return self.migration_policy in ("downgrade", "bidirectional")
 
 
 def assignor_name(configured: str) -> str:
@@ -94,12 +110,14 @@ Effect = SetTimer | CancelTimer | Write
 
 @dataclass(slots=True)
 class Outcome:
-    """A rule's result: the group afterwards (None: it no longer exists), the answer, the effects in order."""
+    """A rule's result: the group afterwards (None: it no longer exists), the answer (a HeartbeatResult, or for a
+    classic member's request the classic answer), the effects in order; `classic`: the classic group it became."""
 
     group: ConsumerGroup | None
-    reply: HeartbeatResult
+    reply: Any
     effects: list[Effect] = field(default_factory=list)
     note: str = ""
+    classic: Group | None = None
 
 
 def heartbeat(group: ConsumerGroup | None, req: HeartbeatRequest, topics: TopicsView, cfg: ConsumerConfig,
@@ -109,11 +127,11 @@ def heartbeat(group: ConsumerGroup | None, req: HeartbeatRequest, topics: Topics
     if bad is not None:
         return Outcome(group, HeartbeatResult(bad[0], bad[1], member_epoch=req.member_epoch))
     if req.member_epoch in (LEAVE_EPOCH, STATIC_LEAVE_EPOCH):
-        return leave(group, req.member_id, req.instance_id, req.member_epoch)
+        return leave(group, req.member_id, req.instance_id, req.member_epoch, cfg)
     if group is None and req.member_epoch != 0:
         return Outcome(None, HeartbeatResult(E.UNKNOWN_MEMBER_ID, f"Group {req.group_id} has no member "
                                              f"{req.member_id}.", member_epoch=req.member_epoch))
-    g = _copy(group) if group is not None else ConsumerGroup(req.group_id)
+    g = copy_group(group) if group is not None else ConsumerGroup(req.group_id)
     records: list[rec.Record] = []
     member, err = _member(g, req, new_member_id, records)
     if err is not None:
@@ -123,18 +141,11 @@ def heartbeat(group: ConsumerGroup | None, req: HeartbeatRequest, topics: Topics
                                               f"({cfg.max_size}).", member_epoch=req.member_epoch))
     before = g.members.get(member.member_id)
     updated = _updated(member, req)
-    bump = _subscribe(g, before, updated, topics, records)
-    chosen = _assignor(g, cfg)
-    if isinstance(chosen, ErrorCode):
-        return Outcome(group, HeartbeatResult(chosen, f"No assignor in {', '.join(cfg.assignors)} is named "
+    settled = settle(g, before, updated, topics, cfg, req.owned, records)
+    if isinstance(settled, ErrorCode):
+        return Outcome(group, HeartbeatResult(settled, f"No assignor in {', '.join(cfg.assignors)} is named "
                                               f"{req.server_assignor}.", member_epoch=req.member_epoch))
-    if g.group_epoch > g.assignment_epoch:
-        records.extend(_assign(g, chosen))
-    reconciled = next_state(updated, g.assignment_epoch, g.target.get(updated.member_id, {}),
-                            g.owners(updated.member_id), req.owned)
-    if reconciled != updated or before is None:
-        records.append(rec.current_assignment_record(g.group_id, reconciled))
-    g.members[reconciled.member_id] = reconciled
+    reconciled, bump = settled
     fx: list[Effect] = ([Write(records)] if records else []) + _timers(g.group_id, updated, reconciled, cfg)
     # Kafka sends the assignment on a full request (a join, or one after an error) and when it changed.
     full = req.member_epoch == 0 or (req.rebalance_timeout_ms != -1 and req.subscribed_names is not None
@@ -145,6 +156,30 @@ def heartbeat(group: ConsumerGroup | None, req: HeartbeatRequest, topics: Topics
                             assignment=dict(reconciled.assigned) if full or changed else None)
     note = f"Bumped the epoch of consumer group {g.group_id} to {g.group_epoch}" if bump else ""
     return Outcome(g, reply, fx, note)
+
+
+def settle(g: ConsumerGroup, before: Member | None, updated: Member, topics: TopicsView, cfg: ConsumerConfig,
+           owned: Assignment | None, records: list[rec.Record]) -> tuple[Member, bool] | ErrorCode:
+    """Kafka's three steps for a member's request (`g` is changed): take its subscription (bumping the group epoch
+    when it or the topics changed), compute a new target when the group epoch is ahead, move the member one step
+    towards its target. The member afterwards and whether the epoch was bumped; UNSUPPORTED_ASSIGNOR if asked."""
+    bump = _subscribe(g, before, updated, topics, records)
+    chosen = _assignor(g, cfg)
+    if isinstance(chosen, ErrorCode):
+        return chosen
+    if g.group_epoch > g.assignment_epoch:
+        records.extend(_assign(g, chosen))
+    reconciled = next_state(updated, g.assignment_epoch, g.target.get(updated.member_id, {}),
+                            g.owners(updated.member_id), owned)
+    if reconciled != updated or before is None:
+        records.append(rec.current_assignment_record(g.group_id, reconciled))
+    g.members[reconciled.member_id] = reconciled
+    return reconciled, bump
+
+
+def session_ms(m: Member, cfg: ConsumerConfig) -> int:
+    """A member's session timeout: the broker's, or the one a classic member's JoinGroup asked for."""
+    return m.classic.session_timeout_ms if m.classic is not None else cfg.session_timeout_ms
 
 
 def _subscribe(g: ConsumerGroup, before: Member | None, updated: Member, topics: TopicsView,
@@ -168,7 +203,7 @@ def _subscribe(g: ConsumerGroup, before: Member | None, updated: Member, topics:
 
 def _timers(gid: str, updated: Member, reconciled: Member, cfg: ConsumerConfig) -> list[Effect]:
     """The member's session restarts; a revocation that starts gets the member's rebalance timeout."""
-    fx: list[Effect] = [SetTimer(("session", gid, reconciled.member_id), cfg.session_timeout_ms)]
+    fx: list[Effect] = [SetTimer(("session", gid, reconciled.member_id), session_ms(reconciled, cfg))]
     revoke_key = ("revoke", gid, reconciled.member_id)
     if reconciled.state == MemberState.UNREVOKED_PARTITIONS:
         if updated.state != MemberState.UNREVOKED_PARTITIONS:
@@ -178,7 +213,8 @@ def _timers(gid: str, updated: Member, reconciled: Member, cfg: ConsumerConfig) 
     return fx
 
 
-def leave(group: ConsumerGroup | None, member_id: str, instance_id: str | None, epoch: int) -> Outcome:
+def leave(group: ConsumerGroup | None, member_id: str, instance_id: str | None, epoch: int,
+          cfg: ConsumerConfig | None = None) -> Outcome:
     """A member leaves (-1), or a static member leaves for now (-2: it keeps its partitions for its restart)."""
     member = group.members.get(member_id) if group is not None else None
     if member is None and group is not None and instance_id is not None:
@@ -188,21 +224,29 @@ def leave(group: ConsumerGroup | None, member_id: str, instance_id: str | None, 
                                               member_epoch=epoch))
     reply = HeartbeatResult(E.NONE, member_id=member_id, member_epoch=epoch)
     if epoch == STATIC_LEAVE_EPOCH and member.instance_id is not None:
-        g = _copy(group)
+        g = copy_group(group)
         left = replace(member, member_epoch=STATIC_LEAVE_EPOCH, previous_member_epoch=member.member_epoch)
         g.members[member.member_id] = left
         return Outcome(g, reply, [Write([rec.current_assignment_record(g.group_id, left)]),
                                   CancelTimer(("revoke", g.group_id, member.member_id))],
                        f"Static member {member.instance_id} left consumer group {g.group_id} for now")
-    out = remove(group, member.member_id)
+    out = remove(group, member.member_id, cfg=cfg)
     out.reply = reply
     return out
 
 
-def remove(group: ConsumerGroup, member_id: str, why: str = "left") -> Outcome:
+def remove(group: ConsumerGroup, member_id: str, why: str = "left", cfg: ConsumerConfig | None = None) -> Outcome:
     """Remove a member (left, session expired, or too slow to revoke): its partitions are free, the group epoch
-    goes up so the next heartbeat computes a new target."""
-    g = _copy(group)
+    goes up so the next heartbeat computes a new target. When only classic members would be left and the migration
+    policy allows a downgrade, the group becomes a classic group instead (Kafka's convertToClassicGroup)."""
+    if cfg is not None and _may_downgrade(group, member_id, cfg):
+        classic = migration.to_classic(group, member_id)
+        records = [r for mid in group.members for r in rec.member_tombstones(group.group_id, mid)]
+        records += rec.group_tombstones(group.group_id)
+        return Outcome(None, HeartbeatResult(E.NONE), [Write(records)],
+                       f"Member {member_id} {why} consumer group {group.group_id}: only classic members are left, "
+                       f"so it is a classic group again (generation {classic.generation})", classic)
+    g = copy_group(group)
     g.members.pop(member_id, None)
     g.target.pop(member_id, None)
     g.group_epoch += 1
@@ -213,7 +257,7 @@ def remove(group: ConsumerGroup, member_id: str, why: str = "left") -> Outcome:
                    f"Member {member_id} {why} consumer group {g.group_id}; epoch now {g.group_epoch}")
 
 
-def timer_fired(group: ConsumerGroup, key: TimerKey) -> Outcome | None:
+def timer_fired(group: ConsumerGroup, key: TimerKey, cfg: ConsumerConfig | None = None) -> Outcome | None:
     """A session expired (the member is removed) or a revocation took longer than the rebalance timeout
     (the member is fenced: removed too); None when the timer no longer applies."""
     kind, _, member_id = key
@@ -221,10 +265,22 @@ def timer_fired(group: ConsumerGroup, key: TimerKey) -> Outcome | None:
     if member is None:
         return None
     if kind == "session":
-        return remove(group, member_id, "expired from (session timeout)")
+        return remove(group, member_id, "expired from (session timeout)", cfg)
+    if kind in ("join", "sync"):
+        return remove(group, member_id, f"was fenced (no {'JoinGroup' if kind == 'join' else 'SyncGroup'} "
+                      "within its rebalance timeout) from", cfg)
     if member.state == MemberState.UNREVOKED_PARTITIONS:
-        return remove(group, member_id, "was fenced (rebalance timeout) from")
+        return remove(group, member_id, "was fenced (rebalance timeout) from", cfg)
     return None
+
+
+def _may_downgrade(group: ConsumerGroup, leaving: str, cfg: ConsumerConfig) -> bool:
+    """Kafka's validateOnlineDowngradeWithFencedMember: others remain, all classic, policy and size allow it."""
+    others = [m for mid, m in group.members.items() if mid != leaving]
+    if not others or any(m.classic is None for m in others):
+        return False
+    shared = set.intersection(*({name for name, _ in m.classic.protocols} for m in others if m.classic))
+    return bool(shared) and cfg.downgrade_enabled() and len(others) <= cfg.classic_max_size
 
 
 def check_commit(group: ConsumerGroup | None, member_id: str, epoch: int, instance_id: str | None = None,
@@ -240,8 +296,8 @@ def check_commit(group: ConsumerGroup | None, member_id: str, epoch: int, instan
     member = group.members.get(member_id) if group is not None else None
     if member is None:
         return E.UNKNOWN_MEMBER_ID
-    if epoch != member.member_epoch:  # TxnOffsetCommit's generation field carries the member epoch
-        return E.ILLEGAL_GENERATION if transactional else E.STALE_MEMBER_EPOCH
+    if epoch != member.member_epoch:  # TxnOffsetCommit's and a classic member's generation is the member epoch
+        return E.ILLEGAL_GENERATION if transactional or member.classic is not None else E.STALE_MEMBER_EPOCH
     return E.NONE
 
 
@@ -254,7 +310,9 @@ def check_fetch(group: ConsumerGroup | None, member_id: str, epoch: int) -> Erro
     member = group.members.get(member_id)
     if member is None:
         return E.UNKNOWN_MEMBER_ID
-    return E.NONE if epoch == member.member_epoch else E.STALE_MEMBER_EPOCH
+    if epoch == member.member_epoch:
+        return E.NONE
+    return E.ILLEGAL_GENERATION if member.classic is not None else E.STALE_MEMBER_EPOCH
 
 
 def expired_offsets(group: ConsumerGroup, committed: dict[tuple[str, int], int], now: int, retention_ms: int
@@ -340,7 +398,7 @@ def _member(g: ConsumerGroup, req: HeartbeatRequest, new_id: str, records: list[
             if static.member_epoch != STATIC_LEAVE_EPOCH:
                 return static, (E.UNRELEASED_INSTANCE_ID, f"Static member {static.member_id} with instance id "
                                 f"{req.instance_id} is still alive in group {g.group_id}.")
-            return _replace_static(g, static, mid, records), None
+            return replace_static(g, static, mid, records), None
         existing = g.members.get(mid)
         if existing is not None:  # it rejoins: whatever it held, it let go of
             return replace(existing, member_epoch=0, previous_member_epoch=0, state=MemberState.STABLE,
@@ -357,7 +415,7 @@ def _member(g: ConsumerGroup, req: HeartbeatRequest, new_id: str, records: list[
     return member, None
 
 
-def _replace_static(g: ConsumerGroup, old: Member, mid: str, records: list[rec.Record]) -> Member:
+def replace_static(g: ConsumerGroup, old: Member, mid: str, records: list[rec.Record]) -> Member:
     """A static member's restart: the new member id takes over the old one's partitions and target (no epoch
     bump, so nobody else moves)."""
     g.members.pop(old.member_id)
@@ -387,13 +445,13 @@ def _subscription(m: Member) -> tuple:
 
 def _metadata(m: Member) -> tuple:
     return (m.instance_id, m.rack_id, m.client_id, m.client_host, m.subscribed_names, m.subscribed_regex,
-            m.rebalance_timeout_ms, m.server_assignor)
+            m.rebalance_timeout_ms, m.server_assignor, m.classic)
 
 
 def _subset(owned: Assignment | None, assigned: Assignment) -> bool:
     return owned is None or all(ps <= assigned.get(t, frozenset()) for t, ps in owned.items())
 
 
-def _copy(g: ConsumerGroup) -> ConsumerGroup:
+def copy_group(g: ConsumerGroup) -> ConsumerGroup:
     """A copy the rules may change (members are replaced, never changed in place)."""
     return replace(g, members=dict(g.members), target=dict(g.target), subscribed_topics=dict(g.subscribed_topics))

@@ -22,6 +22,15 @@ class MemberState(enum.IntEnum):
     UNKNOWN = 127
 
 
+@dataclass(frozen=True, slots=True)
+class ClassicMeta:
+    """A member served through JoinGroup/SyncGroup (a classic consumer in a consumer group, during an upgrade or a
+    downgrade): its session timeout and the protocols (name, subscription bytes) its JoinGroup listed."""
+
+    session_timeout_ms: int
+    protocols: tuple[tuple[str, bytes], ...]
+
+
 @dataclass(slots=True)
 class Member:
     """One consumer of the group, as the coordinator knows it."""
@@ -40,6 +49,7 @@ class Member:
     state: MemberState = MemberState.STABLE
     assigned: Assignment = field(default_factory=dict)
     pending_revocation: Assignment = field(default_factory=dict)
+    classic: ClassicMeta | None = None  # None: it speaks ConsumerGroupHeartbeat
 
 
 @dataclass(slots=True)

@@ -13,7 +13,7 @@ import struct
 import uuid
 from dataclasses import dataclass, field
 
-from pylog.coordinator.consumer.model import Assignment, ConsumerGroup, Member, MemberState
+from pylog.coordinator.consumer.model import Assignment, ClassicMeta, ConsumerGroup, Member, MemberState
 
 GROUP_METADATA, PARTITION_METADATA, MEMBER_METADATA, TARGET_METADATA, TARGET_MEMBER, CURRENT_ASSIGNMENT = range(3, 9)
 KEY_VERSIONS = frozenset(range(3, 9))
@@ -68,9 +68,24 @@ class _Out:
             self.uvarint(0)
         return self
 
-    def done(self) -> bytes:
-        self.uvarint(0)  # no tagged fields
+    def done(self, tagged: dict[int, bytes] | None = None) -> bytes:
+        self.uvarint(len(tagged or {}))
+        for tag, data in sorted((tagged or {}).items()):
+            self.uvarint(tag).uvarint(len(data))
+            self.buf += data
         return bytes(self.buf)
+
+
+def _classic_bytes(c: ClassicMeta) -> bytes:
+    """ConsumerGroupMemberMetadataValue's ClassicMemberMetadata (tag 0): session timeout, supported protocols."""
+    out = _Out()
+    del out.buf[:]  # a struct inside the value: no version of its own
+    out.i32(c.session_timeout_ms).uvarint(len(c.protocols) + 1)
+    for name, meta in c.protocols:
+        out.string(name).uvarint(len(meta) + 1)
+        out.buf += meta
+        out.uvarint(0)
+    return out.done()
 
 
 class _In:
@@ -154,7 +169,8 @@ def member_metadata_record(group_id: str, m: Member) -> Record:
     out = (_Out().string(m.instance_id).string(m.rack_id).string(m.client_id).string(m.client_host)
            .strings(m.subscribed_names).string(m.subscribed_regex).i32(m.rebalance_timeout_ms)
            .string(m.server_assignor))
-    return _key(MEMBER_METADATA, group_id, m.member_id), out.done()
+    return _key(MEMBER_METADATA, group_id, m.member_id), out.done(
+        {0: _classic_bytes(m.classic)} if m.classic is not None else None)
 
 
 def target_epoch_record(g: ConsumerGroup) -> Record:
@@ -182,6 +198,16 @@ def member_tombstones(group_id: str, member_id: str) -> list[Record]:
 def group_tombstones(group_id: str) -> list[Record]:
     """A deleted group's own records."""
     return [(_key(v, group_id), None) for v in (TARGET_METADATA, PARTITION_METADATA, GROUP_METADATA)]
+
+
+def _read_classic(v: _In) -> ClassicMeta:
+    timeout = v.i32()
+    protocols = []
+    for _ in range(v.uvarint() - 1):
+        name = v.string() or ""
+        protocols.append((name, bytes(v.take(v.uvarint() - 1))))
+        v.tags()
+    return ClassicMeta(timeout, tuple(protocols))
 
 
 def _state(n: int) -> MemberState:
@@ -235,6 +261,12 @@ class ConsumerReplay:
             m.instance_id, m.rack_id, m.client_id, m.client_host = v.string(), v.string(), v.string() or "", v.string() or ""
             m.subscribed_names, m.subscribed_regex = tuple(v.strings()), v.string()
             m.rebalance_timeout_ms, m.server_assignor = v.i32(), v.string()
+            m.classic = None
+            for _ in range(v.uvarint()):
+                tag, size = v.uvarint(), v.uvarint()
+                data = v.take(size)
+                if tag == 0:
+                    m.classic = _read_classic(_In(bytes(data)))
         elif version == TARGET_METADATA:
             g.assignment_epoch = v.i32()
         elif version == TARGET_MEMBER:

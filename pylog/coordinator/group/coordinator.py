@@ -21,6 +21,8 @@ from pylog.coordinator.consumer import decisions as consumer_rules
 from pylog.coordinator.consumer.coordinator import ConsumerCoordinator
 from pylog.coordinator.consumer.decisions import ConsumerConfig, HeartbeatRequest, HeartbeatResult
 from pylog.coordinator.consumer.model import ConsumerGroup, TopicsView
+from pylog.coordinator.consumer import migration
+from pylog.coordinator.consumer.embedded import EmbeddedProtocolError
 from pylog.coordinator.consumer.records import group_tombstones
 from pylog.coordinator.group import decisions as rules
 from pylog.coordinator.group.api import (
@@ -34,7 +36,7 @@ from pylog.coordinator.group.effects import (
 from pylog.coordinator.group.group import Group, new_member_id
 from pylog.coordinator.group.offsets import OffsetOps
 from pylog.coordinator.group.pending import PendingTxnOffsets
-from pylog.coordinator.group.records import OFFSETS_TOPIC, OffsetValue, offset_key_bytes
+from pylog.coordinator.group.records import OFFSETS_TOPIC, GroupKey, OffsetValue, encode_group_key, offset_key_bytes
 from pylog.coordinator.group.state import GroupState
 from pylog.coordinator.group.store import OffsetsLog, Replayed, client_error
 from pylog.coordinator.group.table import GroupTable, metadata_record
@@ -58,6 +60,7 @@ class GroupCoordinator:
                                                         self._install, self._drop)
         # KIP-848 groups: same partitions, load and offsets; their own rules and timers.
         self.consumer = ConsumerCoordinator(store, consumer_config, self.partition_of, topics)
+        self.consumer.downgraded = self._adopt_downgraded
         self.offset_ops = OffsetOps(self.table, store, config, self.check, now_ms, self._apply, self._commit_check)
         self._timers: dict[TimerKey, asyncio.TimerHandle] = {}
         self._joins: dict[tuple[str, str], asyncio.Future] = {}  # (group, member) -> parked JoinGroup
@@ -190,8 +193,13 @@ class GroupCoordinator:
         if err != E.NONE:
             return JoinResult(err, member_id=req.member_id)
         consumer = self.consumer.groups.get(req.group_id)
-        if consumer is not None and consumer.members:  # no mixed groups (yet): Kafka's migration policy "none"
-            return JoinResult(E.INCONSISTENT_GROUP_PROTOCOL, member_id=req.member_id)
+        if consumer is not None and consumer.members:  # a classic member of a consumer group (Kafka: any policy)
+            if not self.config.min_session_timeout_ms <= req.session_timeout_ms <= self.config.max_session_timeout_ms:
+                return JoinResult(E.INVALID_SESSION_TIMEOUT, member_id=req.member_id)
+            known_id_required = req.require_known_member_id and not req.member_id and not req.instance_id
+            return await self.consumer.classic_join(req, known_id_required)
+        if consumer is not None:  # an empty consumer group gives way (Kafka's maybeDeleteEmptyConsumerGroup)
+            await self.consumer.drop_empty(req.group_id)
         group = self.table.groups.get(req.group_id)
         d = rules.join(group, req, new_member_id(req.client_id, req.instance_id), self.config, self.now_ms())
         parked = self._decided(group, d)
@@ -205,6 +213,11 @@ class GroupCoordinator:
         err = self.check(group_id)
         if err != E.NONE:
             return SyncResult(err)
+        if group_id in self.consumer.groups:
+            if not self.consumer.groups[group_id].members:
+                return SyncResult(E.UNKNOWN_MEMBER_ID)
+            return self.consumer.classic_sync(group_id, generation, member_id, instance_id, protocol_type,
+                                              protocol_name)
         group = self.table.groups.get(group_id)
         d = rules.sync(group, generation, member_id, instance_id, protocol_type, protocol_name, assignments)
         parked = self._decided(group, d)
@@ -215,6 +228,8 @@ class GroupCoordinator:
         err = self.check(group_id)
         if err != E.NONE:
             return err
+        if group_id in self.consumer.groups:
+            return self.consumer.classic_heartbeat(group_id, generation, member_id, instance_id)
         group = self.table.groups.get(group_id)
         d = rules.heartbeat(group, generation, member_id, instance_id)
         self._decided(group, d)
@@ -225,6 +240,8 @@ class GroupCoordinator:
         err = self.check(group_id)
         if err != E.NONE:
             return err, []
+        if group_id in self.consumer.groups:
+            return self.consumer.classic_leave(group_id, members)
         group = self.table.groups.get(group_id)
         d = rules.leave(group, members, self.config, self.now_ms())
         self._decided(group, d)
@@ -239,9 +256,54 @@ class GroupCoordinator:
             return HeartbeatResult(err, member_epoch=req.member_epoch)
         classic = self.table.groups.get(req.group_id)
         if classic is not None and classic.state not in (GroupState.EMPTY, GroupState.DEAD):
-            return HeartbeatResult(E.GROUP_ID_NOT_FOUND, f"Group {req.group_id} is not a consumer group.",
-                                   member_epoch=req.member_epoch)
+            why = self._upgrade_refused(classic, req.member_epoch)
+            if why is not None:
+                log.info("Cannot upgrade classic group %s to a consumer group: %s", req.group_id, why)
+                return HeartbeatResult(E.GROUP_ID_NOT_FOUND, f"Group {req.group_id} is not a consumer group.",
+                                       member_epoch=req.member_epoch)
+            err = await self._upgrade(classic)
+            if err != E.NONE:
+                return HeartbeatResult(err, member_epoch=req.member_epoch)
         return await self.consumer.heartbeat(req)
+
+    def _upgrade_refused(self, classic: Group, member_epoch: int) -> str | None:
+        """Why a ConsumerGroupHeartbeat may not turn this classic group into a consumer group (None: it may)."""
+        if member_epoch != 0:
+            return "only a joining member (epoch 0) converts a group"
+        if not self.consumer.config.upgrade_enabled():
+            return f"group.consumer.migration.policy is {self.consumer.config.migration_policy}"
+        return migration.upgradable(classic, self.consumer.config.max_size)
+
+    async def _upgrade(self, classic: Group) -> ErrorCode:
+        """Kafka's convertToConsumerGroup: parked JoinGroups and SyncGroups learn of the new rebalance, the classic
+        side forgets the group (not its offsets), and the consumer side takes it over."""
+        gid = classic.group_id
+        try:
+            migration.from_classic(classic, self.consumer.topics())
+        except EmbeddedProtocolError:
+            return E.GROUP_ID_NOT_FOUND
+        rebalancing = SyncResult(E.REBALANCE_IN_PROGRESS)
+        for parked, answer in ((self._joins, E.REBALANCE_IN_PROGRESS), (self._syncs, rebalancing)):
+            for key in [k for k in parked if k[0] == gid]:
+                _resolve(parked.pop(key), answer)
+        for key in [k for k in self._timers if k[1] == gid]:
+            self._timers.pop(key).cancel()
+        if self.table.groups.get(gid) is classic:
+            del self.table.groups[gid]
+        err = await self.consumer.upgrade(classic, [(encode_group_key(GroupKey(gid)), None)])
+        if err != E.NONE and gid not in self.table.groups:  # nothing was written: the classic group stays
+            self.table.groups[gid] = classic
+            self._apply(classic, [session_timer(classic, m) for m in classic.members.values()])
+        return err
+
+    def _adopt_downgraded(self, group: Group) -> None:
+        """A consumer group of classic members only became this classic group: store it, restart its members'
+        sessions, and rebalance so they rejoin and their leader assigns (Kafka's convertToClassicGroup)."""
+        group.state_timestamp_ms = self.now_ms()
+        self.table.groups[group.group_id] = group
+        self._apply(group, [session_timer(group, m) for m in group.members.values()] + [Persist(group.generation)])
+        reason = f"Downgrade group {group.group_id} from consumer to classic."
+        self._apply(group, rules.rebalance(group, reason, self.config, self.now_ms()).effects)
 
     def describe_consumer_group(self, group_id: str) -> tuple[ErrorCode, ConsumerGroup | None, dict]:
         """ConsumerGroupDescribe for one group: (error, the group, topic id -> name for its partitions)."""
@@ -297,14 +359,18 @@ class GroupCoordinator:
         return self.offset_ops.fetch(group_id, partitions, require_stable)
 
     def describe(self, group_id: str) -> GroupSummary:
-        """DescribeGroups for one group (an unknown group is reported Dead, as Kafka does)."""
+        """DescribeGroups for one group (an unknown group is reported Dead, as Kafka does). A consumer group is not a
+        classic group: Kafka 4.0 answers Dead without an error below DescribeGroups v6 (v6: GROUP_ID_NOT_FOUND)."""
+        if group_id in self.consumer.groups and self.check(group_id) == E.NONE:
+            return GroupSummary(group_id, E.NONE)
         return self.offset_ops.describe(group_id)
 
     def list_groups(self, states: set[GroupState] | None) -> tuple[ErrorCode, list[tuple[str, str, str]]]:
         """(error, [(group id, protocol type, state)]) for the groups coordinated here."""
         owned = set(self.ownership.owned())
         out = [(g.group_id, g.protocol_type or "", g.state.value) for g in self.table.groups.values()
-               if self.partition_of(g.group_id) in owned and (not states or g.state in states)]
+               if self.partition_of(g.group_id) in owned and (not states or g.state in states)
+               and g.group_id not in self.consumer.groups]  # (offsets alone leave an empty entry here)
         return (E.COORDINATOR_LOAD_IN_PROGRESS if self.ownership.loading() else E.NONE), sorted(out)
 
     async def delete_group(self, group_id: str) -> ErrorCode:

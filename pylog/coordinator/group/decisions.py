@@ -197,6 +197,13 @@ def _prepare_rebalance(fx: list[Effect], group: Group, reason: str, cfg: Coordin
     _try_complete_join(fx, group, cfg, now)  # e.g. the last member left: nothing to wait for
 
 
+def rebalance(group: Group, reason: str, cfg: CoordinatorConfig, now: int) -> Decision:
+    """Start a join phase now (a group that was a consumer group until its last consumer-protocol member left)."""
+    d = Decision()
+    _prepare_rebalance(d.effects, group, reason, cfg, now)
+    return d
+
+
 def _try_complete_join(fx: list[Effect], group: Group, cfg: CoordinatorConfig, now: int) -> None:
     """Finish the join phase early once everybody is in (not during the initial delay)."""
     if group.state != S.PREPARING_REBALANCE or not group.has_all_joined():
