@@ -3,8 +3,9 @@
 Behavior: a member joins (epoch 0), heartbeats and acknowledges its assignment (its epoch), or leaves (-1;
 -2 for a static member that will restart); the coordinator answers with the member's epoch, the
 heartbeat interval and, when it changed, the member's partitions by topic id
-(pylog/coordinator/consumer/). Needs READ on the group (GROUP_AUTHORIZATION_FAILED); a subscription to
-topics the principal may not DESCRIBE is not checked here (Kafka 4.0 does: TOPIC_AUTHORIZATION_FAILED).
+(pylog/coordinator/consumer/). Needs READ on the group (GROUP_AUTHORIZATION_FAILED), then DESCRIBE on every
+topic of a subscription by name (TOPIC_AUTHORIZATION_FAILED), in Kafka 4.0's order; a regular expression only
+ever matches what the coordinator resolves, unchecked, as Kafka 4.0 does.
 Only when `group.coordinator.rebalance.protocols` lists `consumer` (else UNSUPPORTED_VERSION, and
 ApiVersions leaves the key out).
 Version notes: v0 and v1 are flexible; v1 adds SubscribedTopicRegex (a Python `re` pattern that must match
@@ -36,6 +37,9 @@ async def handle_consumer_group_heartbeat(ctx: HandlerContext, req):
                    heartbeat_interval_ms=0)
     if not allowed(ctx, "READ", "GROUP", req.group_id or ""):
         return cls(throttle_time_ms=0, error_code=int(ErrorCode.GROUP_AUTHORIZATION_FAILED), member_epoch=-1,
+                   heartbeat_interval_ms=0)
+    if any(not allowed(ctx, "DESCRIBE", "TOPIC", t) for t in req.subscribed_topic_names or []):
+        return cls(throttle_time_ms=0, error_code=int(ErrorCode.TOPIC_AUTHORIZATION_FAILED), member_epoch=-1,
                    heartbeat_interval_ms=0)
     owned = None if req.topic_partitions is None else {
         t.topic_id: frozenset(t.partitions or []) for t in req.topic_partitions if t.partitions}

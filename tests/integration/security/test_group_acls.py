@@ -117,3 +117,32 @@ def test_txn_offset_commit_needs_transactional_id_write_then_group_and_topic_rea
         wait_for(lambda: commit() == KafkaError.TOPIC_AUTHORIZATION_FAILED, 30, "the group ACL")
         grant(ResourceType.TOPIC, TOPIC, AclOperation.READ)
         wait_for(lambda: commit() == 0, 30, "the topic ACL")
+
+
+def test_a_consumer_protocol_member_needs_describe_on_the_topics_it_subscribes_to(acl_cluster):
+    """KIP-848 (group.protocol=consumer): after READ on the group, ConsumerGroupHeartbeat checks DESCRIBE on each
+    subscribed topic, as Kafka 4.0 does; with READ on the topic the same member consumes."""
+    c = acl_cluster
+    create_topic(c.bootstrap, TOPIC)
+    kcat(c.bootstrap, "-P", "-t", TOPIC, input="a\nb\n")
+    admin = AdminClient({"bootstrap.servers": c.bootstrap})
+    for f in admin.create_acls([acl(ResourceType.GROUP, GROUP, "User:bob", AclOperation.READ)]).values():
+        assert f.result(30) is None
+
+    cons = Consumer({**sasl(c, "bob"), "group.id": GROUP, "group.protocol": "consumer",
+                     "auto.offset.reset": "earliest"})
+    try:
+        cons.subscribe([TOPIC])
+        assert first_error(cons) == KafkaError.TOPIC_AUTHORIZATION_FAILED
+    finally:
+        cons.close()
+
+    for f in admin.create_acls([acl(ResourceType.TOPIC, TOPIC, "User:bob", AclOperation.READ)]).values():
+        assert f.result(30) is None
+    cons = Consumer({**sasl(c, "bob"), "group.id": GROUP, "group.protocol": "consumer",
+                     "auto.offset.reset": "earliest"})
+    try:
+        cons.subscribe([TOPIC])
+        assert consume(cons, 2) == [b"a", b"b"]
+    finally:
+        cons.close()
