@@ -68,9 +68,16 @@ class DelegationTokenManager:
 
         def run_blocking(fn: Callable[[], None]) -> None:
             if not loop.is_closed():
-                loop.call_soon_threadsafe(lambda: self.spawn(self._blocking(fn)))
+                loop.call_soon_threadsafe(lambda: self.spawn(self._locked(fn)))
         await self._blocking(self.cache.watch, self.zk, run_blocking)
         self.spawn(self._expiry_loop())
+
+    async def _locked(self, fn: Callable[[], None]) -> None:
+        # A notification is applied under the lock of this broker's own changes, as Kafka's handler is: read
+        # before a renewal or an expiry and cached after it, a token would come back with its old expiry, or
+        # come back at all, until the next notification.
+        async with self._lock:
+            await self._blocking(fn)
 
     def auth(self, mechanism: str, token_id: str) -> TokenAuth | None:
         """For SCRAM's `tokenauth=true`: the token's credential and owner (None when disabled or unknown)."""

@@ -300,8 +300,9 @@ class ReplicaManager(ConfigListener):
         advance the high watermark) and its log start offset (DeleteRecords' low watermark), and, once
         it caught up, add it to the ISR in the background."""
         p.update_follower(replica_id, fetch_offset, now, log_start_offset)
-        if p.isr_change(now, 0, shrink=False) is not None:
-            self.spawn(self._change_isr(p, now, 0, shrink=False))
+        lag = int(self.config.get("replica.lag.time.max.ms"))
+        if p.isr_change(now, lag, shrink=False) is not None:
+            self.spawn(self._change_isr(p, now, lag, shrink=False))
 
     def follower_read_limit(self, p: Partition, replica_id: int, limit: int) -> int:
         """Bytes a follower's fetch may read from `p` now: none while `p` is a throttled replica, the follower

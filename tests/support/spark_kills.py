@@ -138,24 +138,34 @@ class Driver:
                  if cmdline(pid).endswith(_WORKER) and cmdline(_parent(pid)).endswith(_WORKER)]
         return sorted({*local, *self.executor_workers()})
 
-    def kill_writers_in_open_transaction(self, broker_ports: set[int], open_transaction) -> list[int]:
-        """SIGKILL the python workers connected to the cluster while a transaction holds records: the workers are
-        stopped (SIGSTOP) while `open_transaction()` is asked, so the transaction's writer, one of them, cannot
-        commit in between. Returns the killed pids ([] if no transaction was open; the workers go on)."""
-        workers = self.python_workers()
-        for pid in workers:
-            with contextlib.suppress(ProcessLookupError):
-                os.kill(pid, signal.SIGSTOP)
+    def kill_writers_in_open_transaction(self, broker_ports: set[int], open_transaction,
+                                         settle_s: float = 1.0) -> list[int]:
+        """SIGKILL the python workers connected to the cluster while a transaction holds records that only an
+        abort can end. The workers are stopped (SIGSTOP) first, so no writer can commit and no retry can fence;
+        the transaction must still be open `settle_s` later, when a commit a writer asked for just before the
+        stop has finished without it. Returns the killed pids ([] if none was open; the workers go on)."""
+        stopped: list[int] = []
         try:
+            for _ in range(5):  # a worker forked while stopping the others is stopped too
+                fresh = [pid for pid in self.python_workers() if pid not in stopped]
+                if not fresh:
+                    break
+                for pid in fresh:
+                    with contextlib.suppress(ProcessLookupError):
+                        os.kill(pid, signal.SIGSTOP)
+                stopped += fresh
             if not open_transaction():
                 return []
-            writers = [pid for pid in workers if connected_to(pid, broker_ports)]
+            time.sleep(settle_s)
+            if not open_transaction():
+                return []  # a commit was under way: it ended without its (stopped) writer
+            writers = [pid for pid in stopped if connected_to(pid, broker_ports)]
             for pid in writers:
                 with contextlib.suppress(ProcessLookupError):
                     os.kill(pid, signal.SIGKILL)
             return writers
         finally:
-            for pid in workers:
+            for pid in stopped:
                 with contextlib.suppress(ProcessLookupError):
                     os.kill(pid, signal.SIGCONT)
 

@@ -1,6 +1,8 @@
 """bin/pylog-configs.sh --entity-type users: SCRAM credentials through ZooKeeper and through a broker.
 
-The script is run as an operator runs it; the credential then logs in over SASL_SSL with kcat at once.
+The script is run as an operator runs it; once the broker applied the change (ZK-mode Kafka's brokers, the one
+that wrote it included, follow the /config/changes notification: its answer does not wait for that), the
+credential logs in over SASL_SSL with kcat.
 """
 
 import json
@@ -10,6 +12,7 @@ import subprocess
 import pytest
 
 from pylog.security.scram import ScramCredential
+from support.clients import wait_for
 
 pytestmark = pytest.mark.integration
 
@@ -28,8 +31,17 @@ def scram_login(cluster, ca, user, password, mechanism="SCRAM-SHA-256"):
                            f"sasl.password={password}"], capture_output=True, text=True, timeout=60)
 
 
+def applied(cluster, user):
+    """A function that waits until the broker has applied one more change of `user`'s credentials than now."""
+    line = f"Updated SCRAM credentials of user {user} ("
+    before = cluster.brokers[0].log_path.read_text().count(line)
+    return lambda: wait_for(lambda: cluster.brokers[0].log_path.read_text().count(line) > before, 30,
+                            f"the broker to apply the change of {user}'s credentials")
+
+
 def test_configs_users_through_zookeeper_and_bootstrap(secure_cluster, ca, zk):
     c = secure_cluster
+    alice = applied(c, "alice")
     r = configs("--zookeeper", c.zk_connect, "--alter", "--add-config",
                 "SCRAM-SHA-256=[iterations=8192,password=alice-pw],SCRAM-SHA-512=[password=alice-pw]",
                 "--entity-type", "users", "--entity-name", "alice")
@@ -38,6 +50,7 @@ def test_configs_users_through_zookeeper_and_bootstrap(secure_cluster, ca, zk):
     stored = json.loads(zk.get("/config/users/alice")[0])["config"]
     assert ScramCredential.from_text(stored["SCRAM-SHA-256"]).iterations == 8192
     assert ScramCredential.from_text(stored["SCRAM-SHA-512"]).iterations == 4096
+    alice()
     assert scram_login(c, ca, "alice", "alice-pw").returncode == 0
 
     r = configs("--bootstrap-server", c.bootstrap, "--describe", "--entity-type", "users", "--entity-name", "alice")
@@ -46,14 +59,18 @@ def test_configs_users_through_zookeeper_and_bootstrap(secure_cluster, ca, zk):
     r = configs("--zookeeper", c.zk_connect, "--describe", "--entity-type", "users", "--entity-name", "alice")
     assert r.stdout.startswith("Configs for user-principal 'alice' are SCRAM-SHA-256=salt=")
 
+    bob = applied(c, "bob")
     r = configs("--bootstrap-server", c.bootstrap, "--alter", "--add-config", "SCRAM-SHA-256=[password=bob-pw]",
                 "--entity-type", "users", "--entity-name", "bob")
     assert r.returncode == 0 and r.stdout.strip() == "Completed updating config for user bob.", r.stderr
+    bob()
     assert scram_login(c, ca, "bob", "bob-pw").returncode == 0
 
+    alice = applied(c, "alice")
     r = configs("--bootstrap-server", c.bootstrap, "--alter", "--delete-config", "SCRAM-SHA-256",
                 "--entity-type", "users", "--entity-name", "alice")
     assert r.returncode == 0, r.stderr
+    alice()
     failed = scram_login(c, ca, "alice", "alice-pw")
     assert failed.returncode != 0 and "invalid credentials" in failed.stderr
     assert scram_login(c, ca, "alice", "alice-pw", "SCRAM-SHA-512").returncode == 0

@@ -36,6 +36,12 @@ CASES = [
     ("after a fetch: only adds", [1, 2], [1, 2, 3], {2: f(1, 0), 3: f(4, 20_000)}, 4, 0, 20_000, False,
      IsrChange((1, 2, 3), (), (3,))),
     ("after a fetch: a lagging member stays", [1, 2], [1, 2], {2: f(0, 0)}, 0, 0, 20_000, False, None),
+    # A follower that stopped fetching (kill -9) keeps the offsets of its last fetch, at the HW while nothing is
+    # written: once shrunk out it must not rejoin on them (the next fetch of a live follower asked).
+    ("stopped fetching: not back on stale offsets", [1, 2], [1, 2, 3], {2: f(4, 20_000), 3: f(4, 0)}, 4, 0,
+     LAG + 1, False, None),
+    ("out of sync by the lag rule: not back", [1, 2], [1, 2, 3], {2: f(4, 20_000), 3: f(4, 0)}, 4, 0, LAG + 1,
+     True, None),
 ]
 
 

@@ -63,6 +63,27 @@ def test_follower_rejoins_when_it_reaches_the_hw_and_the_epoch_start(make_log):
     assert p.isr_change(now_ms=2, max_lag_ms=10_000) is None
 
 
+def test_a_follower_that_stopped_fetching_stays_out_once_shrunk(make_log):
+    # Broker 3 is kill -9'd after fetching everything: the leader shrinks it out after the lag time, and the
+    # next fetch of broker 2 must not add it back on its last offsets (CI's Prometheus test saw the ISR of
+    # a dead follower flap, and the controller's removal skip it while it was out for a moment).
+    p = leader(make_log, now=0)
+    append(p.log, [b"a"], 0)
+    p.update_follower(2, 1, now_ms=100)
+    p.update_follower(3, 1, now_ms=100)
+    assert p.high_watermark == 1
+    change = p.isr_change(now_ms=10_101, max_lag_ms=10_000)
+    assert change is not None and change.isr == (1,) and set(change.lagging) == {2, 3}
+    p.isr = [1]  # as update_isr adopts it
+    p.update_follower(2, 1, now_ms=10_200)  # 2 is alive and caught up: back in; 3 is not
+    assert p.isr_change(now_ms=10_200, max_lag_ms=10_000, shrink=False) == IsrChange((1, 2), (), (2,))
+    p.isr = [1, 2]
+    p.update_follower(2, 1, now_ms=10_700)
+    assert p.isr_change(now_ms=10_700, max_lag_ms=10_000, shrink=False) is None
+    p.update_follower(3, 1, now_ms=10_800)  # 3 restarted and fetches again: back in
+    assert p.isr_change(now_ms=10_800, max_lag_ms=10_000, shrink=False) == IsrChange((1, 2, 3), (), (3,))
+
+
 def test_acks_all_waits_for_the_hw_and_checks_min_isr(make_log):
     async def run():
         p = leader(make_log, isr=(1, 2), min_isr=2)
