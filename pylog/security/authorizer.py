@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import threading
 import time
 from typing import Any
 
@@ -95,8 +96,10 @@ class AclAuthorizer:
         self.acls: dict[ResourcePattern, set[AclEntry]] = {}
         self._bindings: list[AclBinding] = []
         self._seen = {t: -1 for t in PATTERN_TYPES}
-        self._loop: asyncio.AbstractEventLoop | None = None
         self._watches: list[Any] = []
+        # Held across each read of a resource and its swap into the cache, by the notification thread and by this
+        # broker's own writes alike (Kafka's AclAuthorizer lock): an older read can never land after a newer one.
+        self._lock = threading.Lock()
 
     def stop(self) -> None:
         """Stop following change notifications."""
@@ -108,7 +111,6 @@ class AclAuthorizer:
 
     async def start(self) -> None:
         """Load every ACL, then follow both change stores."""
-        self._loop = asyncio.get_running_loop()
         self._set(await self._zk(read_all, self.zk))
         for pattern_type in PATTERN_TYPES:
             parent = paths.acl_changes(pattern_type)
@@ -122,13 +124,13 @@ class AclAuthorizer:
         self._bindings = list(bindings(acls))
 
     def _changed(self, pattern_type: str, children: list[str]) -> None:
-        # kazoo's thread: read the new notifications here (blocking is fine), apply on the loop.
+        # kazoo's thread: read the new notifications and the resources they name here (blocking is fine).
         fresh = sorted(c for c in children if paths.sequence_number(c) > self._seen[pattern_type])
         if not fresh:
             return
         self._seen[pattern_type] = paths.sequence_number(fresh[-1])
         parent = paths.acl_changes(pattern_type)
-        updates = {}
+        changed: set[ResourcePattern] = set()
         for child in fresh:
             got = self.zk.get_or_none(f"{parent}/{child}")
             try:
@@ -137,10 +139,14 @@ class AclAuthorizer:
                 log.warning("Ignoring an unreadable ACL change notification %s/%s", parent, child)
                 continue
             if pattern is not None:
-                updates[pattern] = read_resource(self.zk, pattern)[0]
-        if self._loop is not None and not self._loop.is_closed():
-            self._loop.call_soon_threadsafe(self._apply, updates)
+                changed.add(pattern)
+        self._reload(changed, notified=True)
         self._purge(parent, children)
+
+    def _reload(self, patterns: set[ResourcePattern], notified: bool) -> None:
+        """Read the resources from ZooKeeper and swap them into the cache, under the lock (blocking)."""
+        with self._lock:
+            self._apply({p: read_resource(self.zk, p)[0] for p in patterns}, notified)
 
     def _purge(self, parent: str, children: list[str]) -> None:
         """Delete notifications older than 15 minutes, as Kafka's change listener does (any broker may)."""
@@ -192,7 +198,7 @@ class AclAuthorizer:
         write: a client told "created" must not be refused by the same broker while the notification is
         still on its way."""
         if patterns:
-            self._apply({p: (await self._zk(read_resource, self.zk, p))[0] for p in patterns}, notified=False)
+            await self._zk(self._reload, patterns, False)
 
     async def matching_acls(self, f: BindingFilter) -> list[AclBinding]:
         """The bindings matching `f` in what ZooKeeper holds now (not the cache), sorted."""
