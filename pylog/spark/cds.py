@@ -4,8 +4,9 @@ A Spark JVM spends most of its first seconds loading and verifying the same ~20,
 Catalyst, streaming). JDK 17's dynamic AppCDS maps them from an archive made once instead: in the restart bench
 (BENCHMARKS.md, issue 26) the driver's part up to its SQL session fell from 6.4 to 3.5 s (load 6) and from 17.8
 to 8.1 s (load 14) on the shared two-core machine. `python -m pylog.spark.cds` (scripts/setup runs it) makes the
-archive from a short local streaming query through a Python data source and UDF; `spark_session` passes it to the
-driver and executor JVMs (`spark.driver.extraJavaOptions`, `spark.executor.extraJavaOptions`) when it exists. It
+archive from a short local streaming query through a Python data source and UDF; when it exists, `spark_session`
+gives it to the driver's JVM (SPARK_SUBMIT_OPTS, read when the session starts the JVM) and appends it to the
+executors' `spark.executor.extraJavaOptions` when the caller sets those (never replacing spark-defaults'). It
 belongs to one JDK and one Spark: the file is named by Spark's version, and a JVM that cannot use it says so in
 one warning line and starts without it. PYLOG_SPARK_CDS names another file; set to "" it turns the archive off.
 """
@@ -20,9 +21,9 @@ import time
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 
-__all__ = ["archive_path", "java_options", "with_archive", "build"]
+__all__ = ["archive_path", "java_options", "with_archive", "archive_for_driver", "build"]
 
-_KEYS = ("spark.driver.extraJavaOptions", "spark.executor.extraJavaOptions")
+_EXECUTOR_OPTIONS = "spark.executor.extraJavaOptions"
 
 
 def archive_path() -> Path | None:
@@ -41,13 +42,22 @@ def java_options() -> str:
 
 
 def with_archive(conf: Mapping[str, str]) -> dict[str, str]:
-    """`conf` with the archive's option appended to the driver's and executors' extra Java options."""
+    """`conf` with the archive's option after the executors' extra Java options, when `conf` sets them.
+
+    Only then: a value set here would replace the one spark-defaults.conf or spark-submit gave."""
     option = java_options()
     merged = dict(conf)
-    if option:
-        for key in _KEYS:
-            merged[key] = f"{merged[key]} {option}" if merged.get(key) else option
+    if option and merged.get(_EXECUTOR_OPTIONS):
+        merged[_EXECUTOR_OPTIONS] = f"{merged[_EXECUTOR_OPTIONS]} {option}"
     return merged
+
+
+def archive_for_driver() -> None:
+    """Add the archive's option to SPARK_SUBMIT_OPTS, the options of the driver's JVM when this process starts it."""
+    option = java_options()
+    current = os.environ.get("SPARK_SUBMIT_OPTS", "")
+    if option and option not in current.split():
+        os.environ["SPARK_SUBMIT_OPTS"] = f"{current} {option}".strip()
 
 
 def build(path: Path, timeout: float = 900) -> None:
@@ -57,7 +67,9 @@ def build(path: Path, timeout: float = 900) -> None:
     partial.unlink(missing_ok=True)
     # Classes the JVM cannot archive (signed jars, generated accessors) would each be a warning line.
     dump = f"-XX:ArchiveClassesAtExit={partial} -Xlog:cds=off -Xlog:cds+dynamic=off"
-    opts = f"{os.environ.get('SPARK_SUBMIT_OPTS', '')} {dump}"
+    # A JVM that maps a dynamic archive cannot dump another.
+    kept = [o for o in os.environ.get("SPARK_SUBMIT_OPTS", "").split() if not o.startswith("-XX:SharedArchiveFile=")]
+    opts = " ".join([*kept, dump])
     env = {**os.environ, "PYLOG_SPARK_CDS": "", "SPARK_SUBMIT_OPTS": opts}
     warm_up = subprocess.Popen([sys.executable, "-m", "pylog.spark.cds", "--warm-up"], env=env,
                                start_new_session=True)
