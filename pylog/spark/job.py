@@ -13,6 +13,7 @@ from pylog.planner.model import PlanOptions, Snapshot
 from pylog.planner.mover import TopicStats, plan_topic
 from pylog.planner.plan import Plan, finish, prepare, plan_reassignment
 from pylog.planner.report import load_summary
+from pylog.spark.cds import archive_for_driver, with_archive
 
 __all__ = ["spark_session", "plan_with_spark", "run"]
 
@@ -44,7 +45,9 @@ def spark_session(master: str | None = "local[*]", app_name: str = "pylog-planne
                # Workers fork from a daemon that imported the data source and kafka-python once (daemon.py).
                .config("spark.python.daemon.module", "pylog.spark.daemon")
                .config("spark.driver.memory", os.environ.get("PYLOG_SPARK_DRIVER_MEMORY", "4g")))
-    for key, value in (conf or {}).items():
+    # Spark's JVMs map their classes from the archive scripts/setup made, if any (cds.py): half the start-up.
+    archive_for_driver()
+    for key, value in with_archive(conf or {}).items():
         builder = builder.config(key, value)
     session = builder.getOrCreate()
     session.sparkContext.setLogLevel("ERROR")
