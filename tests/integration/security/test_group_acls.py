@@ -126,23 +126,18 @@ def test_a_consumer_protocol_member_needs_describe_on_the_topics_it_subscribes_t
     create_topic(c.bootstrap, TOPIC)
     kcat(c.bootstrap, "-P", "-t", TOPIC, input="a\nb\n")
     admin = AdminClient({"bootstrap.servers": c.bootstrap})
-    for f in admin.create_acls([acl(ResourceType.GROUP, GROUP, "User:bob", AclOperation.READ)]).values():
-        assert f.result(30) is None
 
-    cons = Consumer({**sasl(c, "bob"), "group.id": GROUP, "group.protocol": "consumer",
-                     "auto.offset.reset": "earliest"})
-    try:
-        cons.subscribe([TOPIC])
-        assert first_error(cons) == KafkaError.TOPIC_AUTHORIZATION_FAILED
-    finally:
-        cons.close()
+    def member_sees(grant, see):
+        for f in admin.create_acls([acl(grant, GROUP if grant == ResourceType.GROUP else TOPIC, "User:bob",
+                                        AclOperation.READ)]).values():
+            assert f.result(30) is None
+        cons = Consumer({**sasl(c, "bob"), "group.id": GROUP, "group.protocol": "consumer",
+                         "auto.offset.reset": "earliest"})
+        try:
+            cons.subscribe([TOPIC])
+            return see(cons)
+        finally:
+            cons.close()
 
-    for f in admin.create_acls([acl(ResourceType.TOPIC, TOPIC, "User:bob", AclOperation.READ)]).values():
-        assert f.result(30) is None
-    cons = Consumer({**sasl(c, "bob"), "group.id": GROUP, "group.protocol": "consumer",
-                     "auto.offset.reset": "earliest"})
-    try:
-        cons.subscribe([TOPIC])
-        assert consume(cons, 2) == [b"a", b"b"]
-    finally:
-        cons.close()
+    assert member_sees(ResourceType.GROUP, first_error) == KafkaError.TOPIC_AUTHORIZATION_FAILED
+    assert member_sees(ResourceType.TOPIC, lambda cons: consume(cons, 2)) == [b"a", b"b"]
