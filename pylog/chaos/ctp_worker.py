@@ -8,7 +8,8 @@ polled batch becomes one transaction: every record written transformed to the ou
 partition, value `in_partition:in_offset:seq:txn`) and the batch's offsets sent with
 send_offsets_to_transaction, then committed. Crash-only: on any error it aborts when it can and exits
 (code 3), and the run starts it again, so the next incarnation resumes from the committed offsets.
-OUTFILE gets `C txn` once a commit returned and `A txn` once an abort returned (`E txn error` first).
+OUTFILE gets `C txn` once a commit returned and `A txn` once an abort returned (`E txn error` first); `O txn`
+once its offsets were sent and `R txn error` for each retried commit, so a stalled worker shows where it waits.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from __future__ import annotations
 import os
 import sys
 import threading
+from typing import Callable
 
 import confluent_kafka as ck
 
@@ -32,7 +34,7 @@ def transform(m: ck.Message, txn: str) -> bytes:
     return f"{m.partition()}:{m.offset()}:{int(m.value())}:{txn}".encode()
 
 
-def _one(p: ck.Producer, c: ck.Consumer, msgs: list, out_topic: str, txn: str) -> None:
+def _one(p: ck.Producer, c: ck.Consumer, msgs: list, out_topic: str, txn: str, note: Callable[[str], None]) -> None:
     p.begin_transaction()
     nxt: dict[tuple[str, int], int] = {}
     for m in msgs:
@@ -40,6 +42,7 @@ def _one(p: ck.Producer, c: ck.Consumer, msgs: list, out_topic: str, txn: str) -
         nxt[(m.topic(), m.partition())] = m.offset() + 1
     p.send_offsets_to_transaction([ck.TopicPartition(t, q, o) for (t, q), o in nxt.items()],
                                   c.consumer_group_metadata(), 60)
+    note(f"O {txn}")  # offsets sent: a worker that stalls after this line is inside commit_transaction
     for attempt in range(10):
         try:
             p.commit_transaction(60)
@@ -47,6 +50,7 @@ def _one(p: ck.Producer, c: ck.Consumer, msgs: list, out_topic: str, txn: str) -
         except ck.KafkaException as e:
             if attempt == 9 or not e.args[0].retriable() or e.args[0].txn_requires_abort():
                 raise
+            note(f"R {txn} {e.args[0].name()}")
 
 
 def _exit(c: ck.Consumer, code: int) -> None:
@@ -78,7 +82,7 @@ def main(argv: list[str]) -> None:
             n += 1
             txn = f"{tag}.{n}"
             try:
-                _one(p, c, msgs, out_topic, txn)
+                _one(p, c, msgs, out_topic, txn, lambda line: log.write(line + "\n"))
                 log.write(f"C {txn}\n")
             except ck.KafkaException as e:
                 err = e.args[0]
