@@ -60,3 +60,17 @@ def coordinator_of(bootstrap: str, transactional_id: str) -> int:
                 return resp.node_id
             assert time.monotonic() < deadline, f"no coordinator for {transactional_id}: error {resp.error_code}"
             time.sleep(0.2)
+
+
+def kafka_python_commit(bootstrap: str, transactional_id: str, topic: str, value: bytes) -> None:
+    """One record in one committed transaction of kafka-python's transactional producer (its defaults)."""
+    from kafka import KafkaProducer
+
+    producer = KafkaProducer(bootstrap_servers=bootstrap, transactional_id=transactional_id)
+    try:
+        producer.init_transactions()
+        producer.begin_transaction()
+        producer.send(topic, value).get(30)
+        producer.commit_transaction()
+    finally:
+        producer.close()

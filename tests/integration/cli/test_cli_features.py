@@ -7,12 +7,12 @@ import json
 import os
 
 import pytest
-from kafka import KafkaProducer
 
 from pylog.cli.features import features_command
 
 from pylog.protocol.records import iter_batches, read_records
 from support.clients import create_topic, wait_for
+from support.txn import kafka_python_commit
 
 from cli_helpers import cli, script
 
@@ -58,14 +58,7 @@ def test_describe_upgrade_and_the_feature_znode(cluster, zk):
 
     # TV_1: the coordinator writes flexible values from now on
     create_topic(b, "tv1")
-    prod = KafkaProducer(bootstrap_servers=b, transactional_id="tv1")
-    try:
-        prod.init_transactions()
-        prod.begin_transaction()
-        prod.send("tv1", b"x").get(30)
-        prod.commit_transaction()
-    finally:
-        prod.close()
+    kafka_python_commit(b, "tv1", "tv1", b"x")
     assert txn_value_versions(cluster.brokers[0]) == {1}
 
     p = features(b, "downgrade", "--feature", "transaction.version=0")

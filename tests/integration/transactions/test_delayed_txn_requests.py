@@ -30,7 +30,7 @@ from pylog.protocol.errors import ErrorCode as E
 from pylog.protocol.records import build_batch
 from support.clients import create_topic, wait_for
 from support.hold_proxy import HoldingProxy
-from support.txn import TXN, coordinator_of, read_all, stable_end
+from support.txn import TXN, coordinator_of, kafka_python_commit, read_all, stable_end
 from support.txn_wire import txn_offset_commit
 from support.wire import read_frame
 
@@ -232,7 +232,6 @@ def _old_clients_commit(bootstrap: str) -> None:
     their transactions commit as before, and the epoch InitProducerId gave them does not move (an EndTxn v5
     would have bumped it) -- neither uses transaction version 2."""
     from confluent_kafka import Producer
-    from kafka import KafkaProducer
 
     create_topic(bootstrap, "old")
     ck = Producer({"bootstrap.servers": bootstrap, "transactional.id": "ck"})
@@ -240,14 +239,7 @@ def _old_clients_commit(bootstrap: str) -> None:
     ck.begin_transaction()
     ck.produce("old", value=b"librdkafka")
     ck.commit_transaction(60)
-    kp = KafkaProducer(bootstrap_servers=bootstrap, transactional_id="kp")
-    try:
-        kp.init_transactions()
-        kp.begin_transaction()
-        kp.send("old", b"kafka-python").get(30)
-        kp.commit_transaction()
-    finally:
-        kp.close()
+    kafka_python_commit(bootstrap, "kp", "old", b"kafka-python")
     assert sorted(read_all(bootstrap, {"old": 1}, None, 2, timeout=15)) == [b"kafka-python", b"librdkafka"]
     assert (_epoch_of(bootstrap, "ck"), _epoch_of(bootstrap, "kp")) == (0, 0)
 
